@@ -1,0 +1,5 @@
+"""ctxkeep: resumable, compressed, verifiable context for agents, served over MCP."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,3 @@
+from ctxkeep.cli import main
+
+raise SystemExit(main())

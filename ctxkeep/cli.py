@@ -1,0 +1,100 @@
+"""The `ctxkeep` command: serve, demo, doctor, and inspection of stored tasks.
+
+A thin layer over `ctxkeep.tools`: it turns library errors into one message on stderr and
+exit code 1. Heavy imports (the MCP SDK, tiktoken) happen inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+import anyio
+
+from ctxkeep import __version__
+from ctxkeep.errors import CtxkeepError
+from ctxkeep.settings import Settings
+
+T = TypeVar("T")
+
+
+def _with_scope(settings: Settings, work: Callable[..., Awaitable[T]]) -> T:
+    async def run() -> T:
+        from ctxkeep.storage import Store
+        from ctxkeep.tools.scope import Scope
+
+        store = await Store.open(settings.db_path, settings.busy_timeout_ms)
+        try:
+            return await work(Scope(store=store, project=settings.project))
+        finally:
+            await store.close()
+
+    return anyio.run(run)
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from ctxkeep.server import build_server
+
+    build_server(settings).run("stdio")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    from ctxkeep.demo import run_demo
+
+    return anyio.run(run_demo, args.db)
+
+
+def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from ctxkeep.doctor import run_doctor
+
+    return anyio.run(run_doctor, settings)
+
+
+def cmd_tasks(args: argparse.Namespace, settings: Settings) -> int:
+    from ctxkeep.server.render import task_list
+    from ctxkeep.tools.checkpoint import checkpoint_list
+
+    print(task_list(_with_scope(settings, lambda scope: checkpoint_list(scope, args.limit))))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
+    from ctxkeep.tools.checkpoint import checkpoint_load
+
+    loaded = _with_scope(settings, lambda scope: checkpoint_load(scope, args.task_id, args.version))
+    print(loaded.state.model_dump_json(indent=2) if args.json else loaded.brief, end="" if not args.json else "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ctxkeep", description="Resumable, verified context for agents (an MCP server).")
+    parser.add_argument("--version", action="version", version=f"ctxkeep {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.add_parser("serve", help="run the MCP server over stdio (what an MCP client starts)").set_defaults(run=cmd_serve)
+    demo = commands.add_parser("demo", help="run the procurement example end to end on a temporary database")
+    demo.add_argument("--db", help="use this database file instead of a temporary one")
+    demo.set_defaults(run=cmd_demo)
+    commands.add_parser("doctor", help="check the database, the project and the tokenizer").set_defaults(run=cmd_doctor)
+    tasks = commands.add_parser("tasks", help="list this project's tasks, newest first")
+    tasks.add_argument("--limit", type=int, default=50, help="at most this many tasks (default 50)")
+    tasks.set_defaults(run=cmd_tasks)
+    show = commands.add_parser("show", help="print a task's resume brief (latest version unless --version)")
+    show.add_argument("task_id", help="the task to show")
+    show.add_argument("--version", type=int, help="a stored version number")
+    show.add_argument("--json", action="store_true", help="print the task state as JSON instead of the brief")
+    show.set_defaults(run=cmd_show)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args, Settings.from_env()))
+    except CtxkeepError as exc:
+        print(f"ctxkeep: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,78 @@
+"""`ctxkeep demo`: the procurement example from the seeds, end to end over real stdio.
+
+It starts `ctxkeep serve` as a subprocess on a temporary database, talks to it with the MCP
+SDK client, and shows a verified save, a refused save that silently lost a pending item,
+the corrected save, and the resume brief a restarted agent would read.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from ctxkeep.tokens import encoding_name
+
+GOAL = "Compare the 20 supplier quotes and prepare a purchase recommendation"
+CONSTRAINT = "No final recommendation before the data is complete"
+PENDING = "Supplier C freight missing"
+
+V1: dict[str, Any] = {
+    "goal": GOAL,
+    "done_criteria": ["All 20 quotes normalized to USD/piece incl. freight", "Recommendation approved by the procurement director"],
+    "constraints": [CONSTRAINT, "Do not contact suppliers on behalf of the buyer"],
+    "plan": ["Collect quotes", "Normalize prices", "Compare landed cost", "Recommend"],
+    "completed": ["Collected 20 quotes", "Normalized 19 quotes to USD/piece"],
+    "pending": [PENDING],
+    "decisions": ["Normalize all prices to USD/piece"],
+    "facts": [{"key": "Supplier C freight", "value": 0.48, "unit": "USD/piece", "source_ref": "mail from Supplier C (quote v2)"}],
+    "approvals": [{"id": "PO-7731", "action": "issue purchase order", "target": "winning supplier",
+                   "amount": 184300, "currency": "USD", "status": "pending",
+                   "reason": "waiting for the procurement director"}],
+    "phase": "normalize",
+    "next_action": "Ask the buyer to confirm Supplier C freight in writing",
+}
+# What an untrusted summarizer wrote: the freight fact looked known, so the pending item vanished.
+LOSSY = {**V1, "pending": [], "next_action": "Compare landed cost"}
+V2 = {**V1, "pending": [], "completed": [*V1["completed"], PENDING],
+      "phase": "compare", "next_action": "Compare landed cost across all 20 suppliers"}
+
+
+def _say(title: str, body: str) -> None:
+    print(f"\n== {title}\n{body}")
+
+
+async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> str:
+    result = await client.call_tool(tool, arguments)
+    text = "\n".join(block.text for block in result.content if hasattr(block, "text"))
+    return ("REFUSED (tool error): " if result.is_error else "") + text
+
+
+async def run_demo(db: str | None = None) -> int:
+    """Run the demo; returns the process exit code (0 when every step behaved as expected)."""
+    with tempfile.TemporaryDirectory(prefix="ctxkeep-demo-") as tmp:
+        path = db or str(Path(tmp) / "demo.db")
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "ctxkeep", "serve"],
+            env={"CTXKEEP_DB": path, "CTXKEEP_PROJECT": tmp},
+        )
+        print(f"ctxkeep demo: database {path}, tokenizer {encoding_name()}")
+        async with Client(params) as client:
+            tools = await client.list_tools()
+            _say("server over stdio", "tools: " + ", ".join(t.name for t in tools.tools))
+            _say("save v1: the procurement task", await _call(client, "checkpoint_save", {"task_id": "procurement", "state": V1}))
+            refused = await _call(client, "checkpoint_save", {"task_id": "procurement", "state": LOSSY, "expected_version": 1})
+            _say("save a summary that silently dropped the pending item", refused)
+            saved = await _call(client, "checkpoint_save", {"task_id": "procurement", "state": V2, "expected_version": 1, "trigger": "semantic"})
+            _say("save the corrected v2 (pending item moved to completed)", saved)
+            _say("diff v1 -> v2", await _call(client, "checkpoint_diff", {"task_id": "procurement", "from_version": 1, "to_version": 2}))
+            flipped = {**V2, "constraints": ["Final recommendation before the data is complete is fine", V1["constraints"][1]]}
+            _say("verify a state whose constraint lost its negation", await _call(client, "verify_checkpoint", {"before": V2, "after": flipped}))
+            _say("a restarted agent loads the task: resume brief", await _call(client, "checkpoint_load", {"task_id": "procurement"}))
+        ok = refused.startswith("REFUSED") and "pending_unaccounted" in refused and "saved procurement v2" in saved
+        print("demo finished: " + ("every step behaved as expected" if ok else "UNEXPECTED RESULT, see above"))
+        return 0 if ok else 1

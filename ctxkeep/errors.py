@@ -1,0 +1,73 @@
+"""The errors ctxkeep raises, each named for the condition a caller can act on.
+
+    CtxkeepError                 base: the message says what was wrong and what to send instead
+    ├── InvalidInput             the request is well-formed but unusable (bad combination, bad path)
+    ├── NotFound                 a task or version that does not exist in this project
+    ├── VersionConflict          `expected_version` is not the task's current version
+    ├── CheckpointRefused        a strict save broke verification rules (carries the violations)
+    └── StorageError             the database cannot serve the request
+        ├── SchemaTooNew         the file was written by a newer ctxkeep
+        └── DatabaseUnavailable  locked, full, read-only or corrupt; names the file
+
+The MCP adapter turns every CtxkeepError into a tool error with this message; the CLI
+turns it into a message on stderr and exit code 1. Anything else is a bug.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxkeep.models import Violation
+
+
+class CtxkeepError(Exception):
+    """Base class: a failure the caller can fix or retry, described in the message."""
+
+
+class InvalidInput(CtxkeepError):
+    """The request cannot be served as sent; the message says what to send instead."""
+
+
+class NotFound(CtxkeepError):
+    """A task or version that does not exist in this project."""
+
+
+class VersionConflict(CtxkeepError):
+    """Another writer saved first; `current_version` is the task's version now."""
+
+    def __init__(self, task_id: str, expected: int, current: int) -> None:
+        self.current_version = current
+        super().__init__(
+            f"version conflict on task {task_id!r}: expected_version={expected} but the current "
+            f"version is {current}. Load version {current} (checkpoint_load), merge your changes "
+            f"into it, and save again with expected_version={current}."
+        )
+
+
+class CheckpointRefused(CtxkeepError):
+    """A strict checkpoint_save that violates verification rules; nothing was stored."""
+
+    def __init__(self, violations: list[Violation]) -> None:
+        self.violations = violations
+        lines = [f"{v.rule} | {v.item} | {v.detail}" for v in violations]
+        hint = (
+            "Nothing was saved. Keep each item, or move pending items to `completed`, or list "
+            "what leaves in `dropped` with a kind and a reason; a new goal needs "
+            "`goal_change_reason`; an approval changes status only with an `approver`."
+        )
+        super().__init__(
+            f"checkpoint_save refused: {len(violations)} violation(s)\n" + "\n".join(lines) + "\n" + hint
+        )
+
+
+class StorageError(CtxkeepError):
+    """The database cannot serve the request; stored data is unchanged."""
+
+
+class SchemaTooNew(StorageError):
+    """The database was written by a newer ctxkeep; it is never migrated down."""
+
+
+class DatabaseUnavailable(StorageError):
+    """The database file is locked, full, read-only or corrupt."""

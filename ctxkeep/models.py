@@ -1,0 +1,275 @@
+"""Pydantic models shared by every layer: the task state and the tools' inputs and outputs.
+
+Limits (also in the README): a string field holds at most 4,000 characters (a task id 200),
+a list at most 200 items, and a whole state at most 200,000 bytes of JSON. Strings are
+trimmed; list items are deduplicated in order under the matching rules of `ctxkeep.text`;
+control characters (other than tab and newline) and lone surrogates are refused.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from ctxkeep.text import canonical_json, find_bad_character, match_key
+
+MAX_TEXT_CHARS = 4_000
+MAX_TASK_ID_CHARS = 200
+MAX_ITEMS = 200
+MAX_STATE_BYTES = 200_000
+STATE_SCHEMA_VERSION = 1
+
+
+def _clean_text(value: str) -> str:
+    problem = find_bad_character(value)
+    if problem:
+        raise ValueError(f"{problem}; send plain text (tab and newline are allowed)")
+    return value.strip()
+
+
+def _required_text(value: str) -> str:
+    if not value:
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+
+
+def _dedupe_strings(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    kept = []
+    for item in items:
+        if not item:
+            raise ValueError("list items must not be empty; leave the item out instead")
+        if match_key(item) not in seen:
+            seen.add(match_key(item))
+            kept.append(item)
+    return kept
+
+
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS), AfterValidator(_clean_text)]
+RequiredText = Annotated[Text, AfterValidator(_required_text)]
+TaskId = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_TASK_ID_CHARS, description="Your name for the task, e.g. 'fix-login-bug'."),
+    AfterValidator(_clean_text),
+    AfterValidator(_required_text),
+]
+ItemList = Annotated[list[Text], Field(max_length=MAX_ITEMS), AfterValidator(_dedupe_strings)]
+Timestamp = Annotated[datetime, AfterValidator(_utc)]
+Trigger = Literal["manual", "resource", "semantic", "pre_compact"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Dropped(_Strict):
+    """An item that leaves the state on purpose, and why."""
+
+    kind: Literal["pending", "constraint", "decision", "fact", "approval"]
+    item: RequiredText = Field(description="The item's text; for a fact its key, for an approval its id.")
+    reason: RequiredText
+
+
+class Fact(_Strict):
+    """A value stored exactly (amount, id, date, state), never paraphrased."""
+
+    key: RequiredText
+    value: str | int | float
+    unit: Text | None = None
+    source_ref: Text | None = Field(default=None, description="Where the value comes from (evidence ref, URL, file:line).")
+    critical: bool = Field(default=True, description="Critical facts must appear verbatim in summaries.")
+
+
+class FailedApproach(_Strict):
+    approach: RequiredText
+    reason: RequiredText
+
+
+class Approval(_Strict):
+    """A human decision the task waits for or obtained; its action and amount are fixed."""
+
+    id: RequiredText
+    action: RequiredText
+    target: Text | None = None
+    amount: int | float | None = None
+    currency: Text | None = None
+    reason: Text | None = None
+    status: Literal["pending", "approved", "rejected"] = "pending"
+    approver: Text | None = None
+    requested_at: Timestamp | None = None
+    decided_at: Timestamp | None = None
+
+
+def _unique_by(items: list[Any], key: str, what: str) -> None:
+    seen: set[str] = set()
+    for item in items:
+        name = match_key(getattr(item, key))
+        if name in seen:
+            raise ValueError(f"two {what} share the {key} {getattr(item, key)!r}; send one per {key}")
+        seen.add(name)
+
+
+class TaskState(_Strict):
+    """What an agent must not forget about a task: saved whole as one checkpoint version."""
+
+    goal: RequiredText
+    done_criteria: ItemList = []
+    constraints: ItemList = []
+    plan: ItemList = []
+    completed: ItemList = []
+    pending: ItemList = []
+    dropped: Annotated[list[Dropped], Field(max_length=MAX_ITEMS)] = []
+    decisions: ItemList = []
+    facts: Annotated[list[Fact], Field(max_length=MAX_ITEMS)] = []
+    assumptions: ItemList = []
+    failed_approaches: Annotated[list[FailedApproach], Field(max_length=MAX_ITEMS)] = []
+    open_questions: ItemList = []
+    approvals: Annotated[list[Approval], Field(max_length=MAX_ITEMS)] = []
+    verification_state: Text | None = None
+    next_action: Text | None = None
+    phase: Text | None = None
+    evidence_refs: ItemList = []
+    extra: dict[str, Any] = Field(default_factory=dict, description="Free JSON for anything else.")
+
+    @model_validator(mode="after")
+    def _check_whole(self) -> TaskState:
+        _unique_by(self.facts, "key", "facts")
+        _unique_by(self.approvals, "id", "approvals")
+        size = len(self.canonical().encode("utf-8", "surrogatepass"))
+        if size > MAX_STATE_BYTES:
+            raise ValueError(
+                f"state is {size:,} bytes of JSON, over the {MAX_STATE_BYTES:,} limit; move raw "
+                "output to evidence and keep references, or drop finished items"
+            )
+        bad = find_bad_character(canonical_json(self.extra))
+        if bad:
+            raise ValueError(f"extra holds a {bad}; send plain text")
+        return self
+
+    def canonical(self) -> str:
+        """The state as deterministic JSON: the bytes that are hashed and stored."""
+        return canonical_json(self.model_dump(mode="json"))
+
+
+class Violation(BaseModel):
+    """One broken verification rule: `rule` is a fixed id, `item` the text it concerns."""
+
+    rule: str
+    item: str
+    detail: str
+
+
+class Verification(BaseModel):
+    ok: bool
+    violations: list[Violation]
+
+
+class CheckpointSaveRequest(_Strict):
+    task_id: TaskId
+    state: TaskState
+    expected_version: int | None = Field(default=None, ge=0)
+    trigger: Trigger = "manual"
+    strict: bool = True
+    goal_change_reason: Text | None = None
+
+
+class CheckpointSaveResult(BaseModel):
+    task_id: str
+    version: int
+    hash: str
+    parent_hash: str | None
+    created_at: datetime
+    trigger: Trigger
+    verification: Verification
+
+
+class ResumeChecks(BaseModel):
+    """What a restarted agent must know before acting on a loaded checkpoint."""
+
+    schema_version: int
+    schema_compatible: bool
+    saved_at: datetime
+    age_seconds: int
+    is_latest: bool
+    latest_version: int
+    saved_with_violations: int = Field(description="Violations accepted by a non-strict save of this version.")
+    pending_approvals: list[Approval]
+    warnings: list[str]
+
+
+class CheckpointLoadResult(BaseModel):
+    task_id: str
+    version: int
+    hash: str
+    parent_hash: str | None
+    created_at: datetime
+    trigger: Trigger
+    state: TaskState
+    brief: str
+    resume_checks: ResumeChecks
+
+
+class TaskSummary(BaseModel):
+    task_id: str
+    latest_version: int
+    updated_at: datetime
+    goal: str
+    phase: str | None
+    pending: int
+    pending_approvals: int
+
+
+class CheckpointListResult(BaseModel):
+    tasks: list[TaskSummary]
+
+
+class Change(BaseModel):
+    """One difference between two versions: `field` of TaskState, `op` what happened."""
+
+    field: str
+    op: Literal["added", "removed", "changed"]
+    item: str
+    before: Any = None
+    after: Any = None
+
+
+class CheckpointDiffResult(BaseModel):
+    task_id: str
+    from_version: int
+    to_version: int
+    changes: list[Change]
+
+
+class VerifyRequest(_Strict):
+    """Either two stored versions of a task, or two states to compare."""
+
+    task_id: TaskId | None = None
+    from_version: int | None = Field(default=None, ge=1)
+    to_version: int | None = Field(default=None, ge=1)
+    before: TaskState | None = None
+    after: TaskState | None = None
+    goal_change_reason: Text | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> VerifyRequest:
+        stored = (self.task_id, self.from_version, self.to_version)
+        given = (self.before, self.after)
+        if all(v is not None for v in stored) and all(v is None for v in given):
+            return self
+        if all(v is not None for v in given) and all(v is None for v in stored):
+            return self
+        raise ValueError(
+            "send either task_id + from_version + to_version (two stored versions) or before + after "
+            "(two task states), not a mix"
+        )
+
+
+class VerifyResult(BaseModel):
+    ok: bool
+    violations: list[Violation]

@@ -1,0 +1,44 @@
+"""Turn failures into tool errors an agent can act on: no SDK prefix, no traceback, no echoed input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
+
+from ctxkeep.errors import CtxkeepError
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(arguments)"
+
+
+def describe_validation(tool: str, error: ValidationError) -> str:
+    """One line per invalid field: where, and what is wrong (the rejected value is not echoed)."""
+    lines = [f"invalid arguments for {tool}:"]
+    for err in error.errors():
+        message = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field; remove it (free-form data goes into state.extra)"
+        elif err["type"] == "missing":
+            message = "required field is missing"
+        lines.append(f"- {_field(tuple(err['loc']))}: {message}")
+    lines.append("Fix these fields and call again; the tool's input schema lists every field.")
+    return "\n".join(lines)
+
+
+class CtxkeepServer(MCPServer[Any]):
+    """MCPServer whose tool errors carry ctxkeep's own messages verbatim."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, CtxkeepError):
+                raise ToolError(str(cause)) from cause
+            if isinstance(cause, ValidationError):
+                raise ToolError(describe_validation(name, cause)) from cause
+            raise

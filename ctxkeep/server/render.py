@@ -1,0 +1,42 @@
+"""Short text renderings of tool results (the structured content carries everything)."""
+
+from __future__ import annotations
+
+from ctxkeep.models import CheckpointDiffResult, CheckpointListResult, CheckpointSaveResult, VerifyResult
+
+
+def save(result: CheckpointSaveResult) -> str:
+    head = f"saved {result.task_id} v{result.version} (hash {result.hash[:12]})"
+    if result.verification.ok:
+        return head + "; verification ok"
+    return head + f" despite {len(result.verification.violations)} violation(s):\n" + _violations(result)
+
+
+def _violations(result: CheckpointSaveResult | VerifyResult) -> str:
+    violations = result.verification.violations if isinstance(result, CheckpointSaveResult) else result.violations
+    return "\n".join(f"{v.rule} | {v.item} | {v.detail}" for v in violations)
+
+
+def task_list(result: CheckpointListResult) -> str:
+    if not result.tasks:
+        return "no tasks in this project yet; checkpoint_save starts one"
+    return "\n".join(
+        f"{t.task_id} v{t.latest_version} ({t.updated_at.isoformat()}): {t.goal[:120]}"
+        f" [pending {t.pending}, approvals waiting {t.pending_approvals}]"
+        for t in result.tasks
+    )
+
+
+def diff(result: CheckpointDiffResult) -> str:
+    marks = {"added": "+", "removed": "-", "changed": "~"}
+    lines = [f"{result.task_id} v{result.from_version} -> v{result.to_version}: {len(result.changes)} change(s)"]
+    for change in result.changes:
+        if change.field == change.item:  # a single-valued field: show old and new
+            lines.append(f"~ {change.field}: {change.before!r} -> {change.after!r}")
+        else:
+            lines.append(f"{marks[change.op]} {change.field}: {change.item}")
+    return "\n".join(lines)
+
+
+def verification(result: VerifyResult) -> str:
+    return "ok: no violations" if result.ok else f"{len(result.violations)} violation(s):\n" + _violations(result)

@@ -1,0 +1,43 @@
+"""Settings: read from the environment in one place and passed down explicitly."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ctxkeep.project import resolve_project
+
+
+def default_db_path(env: Mapping[str, str]) -> Path:
+    """The per-user data directory: XDG on Linux, Application Support on macOS, LOCALAPPDATA on Windows."""
+    home = Path(env.get("HOME") or Path.home())
+    if sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    else:
+        base = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+    return base / "ctxkeep" / "ctxkeep.db"
+
+
+class Settings(BaseModel):
+    """Everything configurable, with the environment variable that sets it."""
+
+    db_path: Path = Field(description="SQLite file (CTXKEEP_DB); default in the user data directory.")
+    project: str = Field(description="Project key (CTXKEEP_PROJECT > CLAUDE_PROJECT_DIR > cwd, then git top-level).")
+    busy_timeout_ms: int = Field(default=5_000, ge=0, description="How long a write waits for another writer (CTXKEEP_BUSY_TIMEOUT_MS).")
+    log_level: str = Field(default="WARNING", description="stderr log level (CTXKEEP_LOG_LEVEL).")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
+        env = os.environ if env is None else env
+        return cls(
+            db_path=Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env),
+            project=resolve_project(env, hook_cwd=hook_cwd),
+            busy_timeout_ms=int(env.get("CTXKEEP_BUSY_TIMEOUT_MS", "5000")),
+            log_level=env.get("CTXKEEP_LOG_LEVEL", "WARNING").upper(),
+        )

@@ -1,0 +1,92 @@
+"""Queries over tasks and their immutable checkpoint versions, always scoped by project."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import aiosqlite
+
+_CHECKPOINT_COLUMNS = (
+    "task_id, version, hash, parent_hash, state_json, state_schema, trigger, goal_change_reason, "
+    "violations_json, tokens, created_at"
+)
+
+
+@dataclass(frozen=True)
+class CheckpointRow:
+    task_id: str
+    version: int
+    hash: str
+    parent_hash: str | None
+    state_json: str
+    state_schema: int
+    trigger: str
+    goal_change_reason: str | None
+    violations_json: str
+    tokens: int
+    created_at: str
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    task_id: str
+    latest_version: int
+    created_at: str
+    updated_at: str
+    state_json: str
+
+
+class Checkpoints:
+    """Checkpoint and task rows of one connection (inside a Store transaction)."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def latest_version(self, project: str, task_id: str) -> int:
+        """The task's newest version, 0 when the task does not exist."""
+        cursor = await self._conn.execute(
+            "SELECT latest_version FROM tasks WHERE project = ? AND task_id = ?", (project, task_id)
+        )
+        row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    async def get(self, project: str, task_id: str, version: int) -> CheckpointRow | None:
+        cursor = await self._conn.execute(
+            f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints WHERE project = ? AND task_id = ? AND version = ?",
+            (project, task_id, version),
+        )
+        row = await cursor.fetchone()
+        return CheckpointRow(*row) if row else None
+
+    async def chain(self, project: str, task_id: str) -> list[CheckpointRow]:
+        """Every version of a task, oldest first."""
+        cursor = await self._conn.execute(
+            f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints WHERE project = ? AND task_id = ? ORDER BY version",
+            (project, task_id),
+        )
+        return [CheckpointRow(*row) for row in await cursor.fetchall()]
+
+    async def insert(self, project: str, row: CheckpointRow) -> None:
+        """Store a new version and make it the task's latest (creating the task at version 1)."""
+        await self._conn.execute(
+            "INSERT INTO tasks (project, task_id, latest_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (project, task_id) DO UPDATE SET latest_version = excluded.latest_version, "
+            "updated_at = excluded.updated_at",
+            (project, row.task_id, row.version, row.created_at, row.created_at),
+        )
+        await self._conn.execute(
+            f"INSERT INTO checkpoints (project, {_CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (project, row.task_id, row.version, row.hash, row.parent_hash, row.state_json, row.state_schema,
+             row.trigger, row.goal_change_reason, row.violations_json, row.tokens, row.created_at),
+        )
+
+    async def tasks(self, project: str, limit: int) -> list[TaskRow]:
+        """The project's tasks with their latest state, most recently updated first."""
+        cursor = await self._conn.execute(
+            "SELECT t.task_id, t.latest_version, t.created_at, t.updated_at, c.state_json "
+            "FROM tasks t JOIN checkpoints c ON c.project = t.project AND c.task_id = t.task_id "
+            "AND c.version = t.latest_version WHERE t.project = ? "
+            "ORDER BY t.updated_at DESC, t.task_id LIMIT ?",
+            (project, limit),
+        )
+        return [TaskRow(*row) for row in await cursor.fetchall()]

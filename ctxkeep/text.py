@@ -1,0 +1,43 @@
+"""Text rules shared by models, verification and diffs.
+
+Matching (DESIGN.md): NFC, trimmed and collapsed whitespace, casefolded. Numbers match
+verbatim, ignoring thousands separators. Stored text may not carry control characters
+(other than tab and newline) or lone surrogates: they break JSON, SQLite and terminals.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+_THOUSANDS = re.compile(r"(?<=\d)[,_'\u00a0\u202f\u2009](?=\d{3}(?:\D|$))")
+_ALLOWED_CONTROLS = {"\t", "\n", "\r"}
+
+
+def match_key(text: str) -> str:
+    """The form two items are compared in: NFC, single spaces, trimmed, casefolded."""
+    return " ".join(unicodedata.normalize("NFC", text).split()).casefold()
+
+
+def value_key(value: object) -> str:
+    """A fact value's comparison form: its text, thousands separators removed."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return _THOUSANDS.sub("", match_key(text))
+
+
+def find_bad_character(text: str) -> str | None:
+    """Describe the first character that may not be stored, or None when all are fine."""
+    for index, char in enumerate(text):
+        category = unicodedata.category(char)
+        if category == "Cc" and char not in _ALLOWED_CONTROLS:
+            return f"control character U+{ord(char):04X} at position {index}"
+        if category == "Cs":
+            return f"lone surrogate U+{ord(char):04X} at position {index}"
+    return None
+
+
+def canonical_json(data: Any) -> str:
+    """Deterministic JSON: sorted keys, no spaces, UTF-8 text kept as is."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

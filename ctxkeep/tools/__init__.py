@@ -1,0 +1,1 @@
+"""Capabilities: async functions over a Store and pydantic models. No MCP imports here."""

@@ -1,0 +1,202 @@
+"""Versioned task checkpoints: save (verified, optimistic concurrency), load, list, diff.
+
+Each version is an immutable row whose hash covers its parent's hash, the task id, the
+version number and the canonical state JSON, so the chain can be checked end to end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+
+import anyio
+
+from ctxkeep.errors import CheckpointRefused, NotFound, SchemaTooNew, VersionConflict
+from ctxkeep.models import (
+    STATE_SCHEMA_VERSION,
+    CheckpointDiffResult,
+    CheckpointListResult,
+    CheckpointLoadResult,
+    CheckpointSaveRequest,
+    CheckpointSaveResult,
+    ResumeChecks,
+    TaskState,
+    TaskSummary,
+    Verification,
+    VerifyRequest,
+    VerifyResult,
+    Violation,
+)
+from ctxkeep.storage import CheckpointRow
+from ctxkeep.storage.db import Tx
+from ctxkeep.tokens import count_tokens
+from ctxkeep.tools.brief import render_brief
+from ctxkeep.tools.diff import diff_states
+from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.verify import check_new_state, verify_states
+
+STALE_AFTER_SECONDS = 24 * 3600
+
+
+def chain_hash(parent_hash: str | None, task_id: str, version: int, state_json: str) -> str:
+    """The hash a version must carry: sha256 over parent hash, task id, version and state JSON."""
+    material = f"{parent_hash or ''}\n{task_id}\n{version}\n{state_json}"
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def _violations(row: CheckpointRow) -> list[Violation]:
+    return [Violation.model_validate(v) for v in json.loads(row.violations_json)]
+
+
+def _save_result(row: CheckpointRow, violations: list[Violation]) -> CheckpointSaveResult:
+    return CheckpointSaveResult(
+        task_id=row.task_id, version=row.version, hash=row.hash, parent_hash=row.parent_hash,
+        created_at=datetime.fromisoformat(row.created_at), trigger=row.trigger,  # type: ignore[arg-type]
+        verification=Verification(ok=not violations, violations=violations),
+    )
+
+
+def _is_retry(req: CheckpointSaveRequest, current: int, previous: CheckpointRow | None, state_json: str) -> bool:
+    """An identical state sent again (also as a retry whose first answer was lost) is not stored twice."""
+    if previous is None or previous.state_json != state_json:
+        return False
+    return req.expected_version is None or req.expected_version in (current, current - 1)
+
+
+async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> CheckpointSaveResult:
+    """Store `req.state` as the task's next version after verifying it against the latest one.
+
+    Raises VersionConflict when `expected_version` is not current, CheckpointRefused when a
+    strict save breaks a rule (nothing stored). A state identical to the latest returns the
+    latest version unchanged.
+    """
+    state_json = req.state.canonical()
+    tokens = await anyio.to_thread.run_sync(count_tokens, state_json)
+    async with scope.store.transaction() as tx:
+        current = await tx.checkpoints.latest_version(scope.project, req.task_id)
+        previous = await tx.checkpoints.get(scope.project, req.task_id, current) if current else None
+        if _is_retry(req, current, previous, state_json):
+            assert previous is not None
+            return _save_result(previous, _violations(previous))
+        if req.expected_version is not None and req.expected_version != current:
+            raise VersionConflict(req.task_id, req.expected_version, current)
+        violations = check_new_state(req.state)
+        if previous is not None:
+            before = TaskState.model_validate_json(previous.state_json)
+            violations = verify_states(before, req.state, req.goal_change_reason)
+        if violations and req.strict:
+            raise CheckpointRefused(violations)
+        parent_hash = previous.hash if previous else None
+        row = CheckpointRow(
+            task_id=req.task_id, version=current + 1, hash=chain_hash(parent_hash, req.task_id, current + 1, state_json),
+            parent_hash=parent_hash, state_json=state_json, state_schema=STATE_SCHEMA_VERSION, trigger=req.trigger,
+            goal_change_reason=req.goal_change_reason,
+            violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
+            tokens=tokens, created_at=scope.clock().isoformat(),
+        )
+        await tx.checkpoints.insert(scope.project, row)
+    return _save_result(row, violations)
+
+
+async def _row(tx: Tx, scope: Scope, task_id: str, version: int | None) -> tuple[CheckpointRow, int]:
+    latest = await tx.checkpoints.latest_version(scope.project, task_id)
+    if latest == 0:
+        raise NotFound(
+            f"no task {task_id!r} in this project ({scope.project}); call checkpoint_list to see the tasks "
+            "here, or checkpoint_save to start this one"
+        )
+    wanted = latest if version is None else version
+    row = await tx.checkpoints.get(scope.project, task_id, wanted) if 1 <= wanted <= latest else None
+    if row is None:
+        raise NotFound(f"task {task_id!r} has versions 1 to {latest}; send a version in that range, or none for the latest")
+    return row, latest
+
+
+def _resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskState) -> ResumeChecks:
+    saved_at = datetime.fromisoformat(row.created_at)
+    age = max(0, int((scope.clock() - saved_at).total_seconds()))
+    pending = [a for a in state.approvals if a.status == "pending"]
+    violations = _violations(row)
+    warnings = [f"approval {a.id} is pending: do not {a.action} until it is approved" for a in pending]
+    if row.version != latest:
+        warnings.append(f"this is version {row.version}; the latest is {latest}")
+    if violations:
+        warnings.append(f"saved without strict checks despite {len(violations)} violation(s): {', '.join(sorted({v.rule for v in violations}))}")
+    if age > STALE_AFTER_SECONDS:
+        warnings.append(f"saved {age // 3600} h ago: re-check external state (files, tickets, orders) before acting")
+    return ResumeChecks(
+        schema_version=row.state_schema, schema_compatible=row.state_schema <= STATE_SCHEMA_VERSION,
+        saved_at=saved_at, age_seconds=age, is_latest=row.version == latest, latest_version=latest,
+        saved_with_violations=len(violations), pending_approvals=pending, warnings=warnings,
+    )
+
+
+async def checkpoint_load(scope: Scope, task_id: str, version: int | None = None) -> CheckpointLoadResult:
+    """A version of a task (the latest by default) with its resume brief and checks; raises NotFound."""
+    async with scope.store.snapshot() as tx:
+        row, latest = await _row(tx, scope, task_id, version)
+    if row.state_schema > STATE_SCHEMA_VERSION:
+        raise SchemaTooNew(f"task {task_id!r} v{row.version} was saved by a newer ctxkeep; upgrade ctxkeep to load it")
+    state = TaskState.model_validate_json(row.state_json)
+    checks = _resume_checks(scope, row, latest, state)
+    return CheckpointLoadResult(
+        task_id=task_id, version=row.version, hash=row.hash, parent_hash=row.parent_hash,
+        created_at=checks.saved_at, trigger=row.trigger,  # type: ignore[arg-type]
+        state=state, brief=render_brief(task_id, row.version, state, checks), resume_checks=checks,
+    )
+
+
+async def checkpoint_list(scope: Scope, limit: int = 50) -> CheckpointListResult:
+    """The project's tasks, most recently saved first."""
+    async with scope.store.snapshot() as tx:
+        rows = await tx.checkpoints.tasks(scope.project, limit)
+    tasks = []
+    for row in rows:
+        state = json.loads(row.state_json)
+        tasks.append(TaskSummary(
+            task_id=row.task_id, latest_version=row.latest_version, updated_at=datetime.fromisoformat(row.updated_at),
+            goal=state["goal"], phase=state.get("phase"), pending=len(state.get("pending", [])),
+            pending_approvals=sum(1 for a in state.get("approvals", []) if a.get("status") == "pending"),
+        ))
+    return CheckpointListResult(tasks=tasks)
+
+
+async def load_pair(scope: Scope, task_id: str, from_version: int, to_version: int) -> tuple[TaskState, TaskState, str | None]:
+    """Two versions' states and the later one's goal_change_reason; raises NotFound."""
+    async with scope.store.snapshot() as tx:
+        old, _ = await _row(tx, scope, task_id, from_version)
+        new, _ = await _row(tx, scope, task_id, to_version)
+    return TaskState.model_validate_json(old.state_json), TaskState.model_validate_json(new.state_json), new.goal_change_reason
+
+
+async def checkpoint_diff(scope: Scope, task_id: str, from_version: int, to_version: int) -> CheckpointDiffResult:
+    """What changed between two versions of a task; raises NotFound."""
+    before, after, _ = await load_pair(scope, task_id, from_version, to_version)
+    return CheckpointDiffResult(task_id=task_id, from_version=from_version, to_version=to_version, changes=diff_states(before, after))
+
+
+async def verify_chain(scope: Scope, task_id: str) -> list[str]:
+    """Problems in a task's hash chain (empty when every version verifies)."""
+    async with scope.store.snapshot() as tx:
+        rows = await tx.checkpoints.chain(scope.project, task_id)
+    problems, parent = [], None
+    for expected_version, row in enumerate(rows, start=1):
+        if row.version != expected_version:
+            problems.append(f"version {expected_version} is missing")
+        if row.parent_hash != parent or row.hash != chain_hash(row.parent_hash, row.task_id, row.version, row.state_json):
+            problems.append(f"version {row.version} does not match its hash chain")
+        parent = row.hash
+    return problems
+
+
+async def verify_checkpoint(scope: Scope, req: VerifyRequest) -> VerifyResult:
+    """The violations between two stored versions or two given states (nothing is stored)."""
+    if req.before is not None and req.after is not None:
+        before, after, reason = req.before, req.after, req.goal_change_reason
+    else:
+        assert req.task_id and req.from_version and req.to_version
+        before, after, stored_reason = await load_pair(scope, req.task_id, req.from_version, req.to_version)
+        reason = req.goal_change_reason or stored_reason
+    violations = verify_states(before, after, reason)
+    return VerifyResult(ok=not violations, violations=violations)

@@ -1,0 +1,153 @@
+"""Each checkpoint verification rule: a failing case and a passing case."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ctxkeep.models import TaskState
+from ctxkeep.tools.verify import verify_states
+from tests.conftest import procurement_state
+
+
+def rules(before: dict[str, Any], after: dict[str, Any], reason: str | None = None) -> list[str]:
+    return [v.rule for v in verify_states(TaskState(**before), TaskState(**after), reason)]
+
+
+BASE = procurement_state()
+
+
+def test_an_unchanged_state_has_no_violations() -> None:
+    assert rules(BASE, BASE) == []
+
+
+def test_goal_change_needs_a_reason() -> None:
+    after = {**BASE, "goal": "Pick the cheapest supplier"}
+    assert rules(BASE, after) == ["goal_changed"]
+    assert rules(BASE, after, reason="The director narrowed the scope") == []
+
+
+def test_goal_matching_ignores_case_width_and_spacing() -> None:
+    assert rules(BASE, {**BASE, "goal": "  compare 20   SUPPLIER quotes "}) == []
+
+
+def test_constraint_dropped_unless_declared_in_dropped() -> None:
+    after = {**BASE, "constraints": []}
+    assert rules({**BASE, "constraints": ["Budget is fixed at 200k"]}, after) == ["constraint_dropped"]
+    declared = {**after, "dropped": [{"kind": "constraint", "item": "budget is fixed at 200K", "reason": "budget lifted"}]}
+    assert rules({**BASE, "constraints": ["Budget is fixed at 200k"]}, declared) == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Do not recommend a supplier before the data is complete", "Recommend a supplier before the data is complete"),
+        ("不能推荐供应商", "可以推荐供应商"),
+        ("Never execute the payment without approval", "Execute the payment without approval"),
+    ],
+)
+def test_negated_clause_flipped_is_negation_lost(before: str, after: str) -> None:
+    assert rules({**BASE, "constraints": [before]}, {**BASE, "constraints": [after]}) == ["negation_lost"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Do not recommend a supplier before the data is complete", "Must not recommend a supplier before the data is complete"),
+        ("不能推荐供应商", "禁止推荐供应商"),
+    ],
+)
+def test_negation_kept_when_the_clause_survives_under_another_negation(before: str, after: str) -> None:
+    assert rules({**BASE, "constraints": [before]}, {**BASE, "constraints": [after]}) == []
+
+
+def test_a_negation_word_elsewhere_does_not_keep_the_clause() -> None:
+    before = {**BASE, "constraints": ["Do not recommend a supplier yet"]}
+    after = {**BASE, "constraints": ["Recommend a supplier yet", "Do not contact suppliers"]}
+    assert rules(before, after) == ["negation_lost"]
+
+
+def test_pending_item_must_be_accounted_for() -> None:
+    vanished = {**BASE, "pending": []}
+    assert rules(BASE, vanished) == ["pending_unaccounted"]
+    assert rules(BASE, {**vanished, "completed": ["supplier c freight MISSING"]}) == []
+    dropped = {**vanished, "dropped": [{"kind": "pending", "item": "Supplier C freight missing", "reason": "C withdrew"}]}
+    assert rules(BASE, dropped) == []
+
+
+def test_dropped_needs_the_right_kind() -> None:
+    wrong_kind = {**BASE, "pending": [], "dropped": [{"kind": "decision", "item": "Supplier C freight missing", "reason": "x"}]}
+    assert rules(BASE, wrong_kind) == ["pending_unaccounted"]
+
+
+def test_decision_dropped_unless_declared() -> None:
+    after = {**BASE, "decisions": []}
+    assert rules(BASE, after) == ["decision_dropped"]
+    declared = {**after, "dropped": [{"kind": "decision", "item": "Normalize all prices to USD/piece", "reason": "EUR now"}]}
+    assert rules(BASE, declared) == []
+
+
+def _fact(value: Any, source: str | None = "mail-1", unit: str = "USD/piece") -> dict[str, Any]:
+    return {**BASE, "facts": [{"key": "Supplier C freight", "value": value, "unit": unit, "source_ref": source}]}
+
+
+def test_fact_value_change_needs_a_new_source() -> None:
+    assert rules(BASE, _fact(0.84)) == ["fact_changed"]
+    assert rules(BASE, _fact(0.84, source=None)) == ["fact_changed"]
+    assert rules(BASE, _fact(0.84, source="mail-2")) == []
+
+
+def test_fact_unit_change_counts_as_a_change() -> None:
+    assert rules(BASE, _fact(0.48, unit="EUR/piece")) == ["fact_changed"]
+
+
+def test_numbers_match_ignoring_thousands_separators() -> None:
+    before = _fact(184300)
+    assert rules(before, _fact("184,300")) == []
+    assert rules(before, _fact("184,301")) == ["fact_changed"]
+
+
+def test_fact_dropped_unless_declared() -> None:
+    after = {**BASE, "facts": []}
+    assert rules(BASE, after) == ["fact_dropped"]
+    declared = {**after, "dropped": [{"kind": "fact", "item": "supplier c freight", "reason": "superseded by landed cost"}]}
+    assert rules(BASE, declared) == []
+
+
+def _approval(**changes: Any) -> dict[str, Any]:
+    return {**BASE, "approvals": [{**BASE["approvals"][0], **changes}]}
+
+
+def test_approval_removed_unless_declared() -> None:
+    assert rules(BASE, {**BASE, "approvals": []}) == ["approval_removed"]
+    declared = {**BASE, "approvals": [], "dropped": [{"kind": "approval", "item": "PO-1", "reason": "order cancelled"}]}
+    assert rules(BASE, declared) == []
+
+
+def test_approval_status_change_needs_an_approver() -> None:
+    assert rules(BASE, _approval(status="approved")) == ["approval_transition_invalid"]
+    assert rules(BASE, _approval(status="approved", approver="procurement director")) == []
+
+
+def test_a_decided_approval_cannot_go_back_to_pending() -> None:
+    decided = _approval(status="approved", approver="director")
+    assert rules(decided, _approval(status="pending", approver="director")) == ["approval_transition_invalid"]
+
+
+def test_an_approvals_amount_is_fixed() -> None:
+    assert rules(BASE, _approval(amount=1843000)) == ["approval_transition_invalid"]
+    assert rules(BASE, _approval(reason="director is travelling")) == []
+
+
+def test_a_new_approval_decided_without_approver_is_invalid() -> None:
+    extra = {"id": "PO-2", "action": "pay deposit", "status": "approved"}
+    assert rules(BASE, {**BASE, "approvals": [*BASE["approvals"], extra]}) == ["approval_transition_invalid"]
+
+
+def test_violations_come_in_a_stable_order() -> None:
+    after = {**BASE, "goal": "other", "pending": [], "facts": [], "approvals": [], "constraints": [], "decisions": []}
+    assert rules(BASE, after) == [
+        "goal_changed", "constraint_dropped", "pending_unaccounted", "decision_dropped",
+        "fact_dropped", "approval_removed",
+    ]
