@@ -22,6 +22,8 @@ def describe_validation(tool: str, error: ValidationError) -> str:
         message = str(err["msg"]).removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown field; remove it (free-form data goes into state.extra)"
+        elif err["type"] in ("model_type", "dict_type", "model_attributes_type"):
+            message = "must be a JSON object with the fields the input schema lists"
         elif err["type"] == "missing":
             message = "required field is missing"
         lines.append(f"- {_field(tuple(err['loc']))}: {message}")
