@@ -13,7 +13,8 @@ import unicodedata
 from typing import Any
 
 _THOUSANDS = re.compile(r"(?<=\d)[,_'\u00a0\u202f\u2009](?=\d{3}(?:\D|$))")
-_ALLOWED_CONTROLS = {"\t", "\n", "\r"}
+# C0 and C1 control characters except tab, newline and carriage return; UTF-16 surrogates.
+_BAD_CHARACTER = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def match_key(text: str) -> str:
@@ -29,13 +30,12 @@ def value_key(value: object) -> str:
 
 def find_bad_character(text: str) -> str | None:
     """Describe the first character that may not be stored, or None when all are fine."""
-    for index, char in enumerate(text):
-        category = unicodedata.category(char)
-        if category == "Cc" and char not in _ALLOWED_CONTROLS:
-            return f"control character U+{ord(char):04X} at position {index}"
-        if category == "Cs":
-            return f"lone surrogate U+{ord(char):04X} at position {index}"
-    return None
+    found = _BAD_CHARACTER.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    kind = "lone surrogate" if "\ud800" <= char <= "\udfff" else "control character"
+    return f"{kind} U+{ord(char):04X} at position {found.start()}"
 
 
 def canonical_json(data: Any) -> str:

@@ -8,7 +8,7 @@ import aiosqlite
 
 _CHECKPOINT_COLUMNS = (
     "task_id, version, hash, parent_hash, state_json, state_schema, trigger, goal_change_reason, "
-    "violations_json, tokens, created_at"
+    "violations_json, created_at"
 )
 
 
@@ -23,7 +23,6 @@ class CheckpointRow:
     trigger: str
     goal_change_reason: str | None
     violations_json: str
-    tokens: int
     created_at: str
 
 
@@ -50,13 +49,17 @@ class Checkpoints:
         row = await cursor.fetchone()
         return int(row[0]) if row else 0
 
-    async def get(self, project: str, task_id: str, version: int) -> CheckpointRow | None:
+    async def get(self, project: str, task_id: str, version: int | None = None) -> tuple[CheckpointRow, int] | None:
+        """A version (the latest when None) and the task's latest version number, in one query."""
+        columns = ", ".join(f"c.{name.strip()}" for name in _CHECKPOINT_COLUMNS.split(","))
         cursor = await self._conn.execute(
-            f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints WHERE project = ? AND task_id = ? AND version = ?",
-            (project, task_id, version),
+            f"SELECT {columns}, t.latest_version FROM tasks t JOIN checkpoints c ON c.project = t.project "
+            "AND c.task_id = t.task_id AND c.version = COALESCE(?, t.latest_version) "
+            "WHERE t.project = ? AND t.task_id = ?",
+            (version, project, task_id),
         )
         row = await cursor.fetchone()
-        return CheckpointRow(*row) if row else None
+        return (CheckpointRow(*row[:-1]), int(row[-1])) if row else None
 
     async def chain(self, project: str, task_id: str) -> list[CheckpointRow]:
         """Every version of a task, oldest first."""
@@ -75,9 +78,9 @@ class Checkpoints:
             (project, row.task_id, row.version, row.created_at, row.created_at),
         )
         await self._conn.execute(
-            f"INSERT INTO checkpoints (project, {_CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO checkpoints (project, {_CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (project, row.task_id, row.version, row.hash, row.parent_hash, row.state_json, row.state_schema,
-             row.trigger, row.goal_change_reason, row.violations_json, row.tokens, row.created_at),
+             row.trigger, row.goal_change_reason, row.violations_json, row.created_at),
         )
 
     async def tasks(self, project: str, limit: int) -> list[TaskRow]:

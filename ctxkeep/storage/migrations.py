@@ -28,7 +28,6 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             trigger TEXT NOT NULL,
             goal_change_reason TEXT,
             violations_json TEXT NOT NULL,
-            tokens INTEGER NOT NULL,
             created_at TEXT NOT NULL,
             PRIMARY KEY (project, task_id, version),
             FOREIGN KEY (project, task_id) REFERENCES tasks (project, task_id) ON DELETE CASCADE

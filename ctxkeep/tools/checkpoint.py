@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from datetime import datetime
-
-import anyio
 
 from ctxkeep.errors import CheckpointRefused, NotFound, SchemaTooNew, VersionConflict
 from ctxkeep.models import (
@@ -30,7 +29,6 @@ from ctxkeep.models import (
 )
 from ctxkeep.storage import CheckpointRow
 from ctxkeep.storage.db import Tx
-from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.brief import render_brief
 from ctxkeep.tools.diff import diff_states
 from ctxkeep.tools.scope import Scope
@@ -72,10 +70,9 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
     latest version unchanged.
     """
     state_json = req.state.canonical()
-    tokens = await anyio.to_thread.run_sync(count_tokens, state_json)
     async with scope.store.transaction() as tx:
-        current = await tx.checkpoints.latest_version(scope.project, req.task_id)
-        previous = await tx.checkpoints.get(scope.project, req.task_id, current) if current else None
+        found = await tx.checkpoints.get(scope.project, req.task_id)
+        previous, current = found if found else (None, 0)
         if _is_retry(req, current, previous, state_json):
             assert previous is not None
             return _save_result(previous, _violations(previous))
@@ -83,7 +80,7 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             raise VersionConflict(req.task_id, req.expected_version, current)
         violations = check_new_state(req.state)
         if previous is not None:
-            before = TaskState.model_validate_json(previous.state_json)
+            before = parse_state(previous)
             violations = verify_states(before, req.state, req.goal_change_reason)
         if violations and req.strict:
             raise CheckpointRefused(violations)
@@ -93,24 +90,36 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             parent_hash=parent_hash, state_json=state_json, state_schema=STATE_SCHEMA_VERSION, trigger=req.trigger,
             goal_change_reason=req.goal_change_reason,
             violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
-            tokens=tokens, created_at=scope.clock().isoformat(),
+            created_at=scope.clock().isoformat(),
         )
         await tx.checkpoints.insert(scope.project, row)
     return _save_result(row, violations)
 
 
 async def _row(tx: Tx, scope: Scope, task_id: str, version: int | None) -> tuple[CheckpointRow, int]:
+    found = await tx.checkpoints.get(scope.project, task_id, version)
+    if found:
+        return found
     latest = await tx.checkpoints.latest_version(scope.project, task_id)
     if latest == 0:
         raise NotFound(
             f"no task {task_id!r} in this project ({scope.project}); call checkpoint_list to see the tasks "
             "here, or checkpoint_save to start this one"
         )
-    wanted = latest if version is None else version
-    row = await tx.checkpoints.get(scope.project, task_id, wanted) if 1 <= wanted <= latest else None
-    if row is None:
-        raise NotFound(f"task {task_id!r} has versions 1 to {latest}; send a version in that range, or none for the latest")
-    return row, latest
+    raise NotFound(f"task {task_id!r} has versions 1 to {latest}; send a version in that range, or none for the latest")
+
+
+_parsed: OrderedDict[str, TaskState] = OrderedDict()
+
+
+def parse_state(row: CheckpointRow) -> TaskState:
+    """A stored version's state, parsed once per process: versions are immutable, keyed by hash. Do not mutate it."""
+    state = _parsed.get(row.hash)
+    if state is None:
+        state = _parsed[row.hash] = TaskState.model_validate_json(row.state_json)
+        while len(_parsed) > 256:
+            _parsed.popitem(last=False)
+    return state
 
 
 def _resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskState) -> ResumeChecks:
@@ -138,7 +147,7 @@ async def checkpoint_load(scope: Scope, task_id: str, version: int | None = None
         row, latest = await _row(tx, scope, task_id, version)
     if row.state_schema > STATE_SCHEMA_VERSION:
         raise SchemaTooNew(f"task {task_id!r} v{row.version} was saved by a newer ctxkeep; upgrade ctxkeep to load it")
-    state = TaskState.model_validate_json(row.state_json)
+    state = parse_state(row)
     checks = _resume_checks(scope, row, latest, state)
     return CheckpointLoadResult(
         task_id=task_id, version=row.version, hash=row.hash, parent_hash=row.parent_hash,
@@ -167,7 +176,7 @@ async def load_pair(scope: Scope, task_id: str, from_version: int, to_version: i
     async with scope.store.snapshot() as tx:
         old, _ = await _row(tx, scope, task_id, from_version)
         new, _ = await _row(tx, scope, task_id, to_version)
-    return TaskState.model_validate_json(old.state_json), TaskState.model_validate_json(new.state_json), new.goal_change_reason
+    return parse_state(old), parse_state(new), new.goal_change_reason
 
 
 async def checkpoint_diff(scope: Scope, task_id: str, from_version: int, to_version: int) -> CheckpointDiffResult:

@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench [names] [--quick]` writes bench/RESULTS.md and bench/results.json."""

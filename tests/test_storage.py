@@ -1,0 +1,104 @@
+"""The SQLite file: permissions, pragmas, migrations, refusals, immutability, tamper evidence."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
+from ctxkeep.models import CheckpointSaveRequest, TaskState
+from ctxkeep.storage import Store
+from ctxkeep.storage.migrations import LATEST
+from ctxkeep.tools.checkpoint import checkpoint_save, verify_chain
+from ctxkeep.tools.scope import Scope
+
+pytestmark = pytest.mark.anyio
+
+
+async def save(scope: Scope, goal: str = "g", **fields: object) -> None:
+    await checkpoint_save(scope, CheckpointSaveRequest(task_id="t", state=TaskState(goal=goal, **fields)))  # type: ignore[arg-type]
+
+
+async def test_the_file_and_its_wal_are_private(scope: Scope, db_path: Path) -> None:
+    await save(scope)
+    for path in (db_path, db_path.with_name(db_path.name + "-wal")):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+async def test_pragmas_are_set(store: Store, db_path: Path) -> None:
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    async with store.write() as raw:
+        values = {}
+        for pragma in ("foreign_keys", "secure_delete", "busy_timeout"):
+            cursor = await raw.execute(f"PRAGMA {pragma}")
+            values[pragma] = (await cursor.fetchone())[0]
+    assert values == {"foreign_keys": 1, "secure_delete": 1, "busy_timeout": 5000}
+
+
+async def test_migrations_are_recorded_and_reopening_is_a_no_op(store: Store, db_path: Path) -> None:
+    assert await store.schema_version() == LATEST
+    again = await Store.open(db_path)
+    try:
+        assert await again.schema_version() == LATEST
+    finally:
+        await again.close()
+
+
+async def test_a_newer_schema_is_refused(db_path: Path) -> None:
+    await (await Store.open(db_path)).close()  # create the file at the current schema
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, 'from the future')", (LATEST + 1,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(SchemaTooNew, match="newer than this ctxkeep knows"):
+        await Store.open(db_path)
+
+
+async def test_a_corrupt_file_is_named_in_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "broken.db"
+    path.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(DatabaseUnavailable) as error:
+        await Store.open(path)
+    assert str(path) in str(error.value) and "not a valid ctxkeep database" in str(error.value)
+
+
+async def test_an_unwritable_location_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(DatabaseUnavailable, match="cannot open"):
+        await Store.open(blocker / "sub" / "db.sqlite")
+
+
+async def test_stored_versions_cannot_be_updated(scope: Scope, db_path: Path) -> None:
+    await save(scope)
+    conn = sqlite3.connect(db_path)
+    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+        conn.execute("UPDATE checkpoints SET state_json = '{}'")
+    conn.close()
+
+
+async def test_the_hash_chain_exposes_tampering(scope: Scope, db_path: Path) -> None:
+    await save(scope, pending=["a"])
+    await save(scope, pending=["a", "b"])
+    assert await verify_chain(scope, "t") == []
+    conn = sqlite3.connect(db_path)
+    conn.execute("DROP TRIGGER checkpoints_are_immutable")
+    conn.execute("UPDATE checkpoints SET state_json = replace(state_json, '\"b\"', '\"c\"') WHERE version = 2")
+    conn.commit()
+    conn.close()
+    assert await verify_chain(scope, "t") == ["version 2 does not match its hash chain"]
+
+
+async def test_a_failed_write_rolls_back_whole(scope: Scope, store: Store) -> None:
+    await save(scope)
+    with pytest.raises(RuntimeError):
+        async with store.write() as conn:
+            await conn.execute("UPDATE tasks SET latest_version = 99")
+            raise RuntimeError("crash inside the transaction")
+    async with store.snapshot() as tx:
+        assert await tx.checkpoints.latest_version("/projects/alpha", "t") == 1
