@@ -45,8 +45,8 @@ ctxkeep keeps your task state outside your context so nothing important is lost 
 - verify_checkpoint checks a summary state against the previous one without saving; checkpoint_diff shows what changed.
 """
 
-READ = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
-WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 Version = Annotated[int, Field(ge=1, description="A version number, 1 for the first save.")]
 
