@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from ctxkeep.errors import InvalidInput
 from ctxkeep.project import resolve_project
 
 
@@ -35,9 +36,12 @@ class Settings(BaseModel):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
         env = os.environ if env is None else env
+        raw_timeout = env.get("CTXKEEP_BUSY_TIMEOUT_MS", "5000")
+        if not raw_timeout.strip().isdigit():
+            raise InvalidInput(f"CTXKEEP_BUSY_TIMEOUT_MS must be a whole number of milliseconds, not {raw_timeout!r}")
         return cls(
             db_path=Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env),
             project=resolve_project(env, hook_cwd=hook_cwd),
-            busy_timeout_ms=int(env.get("CTXKEEP_BUSY_TIMEOUT_MS", "5000")),
+            busy_timeout_ms=int(raw_timeout),
             log_level=env.get("CTXKEEP_LOG_LEVEL", "WARNING").upper(),
         )

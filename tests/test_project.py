@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from ctxkeep.errors import InvalidInput
 from ctxkeep.project import resolve_project
 from ctxkeep.settings import Settings, default_db_path
 
@@ -53,3 +56,8 @@ def test_settings_read_the_database_path_from_the_environment(tmp_path: Path) ->
     settings = Settings.from_env({"CTXKEEP_DB": str(tmp_path / "k.db"), "CTXKEEP_PROJECT": str(tmp_path)})
     assert settings.db_path == tmp_path / "k.db" and settings.project == str(tmp_path.resolve())
     assert default_db_path({"HOME": "/home/u"}).parts[-2:] == ("ctxkeep", "ctxkeep.db")
+
+
+def test_a_bad_busy_timeout_is_a_clear_error() -> None:
+    with pytest.raises(InvalidInput, match="whole number of milliseconds"):
+        Settings.from_env({"CTXKEEP_BUSY_TIMEOUT_MS": "soon", "CTXKEEP_PROJECT": "/"})

@@ -72,3 +72,15 @@ async def test_two_servers_on_one_file_exactly_one_save_wins(db_path: Path) -> N
             assert latest.structured_content["state"]["next_action"] == f"written by {winners[0]}"
             v1 = await first.call_tool("checkpoint_load", {"task_id": "proc", "version": 1})
             assert v1.structured_content["state"]["next_action"] == "Ask for Supplier C freight"
+
+
+async def test_a_corrupt_database_is_reported_by_every_call_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"not a database" * 300)
+    with anyio.fail_after(60):
+        async with Client(stdio_params(broken)) as client:
+            for _ in range(2):
+                result = await client.call_tool("checkpoint_list", {})
+                assert result.is_error
+                assert str(broken) in tool_text(result) and "not a valid ctxkeep database" in tool_text(result)
+    assert broken.read_bytes() == b"not a database" * 300  # never overwritten

@@ -6,6 +6,7 @@ and returns a pydantic model (structuredContent) with a short text rendering.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from ctxkeep import __version__
+from ctxkeep.errors import CtxkeepError
 from ctxkeep.models import (
     CheckpointDiffResult,
     CheckpointListResult,
@@ -45,6 +47,8 @@ ctxkeep keeps your task state outside your context so nothing important is lost 
 - verify_checkpoint checks a summary state against the previous one without saving; checkpoint_diff shows what changed.
 """
 
+logger = logging.getLogger("ctxkeep")
+
 READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
@@ -56,11 +60,15 @@ def _reply(model: BaseModel, text: str) -> CallToolResult:
 
 
 class _Runtime:
-    """What the lifespan opens: the scope tools run in."""
+    """What the lifespan opens: the scope tools run in, or why the database could not be opened."""
 
     scope: Scope | None = None
+    failure: CtxkeepError | None = None
 
     def get(self) -> Scope:
+        """The scope; raises the opening failure so every call reports it (the server keeps running)."""
+        if self.failure is not None:
+            raise self.failure
         assert self.scope is not None, "the server lifespan has not started"
         return self.scope
 
@@ -71,7 +79,13 @@ def build_server(settings: Settings) -> MCPServer[Any]:
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
-        store = await Store.open(settings.db_path, settings.busy_timeout_ms)
+        try:
+            store = await Store.open(settings.db_path, settings.busy_timeout_ms)
+        except CtxkeepError as exc:
+            logger.error("ctxkeep cannot use its database: %s", exc)
+            runtime.failure = exc
+            yield None
+            return
         runtime.scope = Scope(store=store, project=settings.project)
         try:
             yield None

@@ -14,9 +14,9 @@ from ctxkeep.tools import checkpoint
 from ctxkeep.tools.scope import Scope
 
 
-async def _brief(scope: Scope, task_id: str) -> str:
+async def _brief(scope: Callable[[], Scope], task_id: str) -> str:
     try:
-        return (await checkpoint.checkpoint_load(scope, task_id)).brief
+        return (await checkpoint.checkpoint_load(scope(), task_id)).brief
     except NotFound as exc:
         raise ResourceNotFoundError(str(exc)) from exc
     except CtxkeepError as exc:
@@ -27,12 +27,15 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
     @server.resource("ctxkeep://tasks", name="tasks", mime_type="application/json",
                      description="This project's tasks with their latest version, goal and open items.")
     async def tasks() -> str:
-        return (await checkpoint.checkpoint_list(scope(), limit=500)).model_dump_json()
+        try:
+            return (await checkpoint.checkpoint_list(scope(), limit=500)).model_dump_json()
+        except CtxkeepError as exc:
+            raise ResourceError(str(exc)) from exc
 
     @server.resource("ctxkeep://tasks/{task_id}", name="task", mime_type="text/markdown",
                      description="The resume brief of a task's latest checkpoint.")
     async def task(task_id: str) -> str:
-        return await _brief(scope(), task_id)
+        return await _brief(scope, task_id)
 
     @server.prompt(name="resume", description="Resume a task from its latest checkpoint: the brief as your first message.")
     async def resume(task_id: str) -> str:
