@@ -179,13 +179,20 @@ class CheckpointSaveRequest(_Strict):
     goal_change_reason: Text | None = None
 
 
-class CheckpointSaveResult(BaseModel):
+class CheckpointVersion(BaseModel):
+    """Which stored version this is: its place in the task's hash chain."""
+
     task_id: str
     version: int
-    hash: str
-    parent_hash: str | None
+    hash: str = Field(description="sha256 over parent_hash, task_id, version and the canonical state JSON.")
+    parent_hash: str | None = Field(description="The previous version's hash; null for version 1.")
     created_at: datetime
     trigger: Trigger
+
+
+class CheckpointSaveResult(CheckpointVersion):
+    """The stored version (or the existing one, when the same state was sent again) and its verification."""
+
     verification: Verification
 
 
@@ -203,13 +210,9 @@ class ResumeChecks(BaseModel):
     warnings: list[str]
 
 
-class CheckpointLoadResult(BaseModel):
-    task_id: str
-    version: int
-    hash: str
-    parent_hash: str | None
-    created_at: datetime
-    trigger: Trigger
+class CheckpointLoadResult(CheckpointVersion):
+    """A stored version with what a resuming agent reads first."""
+
     state: TaskState
     brief: str
     resume_checks: ResumeChecks
