@@ -7,6 +7,7 @@ of its sentence part, compared in matching form (`ctxkeep.text.match_key`).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ctxkeep.text import match_key
@@ -28,14 +29,15 @@ _NEGATED = re.compile(rf"(?:{_MARKER})\s*(?P<clause>[^.;:!?,，。；：！？�
 _ENDS_WITH_MARKER = re.compile(rf"(?:{_MARKER})\s*$")
 
 
-def negated_clauses(text: str) -> list[str]:
+@functools.lru_cache(maxsize=2048)
+def negated_clauses(text: str) -> tuple[str, ...]:
     """The clauses `text` negates, in matching form, in order of appearance."""
-    clauses = []
+    clauses: list[str] = []
     for found in _NEGATED.finditer(match_key(text)):
         clause = found.group("clause").strip()
         if clause and clause not in clauses:
             clauses.append(clause)
-    return clauses
+    return tuple(clauses)
 
 
 def appears_unnegated(clause: str, text: str) -> bool:

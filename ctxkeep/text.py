@@ -7,6 +7,7 @@ verbatim, ignoring thousands separators. Stored text may not carry control chara
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -17,6 +18,7 @@ _THOUSANDS = re.compile(r"(?<=\d)[,_'\u00a0\u202f\u2009](?=\d{3}(?:\D|$))")
 _BAD_CHARACTER = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
+@functools.lru_cache(maxsize=8192)
 def match_key(text: str) -> str:
     """The form two items are compared in: NFC, single spaces, trimmed, casefolded."""
     return " ".join(unicodedata.normalize("NFC", text).split()).casefold()

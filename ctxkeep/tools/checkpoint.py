@@ -93,6 +93,7 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             created_at=scope.clock().isoformat(),
         )
         await tx.checkpoints.insert(scope.project, row)
+    _parsed[row.hash] = req.state.model_copy(deep=True)  # the next save verifies against it
     return _save_result(row, violations)
 
 
