@@ -1,74 +1,28 @@
-"""Pydantic models shared by every layer: the task state and the tools' inputs and outputs.
-
-Limits (also in the README): a string field holds at most 4,000 characters (a task id 200),
-a list at most 200 items, and a whole state at most 200,000 bytes of JSON. Strings are
-trimmed; list items are deduplicated in order under the matching rules of `ctxkeep.text`;
-control characters (other than tab and newline) and lone surrogates are refused.
-"""
+"""The task state and the checkpoint tools' inputs and outputs."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
+from ctxkeep.models.common import (
+    MAX_ITEMS,
+    MAX_STATE_BYTES,
+    STATE_SCHEMA_VERSION,
+    ItemList,
+    RequiredText,
+    TaskId,
+    Text,
+    Timestamp,
+    Trigger,
+    StrictModel,
+)
 from ctxkeep.text import canonical_json, find_bad_character, match_key
 
-MAX_TEXT_CHARS = 4_000
-MAX_TASK_ID_CHARS = 200
-MAX_ITEMS = 200
-MAX_STATE_BYTES = 200_000
-STATE_SCHEMA_VERSION = 1
 
-
-def _clean_text(value: str) -> str:
-    problem = find_bad_character(value)
-    if problem:
-        raise ValueError(f"{problem}; send plain text (tab and newline are allowed)")
-    return value.strip()
-
-
-def _required_text(value: str) -> str:
-    if not value:
-        raise ValueError("must not be empty or only whitespace")
-    return value
-
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
-
-
-def _dedupe_strings(items: list[str]) -> list[str]:
-    seen: set[str] = set()
-    kept = []
-    for item in items:
-        if not item:
-            raise ValueError("list items must not be empty; leave the item out instead")
-        if match_key(item) not in seen:
-            seen.add(match_key(item))
-            kept.append(item)
-    return kept
-
-
-Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS), AfterValidator(_clean_text)]
-RequiredText = Annotated[Text, AfterValidator(_required_text)]
-TaskId = Annotated[
-    str,
-    Field(min_length=1, max_length=MAX_TASK_ID_CHARS, description="Your name for the task, e.g. 'fix-login-bug'."),
-    AfterValidator(_clean_text),
-    AfterValidator(_required_text),
-]
-ItemList = Annotated[list[Text], Field(max_length=MAX_ITEMS), AfterValidator(_dedupe_strings)]
-Timestamp = Annotated[datetime, AfterValidator(_utc)]
-Trigger = Literal["manual", "resource", "semantic", "pre_compact"]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Dropped(_Strict):
+class Dropped(StrictModel):
     """An item that leaves the state on purpose, and why."""
 
     kind: Literal["pending", "constraint", "decision", "fact", "approval"]
@@ -76,7 +30,7 @@ class Dropped(_Strict):
     reason: RequiredText
 
 
-class Fact(_Strict):
+class Fact(StrictModel):
     """A value stored exactly (amount, id, date, state), never paraphrased."""
 
     key: RequiredText
@@ -86,12 +40,12 @@ class Fact(_Strict):
     critical: bool = Field(default=True, description="Critical facts must appear verbatim in summaries.")
 
 
-class FailedApproach(_Strict):
+class FailedApproach(StrictModel):
     approach: RequiredText
     reason: RequiredText
 
 
-class Approval(_Strict):
+class Approval(StrictModel):
     """A human decision the task waits for or obtained; its action and amount are fixed."""
 
     id: RequiredText
@@ -115,7 +69,7 @@ def _unique_by(items: list[Any], key: str, what: str) -> None:
         seen.add(name)
 
 
-class TaskState(_Strict):
+class TaskState(StrictModel):
     """What an agent must not forget about a task: saved whole as one checkpoint version."""
 
     goal: RequiredText
@@ -170,7 +124,7 @@ class Verification(BaseModel):
     violations: list[Violation]
 
 
-class CheckpointSaveRequest(_Strict):
+class CheckpointSaveRequest(StrictModel):
     task_id: TaskId
     state: TaskState
     expected_version: int | None = Field(default=None, ge=0)
@@ -249,7 +203,7 @@ class CheckpointDiffResult(BaseModel):
     changes: list[Change]
 
 
-class VerifyRequest(_Strict):
+class VerifyRequest(StrictModel):
     """Either two stored versions of a task, or two states to compare."""
 
     task_id: TaskId | None = None

@@ -1,0 +1,72 @@
+"""Field types and limits shared by every model.
+
+Limits (also in the README): a string field holds at most 4,000 characters (a task id 200),
+a list at most 200 items, and a whole state at most 200,000 bytes of JSON. Strings are
+trimmed; list items are deduplicated in order under the matching rules of `ctxkeep.text`;
+control characters (other than tab and newline) and lone surrogates are refused.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from ctxkeep.text import find_bad_character, match_key
+
+MAX_TEXT_CHARS = 4_000
+MAX_TASK_ID_CHARS = 200
+MAX_ITEMS = 200
+MAX_STATE_BYTES = 200_000
+STATE_SCHEMA_VERSION = 1
+
+
+def _clean_text(value: str) -> str:
+    problem = find_bad_character(value)
+    if problem:
+        raise ValueError(f"{problem}; send plain text (tab and newline are allowed)")
+    return value.strip()
+
+
+def _required_text(value: str) -> str:
+    if not value:
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+
+
+def _dedupe_strings(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    kept = []
+    for item in items:
+        if not item:
+            raise ValueError("list items must not be empty; leave the item out instead")
+        if match_key(item) not in seen:
+            seen.add(match_key(item))
+            kept.append(item)
+    return kept
+
+
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS), AfterValidator(_clean_text)]
+RequiredText = Annotated[Text, AfterValidator(_required_text)]
+TaskId = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_TASK_ID_CHARS, description="Your name for the task, e.g. 'fix-login-bug'."),
+    AfterValidator(_clean_text),
+    AfterValidator(_required_text),
+]
+ItemList = Annotated[list[Text], Field(max_length=MAX_ITEMS), AfterValidator(_dedupe_strings)]
+Timestamp = Annotated[datetime, AfterValidator(_utc)]
+Trigger = Literal["manual", "resource", "semantic", "pre_compact"]
+
+
+class StrictModel(BaseModel):
+    """Unknown fields are refused, so a typo never passes silently."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
