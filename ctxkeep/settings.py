@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ctxkeep.errors import InvalidInput
+from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
 from ctxkeep.project import resolve_project
 
 
@@ -25,6 +26,13 @@ def default_db_path(env: Mapping[str, str]) -> Path:
     return base / "ctxkeep" / "ctxkeep.db"
 
 
+def _whole_number(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, str(default)).strip()
+    if not raw.isdigit():
+        raise InvalidInput(f"{name} must be a whole number, not {raw!r}")
+    return int(raw)
+
+
 class Settings(BaseModel):
     """Everything configurable, with the environment variable that sets it."""
 
@@ -32,16 +40,15 @@ class Settings(BaseModel):
     project: str = Field(description="Project key (CTXKEEP_PROJECT > CLAUDE_PROJECT_DIR > cwd, then git top-level).")
     busy_timeout_ms: int = Field(default=5_000, ge=0, description="How long a write waits for another writer (CTXKEEP_BUSY_TIMEOUT_MS).")
     log_level: str = Field(default="WARNING", description="stderr log level (CTXKEEP_LOG_LEVEL).")
+    max_evidence_bytes: int = Field(default=MAX_EVIDENCE_BYTES, ge=1, description="Largest evidence item in UTF-8 bytes (CTXKEEP_MAX_EVIDENCE_BYTES).")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
         env = os.environ if env is None else env
-        raw_timeout = env.get("CTXKEEP_BUSY_TIMEOUT_MS", "5000")
-        if not raw_timeout.strip().isdigit():
-            raise InvalidInput(f"CTXKEEP_BUSY_TIMEOUT_MS must be a whole number of milliseconds, not {raw_timeout!r}")
         return cls(
             db_path=Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env),
             project=resolve_project(env, hook_cwd=hook_cwd),
-            busy_timeout_ms=int(raw_timeout),
+            busy_timeout_ms=_whole_number(env, "CTXKEEP_BUSY_TIMEOUT_MS", 5_000),
+            max_evidence_bytes=_whole_number(env, "CTXKEEP_MAX_EVIDENCE_BYTES", MAX_EVIDENCE_BYTES),
             log_level=env.get("CTXKEEP_LOG_LEVEL", "WARNING").upper(),
         )

@@ -153,12 +153,13 @@ async def test_chinese_text_round_trips_unchanged(client: Client) -> None:
 
 async def test_tools_are_listed_with_schemas_and_honest_annotations(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"checkpoint_save", "checkpoint_load", "checkpoint_list", "checkpoint_diff", "verify_checkpoint"}
+    assert {"checkpoint_save", "checkpoint_load", "checkpoint_list", "checkpoint_diff", "verify_checkpoint"} <= set(tools)
     for tool in tools.values():
         assert tool.output_schema and tool.input_schema["type"] == "object"
         assert tool.description and len(tool.description) < 400
-    assert tools["checkpoint_save"].annotations.read_only_hint is False
-    assert all(tools[name].annotations.read_only_hint for name in tools if name != "checkpoint_save")
+    writers = {"checkpoint_save", "evidence_put", "evidence_delete"}
+    assert all(tools[name].annotations.read_only_hint is False for name in writers & set(tools))
+    assert all(tools[name].annotations.read_only_hint for name in set(tools) - writers)
 
 
 async def test_projects_on_one_file_never_see_each_others_tasks(db_path: Path) -> None:

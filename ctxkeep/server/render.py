@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctxkeep.models import CheckpointDiffResult, CheckpointListResult, CheckpointSaveResult, VerifyResult
+from ctxkeep.models.evidence import EvidenceBatchResult, EvidenceContent, EvidenceSearchResult
 
 
 def save(result: CheckpointSaveResult) -> str:
@@ -40,3 +41,25 @@ def diff(result: CheckpointDiffResult) -> str:
 
 def verification(result: VerifyResult) -> str:
     return "ok: no violations" if result.ok else f"{len(result.violations)} violation(s):\n" + _violations(result)
+
+
+def stored(result: EvidenceBatchResult) -> str:
+    lines = []
+    for item in result.items:
+        note = " (already stored)" if item.deduplicated else ""
+        redacted = f", {item.redactions} secret(s) redacted" if item.redactions else ""
+        lines.append(f"{item.ref}: {item.lines} lines, {item.tokens} tokens{redacted}{note}\n{item.preview}")
+    return "\n\n".join(lines)
+
+
+def content(result: EvidenceContent) -> str:
+    if result.next is None:
+        return result.content
+    rest = ", ".join(f"{k}={v!r}" for k, v in result.next.items())
+    return result.content + f"\n[more: call evidence_get({rest})]"
+
+
+def hits(result: EvidenceSearchResult) -> str:
+    if not result.hits:
+        return "no matches"
+    return "\n".join(f"{h.ref} ({h.score:.3f}) {h.title or h.source or h.kind}: {h.snippet}" for h in result.hits)

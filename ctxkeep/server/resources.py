@@ -8,9 +8,14 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
+from pydantic import ValidationError
+
 from ctxkeep.errors import CtxkeepError, NotFound
+from ctxkeep.models.evidence import EvidenceGetRequest
 from ctxkeep.prompts import resume_text
+from ctxkeep.server import render
 from ctxkeep.tools import checkpoint
+from ctxkeep.tools.evidence_get import evidence_get as read_evidence
 from ctxkeep.tools.scope import Scope
 
 
@@ -36,6 +41,17 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
                      description="The resume brief of a task's latest checkpoint.")
     async def task(task_id: str) -> str:
         return await _brief(scope, task_id)
+
+    @server.resource("ctxkeep://evidence/{ref}", name="evidence", mime_type="text/plain",
+                     description="Stored evidence content (up to 6,000 tokens; evidence_get pages through the rest).")
+    async def evidence(ref: str) -> str:
+        try:
+            result = await read_evidence(scope(), EvidenceGetRequest(ref=ref))
+        except NotFound as exc:
+            raise ResourceNotFoundError(str(exc)) from exc
+        except (CtxkeepError, ValidationError) as exc:
+            raise ResourceError(f"cannot read {ref!r}: {exc}") from exc
+        return render.content(result)
 
     @server.prompt(name="resume", description="Resume a task from its latest checkpoint: the brief as your first message.")
     async def resume(task_id: str) -> str:

@@ -1,6 +1,7 @@
 """Storage: the only package that talks SQL. `Store` is the entry point."""
 
 from ctxkeep.storage.checkpoints import CheckpointRow, TaskRow
-from ctxkeep.storage.db import Store
+from ctxkeep.storage.db import Store, Tx
+from ctxkeep.storage.evidence import EvidenceRow, NewEvidence, SearchFilter
 
-__all__ = ["CheckpointRow", "Store", "TaskRow"]
+__all__ = ["CheckpointRow", "EvidenceRow", "NewEvidence", "SearchFilter", "Store", "TaskRow", "Tx"]

@@ -19,6 +19,7 @@ import anyio
 
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
 from ctxkeep.storage.checkpoints import Checkpoints
+from ctxkeep.storage.evidence import Evidence
 from ctxkeep.storage.migrations import LATEST, MIGRATIONS
 
 
@@ -46,6 +47,7 @@ class Tx:
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.checkpoints = Checkpoints(conn)
+        self.evidence = Evidence(conn)
 
 
 class Store:
@@ -114,6 +116,11 @@ class Store:
         cursor = await self._conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
         row = await cursor.fetchone()
         return int(row[0]) if row else 0
+
+    async def checkpoint_wal(self) -> None:
+        """Copy the WAL into the database file and truncate it (after deletions: no old frames remain)."""
+        async with self._lock:
+            await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     async def integrity_check(self) -> str:
         """`PRAGMA integrity_check`'s verdict: 'ok' when the file is sound."""

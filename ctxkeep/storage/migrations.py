@@ -35,6 +35,40 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE TRIGGER checkpoints_are_immutable BEFORE UPDATE ON checkpoints
         BEGIN SELECT RAISE(ABORT, 'checkpoint versions are immutable'); END;
     """),
+    (2, "evidence: blobs, records, full-text index", """
+        CREATE TABLE blobs (
+            id INTEGER PRIMARY KEY,
+            sha256 TEXT NOT NULL UNIQUE,
+            data BLOB NOT NULL,
+            bytes INTEGER NOT NULL
+        );
+        CREATE TABLE evidence (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            ref TEXT NOT NULL,
+            blob_id INTEGER NOT NULL REFERENCES blobs (id),
+            kind TEXT NOT NULL,
+            source TEXT,
+            title TEXT,
+            task_id TEXT,
+            tags_json TEXT NOT NULL,
+            effective_at TEXT,
+            expires_at TEXT,
+            created_at TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            tokens INTEGER NOT NULL,
+            lines INTEGER NOT NULL,
+            chunk_chars INTEGER NOT NULL,
+            preview TEXT NOT NULL,
+            redactions INTEGER NOT NULL,
+            index_version INTEGER NOT NULL,
+            UNIQUE (project, ref)
+        );
+        CREATE INDEX evidence_by_blob ON evidence (blob_id);
+        CREATE INDEX evidence_by_task ON evidence (project, task_id);
+        CREATE INDEX evidence_by_expiry ON evidence (project, expires_at);
+        CREATE VIRTUAL TABLE evidence_fts USING fts5 (terms, content = '', tokenize = 'unicode61');
+    """),
 ]
 
 LATEST = MIGRATIONS[-1][0]

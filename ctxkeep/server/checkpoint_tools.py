@@ -1,0 +1,82 @@
+"""The checkpoint tools: save, load, list, diff, verify."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from ctxkeep.models import (
+    CheckpointDiffResult,
+    CheckpointListResult,
+    CheckpointLoadResult,
+    CheckpointSaveRequest,
+    CheckpointSaveResult,
+    TaskId,
+    TaskState,
+    Trigger,
+    VerifyRequest,
+    VerifyResult,
+)
+from ctxkeep.server import render
+from ctxkeep.server.common import READ, WRITE, Runtime, reply
+from ctxkeep.tools import checkpoint
+
+Version = Annotated[int, Field(ge=1, description="A version number, 1 for the first save.")]
+
+
+def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
+    @server.tool(annotations=WRITE)
+    async def checkpoint_save(
+        task_id: TaskId,
+        state: TaskState,
+        expected_version: Annotated[int | None, Field(ge=0, description="The version you loaded (0: the task must be new). A mismatch is refused as a conflict.")] = None,
+        trigger: Annotated[Trigger, Field(description="Why you save: manual, resource (context near full), semantic (phase ended), pre_compact.")] = "manual",
+        strict: Annotated[bool, Field(description="Refuse the save when verification finds violations (default). False stores it and reports them.")] = True,
+        goal_change_reason: Annotated[str | None, Field(max_length=4000, description="Required when the goal changes: why.")] = None,
+    ) -> Annotated[CallToolResult, CheckpointSaveResult]:
+        """Save the task's whole state as its next immutable version, verified against the previous one. Call after each phase, decision or approval request, and before the context is compacted."""
+        request = CheckpointSaveRequest(task_id=task_id, state=state, expected_version=expected_version,
+                                        trigger=trigger, strict=strict, goal_change_reason=goal_change_reason)
+        result = await checkpoint.checkpoint_save(runtime.get(), request)
+        return reply(result, render.save(result))
+
+    @server.tool(annotations=READ)
+    async def checkpoint_load(
+        task_id: TaskId,
+        version: Annotated[int | None, Field(ge=1, description="A version; omit for the latest.")] = None,
+    ) -> Annotated[CallToolResult, CheckpointLoadResult]:
+        """Load a task's checkpoint (latest by default) with a resume brief and checks (pending approvals, age). Call first after a restart or compaction."""
+        result = await checkpoint.checkpoint_load(runtime.get(), task_id, version)
+        return reply(result, result.brief)
+
+    @server.tool(annotations=READ)
+    async def checkpoint_list(
+        limit: Annotated[int, Field(ge=1, le=500, description="At most this many tasks, newest first.")] = 50,
+    ) -> Annotated[CallToolResult, CheckpointListResult]:
+        """List this project's tasks with their latest version, goal and open items. Call to find the task to resume."""
+        result = await checkpoint.checkpoint_list(runtime.get(), limit)
+        return reply(result, render.task_list(result))
+
+    @server.tool(annotations=READ)
+    async def checkpoint_diff(task_id: TaskId, from_version: Version, to_version: Version) -> Annotated[CallToolResult, CheckpointDiffResult]:
+        """Show what changed between two versions of a task (items added, removed, changed)."""
+        result = await checkpoint.checkpoint_diff(runtime.get(), task_id, from_version, to_version)
+        return reply(result, render.diff(result))
+
+    @server.tool(annotations=READ)
+    async def verify_checkpoint(
+        task_id: TaskId | None = None,
+        from_version: Version | None = None,
+        to_version: Version | None = None,
+        before: TaskState | None = None,
+        after: TaskState | None = None,
+        goal_change_reason: Annotated[str | None, Field(max_length=4000)] = None,
+    ) -> Annotated[CallToolResult, VerifyResult]:
+        """Check a new task state against an older one without saving: send task_id + from_version + to_version, or before + after. Returns each violated rule."""
+        request = VerifyRequest(task_id=task_id, from_version=from_version, to_version=to_version,
+                                before=before, after=after, goal_change_reason=goal_change_reason)
+        result = await checkpoint.verify_checkpoint(runtime.get(), request)
+        return reply(result, render.verification(result))

@@ -1,0 +1,32 @@
+"""What every tool module of the adapter shares: the runtime scope, annotations, the reply shape."""
+
+from __future__ import annotations
+
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel
+
+from ctxkeep.errors import CtxkeepError
+from ctxkeep.tools.scope import Scope
+
+READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+def reply(model: BaseModel, text: str) -> CallToolResult:
+    """A tool result: the model as structuredContent, `text` as the short rendering an agent reads."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json"))
+
+
+class Runtime:
+    """What the lifespan opens: the scope tools run in, or why the database could not be opened."""
+
+    scope: Scope | None = None
+    failure: CtxkeepError | None = None
+
+    def get(self) -> Scope:
+        """The scope; raises the opening failure so every call reports it (the server keeps running)."""
+        if self.failure is not None:
+            raise self.failure
+        assert self.scope is not None, "the server lifespan has not started"
+        return self.scope

@@ -1,0 +1,182 @@
+"""Queries over evidence records, their shared compressed blobs, and the full-text index.
+
+The index is contentless and holds hashed terms (see `ctxkeep.tools.terms`); `match_expression`
+is the one place that builds FTS5 query syntax, from hashes only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import aiosqlite
+
+_ROW_COLUMNS = ("e.id, e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
+                "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.preview, e.redactions, e.index_version, "
+                "e.blob_id, b.sha256")
+_HASHED_TERM = re.compile(r"^[0-9a-f]{12}$")
+_BATCH = 400  # stay well under SQLite's bound-parameter limit
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    id: int
+    ref: str
+    kind: str
+    source: str | None
+    title: str | None
+    task_id: str | None
+    tags_json: str
+    effective_at: str | None
+    expires_at: str | None
+    created_at: str
+    bytes: int
+    tokens: int
+    lines: int
+    chunk_chars: int
+    preview: str
+    redactions: int
+    index_version: int
+    blob_id: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class NewEvidence:
+    """A record ready to store: everything computed, nothing left to decide."""
+
+    ref: str
+    sha256: str
+    data: bytes
+    kind: str
+    source: str | None
+    title: str | None
+    task_id: str | None
+    tags_json: str
+    effective_at: str | None
+    expires_at: str | None
+    created_at: str
+    bytes: int
+    tokens: int
+    lines: int
+    chunk_chars: int
+    preview: str
+    redactions: int
+    index_version: int
+    terms: str
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    task_id: str | None
+    kind: str | None
+    tags: Sequence[str]
+    valid_at: str | None
+    exclude_expired_at: str | None
+
+
+def match_expression(hashed_terms: Sequence[str]) -> str:
+    """An FTS5 query matching any of the terms; only hex hashes are accepted, so no syntax can leak in."""
+    for term in hashed_terms:
+        if not _HASHED_TERM.match(term):
+            raise ValueError(f"not a hashed term: {term!r}")
+    return " OR ".join(f'"{term}"' for term in hashed_terms)
+
+
+def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
+    return [items[i:i + _BATCH] for i in range(0, len(items), _BATCH)]
+
+
+class Evidence:
+    """Evidence queries on one connection (inside a Store transaction or snapshot)."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for part in _chunks(refs):
+            cursor = await self._conn.execute(
+                f"SELECT ref FROM evidence WHERE project = ? AND ref IN ({','.join('?' * len(part))})", (project, *part)
+            )
+            found.update(row[0] for row in await cursor.fetchall())
+        return found
+
+    async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
+        """Store new records (refs must not exist yet), sharing blobs by sha256, and index them."""
+        await self._conn.executemany(
+            "INSERT OR IGNORE INTO blobs (sha256, data, bytes) VALUES (?, ?, ?)", [(i.sha256, i.data, i.bytes) for i in items]
+        )
+        await self._conn.executemany(
+            "INSERT INTO evidence (project, ref, blob_id, kind, source, title, task_id, tags_json, effective_at, expires_at, "
+            "created_at, bytes, tokens, lines, chunk_chars, preview, redactions, index_version) "
+            "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE sha256 = ?",
+            [(project, i.ref, i.kind, i.source, i.title, i.task_id, i.tags_json, i.effective_at, i.expires_at, i.created_at,
+              i.bytes, i.tokens, i.lines, i.chunk_chars, i.preview, i.redactions, i.index_version, i.sha256) for i in items],
+        )
+        await self._conn.executemany(
+            "INSERT INTO evidence_fts (rowid, terms) SELECT id, ? FROM evidence WHERE project = ? AND ref = ?",
+            [(i.terms, project, i.ref) for i in items],
+        )
+
+    async def rows(self, project: str, refs: Sequence[str]) -> dict[str, EvidenceRow]:
+        found: dict[str, EvidenceRow] = {}
+        for part in _chunks(refs):
+            cursor = await self._conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
+                f"WHERE e.project = ? AND e.ref IN ({','.join('?' * len(part))})", (project, *part),
+            )
+            found.update((row[1], EvidenceRow(*row)) for row in await cursor.fetchall())
+        return found
+
+    async def blob(self, blob_id: int) -> bytes:
+        cursor = await self._conn.execute("SELECT data FROM blobs WHERE id = ?", (blob_id,))
+        row = await cursor.fetchone()
+        if row is None:
+            raise LookupError(f"blob {blob_id} is missing")
+        return bytes(row[0])
+
+    async def search(self, project: str, hashed_terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
+        """Records matching any term, best BM25 first, with their score (> 0)."""
+        clauses, params = ["evidence_fts MATCH ?", "e.project = ?"], [match_expression(hashed_terms), project]
+        for column, value in (("e.task_id", where.task_id), ("e.kind", where.kind)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        for tag in where.tags:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(e.tags_json) WHERE value = ?)")
+            params.append(tag)
+        if where.valid_at is not None:
+            clauses.append("(e.effective_at IS NULL OR e.effective_at <= ?) AND (e.expires_at IS NULL OR e.expires_at > ?)")
+            params += [where.valid_at, where.valid_at]
+        if where.exclude_expired_at is not None:
+            clauses.append("(e.expires_at IS NULL OR e.expires_at > ?)")
+            params.append(where.exclude_expired_at)
+        cursor = await self._conn.execute(
+            f"SELECT {_ROW_COLUMNS}, -bm25(evidence_fts) FROM evidence_fts JOIN evidence e ON e.id = evidence_fts.rowid "
+            f"JOIN blobs b ON b.id = e.blob_id WHERE {' AND '.join(clauses)} ORDER BY bm25(evidence_fts), e.id LIMIT ?",
+            (*params, limit),
+        )
+        return [(EvidenceRow(*row[:-1]), float(row[-1])) for row in await cursor.fetchall()]
+
+    async def delete(self, row: EvidenceRow, terms: str) -> bool:
+        """Remove a record and its index entry; remove its blob when no record uses it. True when the blob went."""
+        await self._conn.execute("INSERT INTO evidence_fts (evidence_fts, rowid, terms) VALUES ('delete', ?, ?)", (row.id, terms))
+        await self._conn.execute("DELETE FROM evidence WHERE id = ?", (row.id,))
+        cursor = await self._conn.execute("SELECT 1 FROM evidence WHERE blob_id = ? LIMIT 1", (row.blob_id,))
+        if await cursor.fetchone():
+            return False
+        await self._conn.execute("DELETE FROM blobs WHERE id = ?", (row.blob_id,))
+        return True
+
+    async def expired(self, project: str, now: str) -> list[EvidenceRow]:
+        cursor = await self._conn.execute(
+            f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
+            "WHERE e.project = ? AND e.expires_at IS NOT NULL AND e.expires_at <= ? ORDER BY e.id", (project, now),
+        )
+        return [EvidenceRow(*row) for row in await cursor.fetchall()]
+
+    async def delete_orphan_blobs(self) -> int:
+        cursor = await self._conn.execute("DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM evidence)")
+        return cursor.rowcount

@@ -1,0 +1,159 @@
+"""The evidence store: put raw content once, get back exactly the part needed, search, delete.
+
+"Compression is not deletion": what leaves the context is stored (secrets redacted) under a
+ref that brings it back byte for byte. A ref names a record — project, content, kind, source,
+title, task — so an identical put returns the existing ref (`deduplicated: true`, the other
+fields of the second put are ignored), and records with the same content share one blob.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections import OrderedDict
+from datetime import datetime, timezone
+
+from ctxkeep.errors import InvalidInput, NotFound
+from ctxkeep.models.evidence import (
+    MAX_BATCH_BYTES,
+    MAX_BATCH_ITEMS,
+    MAX_EVIDENCE_BYTES,
+    EvidenceBatchResult,
+    EvidenceDeleteResult,
+    EvidenceItem,
+    EvidenceStored,
+)
+from ctxkeep.storage import EvidenceRow, NewEvidence, Tx
+from ctxkeep.tokens import count_tokens
+from ctxkeep.tools.preview import shape_tool_output
+from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import INDEX_VERSION, index_terms
+
+CHUNK_TOKENS = 4_000
+MAX_CHUNK_CHARS = 16_000
+_CACHE_CHARS = 64_000_000
+
+
+def utc_text(moment: datetime | None) -> str | None:
+    """A time as fixed-width UTC text, so stored times compare correctly as strings."""
+    return None if moment is None else moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def line_count(text: str) -> int:
+    return text.count("\n") + (0 if text == "" or text.endswith("\n") else 1)
+
+
+def chunk_size(chars: int, tokens: int) -> int:
+    """Characters per chunk for one item: about 4,000 tokens at its average density."""
+    return max(1_000, min(MAX_CHUNK_CHARS, CHUNK_TOKENS * chars // max(tokens, 1)))
+
+
+def evidence_ref(project: str, sha256: str, item: EvidenceItem) -> str:
+    identity = "\0".join([project, sha256, item.kind, item.source or "", item.title or "", item.task_id or ""])
+    return "ev_" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:24]
+
+
+def index_text(title: str | None, content: str) -> str:
+    return f"{title or ''}\n{content}"
+
+
+def _prepare(scope: Scope, item: EvidenceItem, limit: int, created_at: str) -> NewEvidence:
+    content, redactions = redact_secrets(item.content) if item.redact else (item.content, 0)
+    raw = content.encode("utf-8")
+    if len(raw) > limit:
+        raise InvalidInput(f"content is {len(raw):,} bytes, over the {limit:,} byte limit; store it in parts, or keep "
+                           "only the part that matters")
+    sha256 = hashlib.sha256(raw).hexdigest()
+    tokens = count_tokens(content)
+    return NewEvidence(
+        ref=evidence_ref(scope.project, sha256, item), sha256=sha256, data=zlib.compress(raw, 6), kind=item.kind,
+        source=item.source, title=item.title, task_id=item.task_id, tags_json=json.dumps(sorted(set(item.tags))),
+        effective_at=utc_text(item.effective_at), expires_at=utc_text(item.expires_at), created_at=created_at,
+        bytes=len(raw), tokens=tokens, lines=line_count(content), chunk_chars=chunk_size(len(content), tokens),
+        preview=shape_tool_output(content, item.kind, item.source), redactions=redactions,
+        index_version=INDEX_VERSION, terms=index_terms(index_text(item.title, content)),
+    )
+
+
+def _stored(row: NewEvidence | EvidenceRow, deduplicated: bool) -> EvidenceStored:
+    return EvidenceStored(ref=row.ref, bytes=row.bytes, tokens=row.tokens, lines=row.lines, preview=row.preview,
+                          redactions=row.redactions, deduplicated=deduplicated)
+
+
+def _check_batch(items: list[EvidenceItem]) -> None:
+    if not items:
+        raise InvalidInput("items is empty; send at least one item, or use content for a single put")
+    if len(items) > MAX_BATCH_ITEMS:
+        raise InvalidInput(f"a batch holds at most {MAX_BATCH_ITEMS:,} items, got {len(items):,}; split it")
+    total = sum(len(i.content) for i in items)
+    if total > MAX_BATCH_BYTES:
+        raise InvalidInput(f"the batch holds {total:,} characters, over {MAX_BATCH_BYTES:,}; split it")
+
+
+async def evidence_put(scope: Scope, items: list[EvidenceItem], max_item_bytes: int = MAX_EVIDENCE_BYTES) -> EvidenceBatchResult:
+    """Store items in one transaction; returns one ref per item in input order. Raises InvalidInput."""
+    _check_batch(items)
+    created_at = utc_text(scope.clock())
+    assert created_at is not None
+    prepared = [_prepare(scope, item, max_item_bytes, created_at) for item in items]
+    first: dict[str, NewEvidence] = {}
+    for record in prepared:
+        first.setdefault(record.ref, record)
+    async with scope.store.transaction() as tx:
+        existing = await tx.evidence.rows(scope.project, list(first))
+        await tx.evidence.insert(scope.project, [r for ref, r in first.items() if ref not in existing])
+    stored, seen = [], set(existing)
+    for record in prepared:
+        old = existing.get(record.ref)
+        stored.append(_stored(old or record, deduplicated=record.ref in seen))
+        seen.add(record.ref)
+    return EvidenceBatchResult(refs=[s.ref for s in stored], items=stored)
+
+
+class ContentCache:
+    """Recently read contents by blob hash (immutable), so paging through a large item decompresses it once."""
+
+    def __init__(self, max_chars: int = _CACHE_CHARS) -> None:
+        self._items: OrderedDict[str, str] = OrderedDict()
+        self._max = max_chars
+
+    async def content(self, tx: Tx, row: EvidenceRow) -> str:
+        text = self._items.get(row.sha256)
+        if text is None:
+            text = zlib.decompress(await tx.evidence.blob(row.blob_id)).decode("utf-8")
+            self._items[row.sha256] = text
+            while sum(len(t) for t in self._items.values()) > self._max and len(self._items) > 1:
+                self._items.popitem(last=False)
+        self._items.move_to_end(row.sha256)
+        return text
+
+    def forget(self, sha256: str) -> None:
+        self._items.pop(sha256, None)
+
+
+CONTENTS = ContentCache()
+
+
+async def load_row(tx: Tx, scope: Scope, ref: str) -> EvidenceRow:
+    """The record behind a ref in this project; raises NotFound."""
+    row = (await tx.evidence.rows(scope.project, [ref])).get(ref)
+    if row is None:
+        raise NotFound(f"no evidence {ref!r} in this project; refs come from evidence_put or evidence_search")
+    return row
+
+
+async def evidence_delete(scope: Scope, ref: str) -> EvidenceDeleteResult:
+    """Delete a record, its index entry, and its blob when no other record uses it; then truncate the WAL."""
+    async with scope.store.snapshot() as tx:
+        row = await load_row(tx, scope, ref)
+        terms = index_terms(index_text(row.title, await CONTENTS.content(tx, row)))
+    async with scope.store.transaction() as tx:
+        if not (await tx.evidence.rows(scope.project, [ref])):
+            raise NotFound(f"evidence {ref!r} was deleted meanwhile")
+        blob_removed = await tx.evidence.delete(row, terms)
+    if blob_removed:
+        CONTENTS.forget(row.sha256)
+    await scope.store.checkpoint_wal()
+    return EvidenceDeleteResult(ref=ref, deleted=True, blob_removed=blob_removed)

@@ -1,0 +1,51 @@
+"""evidence_search: BM25 full-text search over this project's evidence, with snippets.
+
+Any string is a valid query: it is cut into terms (stemmed English words, CJK bigrams) and
+looked up as hashes, so quotes, AND/OR/NOT, NEAR(, *, -, ^ and parentheses are plain text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ctxkeep.models.evidence import EvidenceHit, EvidenceSearchRequest, EvidenceSearchResult
+from ctxkeep.storage import EvidenceRow, SearchFilter
+from ctxkeep.tools.evidence import CONTENTS, utc_text
+from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import query_terms, surface_pattern
+
+SNIPPET_BEFORE = 80
+SNIPPET_AFTER = 200
+_SCAN_CHARS = 400_000
+
+
+def make_snippet(text: str, pattern: re.Pattern[str] | None) -> str:
+    """About 280 characters around the first match of the query's words (the start when none is found)."""
+    found = pattern.search(text, 0, _SCAN_CHARS) if pattern else None
+    start = max(0, found.start() - SNIPPET_BEFORE) if found else 0
+    end = min(len(text), (found.end() if found else 0) + SNIPPET_AFTER)
+    window = " ".join(text[start:end].split())
+    return ("… " if start else "") + window + (" …" if end < len(text) else "")
+
+
+async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceSearchResult:
+    """Best-matching records first; an empty list when nothing matches (never an error for odd queries)."""
+    terms = query_terms(req.query)
+    if not terms:
+        return EvidenceSearchResult(hits=[])
+    where = SearchFilter(
+        task_id=req.task_id, kind=req.kind, tags=sorted(set(req.tags)), valid_at=utc_text(req.as_of),
+        exclude_expired_at=None if req.include_expired or req.as_of else utc_text(scope.clock()),
+    )
+    pattern = surface_pattern(req.query)
+    async with scope.store.snapshot() as tx:
+        found = await tx.evidence.search(scope.project, terms, where, req.limit)
+        texts = [await CONTENTS.content(tx, row) for row, _ in found]
+    return EvidenceSearchResult(hits=[_hit(row, score, text, pattern) for (row, score), text in zip(found, texts)])
+
+
+def _hit(row: EvidenceRow, score: float, text: str, pattern: re.Pattern[str] | None) -> EvidenceHit:
+    return EvidenceHit(
+        ref=row.ref, title=row.title, snippet=make_snippet(text, pattern), score=round(score, 6), kind=row.kind,
+        source=row.source, task_id=row.task_id, tokens=row.tokens, created_at=row.created_at,  # type: ignore[arg-type]
+    )

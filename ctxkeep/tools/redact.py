@@ -1,0 +1,49 @@
+"""Secret redaction before storage: what must never sit in a database in clear text.
+
+Each rule replaces only the secret itself with `[REDACTED:<kind>]`, keeping the words around
+it (a header name, a URL's user, an env variable's name) so the text stays readable.
+Patterns are anchored on the formats providers issue, so ordinary words that merely look
+similar ("sk-learn", "Bearer of news", "PASSWORD_MIN_LENGTH=8") are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_ENV_NAME = r"[A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|ACCESS_KEY|API_KEY|APIKEY|TOKEN|PRIVATE_KEY)"
+
+# (kind, pattern, group holding the secret; 0 = the whole match)
+_RULES: list[tuple[str, re.Pattern[str], int]] = [
+    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"), 0),
+    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0),
+    ("openai_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[A-Za-z0-9]{20,}[A-Za-z0-9_-]*"), 0),
+    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), 0),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
+    ("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"), 0),
+    ("aws_access_key_id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"), 0),
+    ("aws_secret_access_key", re.compile(
+        r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"), 1),
+    ("bearer_token", re.compile(r"(?i)\bauthorization\s*[:=]\s*[\"']?bearer\s+([A-Za-z0-9._~+/=-]{8,})"), 1),
+    ("url_password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^@\s/]+)@"), 1),
+    ("env_secret", re.compile(rf"(?m)^[ \t]*(?:export[ \t]+)?{_ENV_NAME}[ \t]*[=:][ \t]*[\"']?([^\s\"']+)"), 1),
+]
+
+
+def _replacer(kind: str, group: int, counter: list[int]) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        if "[REDACTED:" in match.group(group):
+            return match.group(0)
+        counter[0] += 1
+        whole, start, end = match.group(0), match.start(group) - match.start(0), match.end(group) - match.start(0)
+        return whole[:start] + f"[REDACTED:{kind}]" + whole[end:]
+
+    return replace
+
+
+def redact_secrets(text: str) -> tuple[str, int]:
+    """The text with every recognised secret replaced by a marker, and how many were replaced."""
+    counter = [0]
+    for kind, pattern, group in _RULES:
+        text = pattern.sub(_replacer(kind, group, counter), text)
+    return text, counter[0]
