@@ -59,5 +59,5 @@ def test_settings_read_the_database_path_from_the_environment(tmp_path: Path) ->
 
 
 def test_a_bad_busy_timeout_is_a_clear_error() -> None:
-    with pytest.raises(InvalidInput, match="whole number of milliseconds"):
+    with pytest.raises(InvalidInput, match="CTXKEEP_BUSY_TIMEOUT_MS must be a whole number"):
         Settings.from_env({"CTXKEEP_BUSY_TIMEOUT_MS": "soon", "CTXKEEP_PROJECT": "/"})
