@@ -50,15 +50,13 @@ class CheckpointRefused(CtxkeepError):
 
     def __init__(self, violations: list[Violation]) -> None:
         self.violations = violations
-        lines = [f"{v.rule} | {v.item} | {v.detail}" for v in violations]
-        hint = (
-            "Nothing was saved. Keep each item, or move pending items to `completed`, or list "
-            "what leaves in `dropped` with a kind and a reason; a new goal needs "
-            "`goal_change_reason`; an approval changes status only with an `approver`."
-        )
-        super().__init__(
-            f"checkpoint_save refused: {len(violations)} violation(s)\n" + "\n".join(lines) + "\n" + hint
-        )
+        lines = [" | ".join(_one_line(part) for part in (v.rule, v.item, v.detail)) for v in violations]
+        super().__init__(f"checkpoint_save refused: {len(violations)} violation(s)\n" + "\n".join(lines))
+
+
+def _one_line(text: str) -> str:
+    """A field of a `rule | item | detail` line: no line breaks, no bare separators."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("|", "\\|")
 
 
 class StorageError(CtxkeepError):

@@ -1,8 +1,10 @@
 """Negated clauses: "must not execute", "no final recommendation", "不能推荐".
 
 A negation is kept only when its clause survives under a negation, not merely when a
-negation word remains somewhere. The clause is the text after the marker up to the end
-of its sentence part, compared in matching form (`ctxkeep.text.match_key`).
+negation word remains somewhere. The clause is the text after the marker up to the end of
+its sentence part, compared in matching form (`ctxkeep.text.match_key`). Two items that differ
+only in which negation word they use ("do not" / "must not" / "never", "不能" / "禁止") are
+the same item.
 """
 
 from __future__ import annotations
@@ -19,34 +21,47 @@ _ENGLISH = [
 ]
 _CHINESE = [
     "不可以", "不应该", "不需要", "不能", "不要", "不得", "不可", "不许", "不准", "不应", "不会",
-    "不用", "禁止", "严禁", "切勿", "请勿", "无需", "没有", "未经", "勿", "别",
+    "不用", "禁止", "严禁", "切勿", "请勿", "无需", "没有", "未经",
 ]
+# 不 alone negates ("不推荐"), except in words where it does not ("不同" different, "不过" but …).
+_BARE_BU = "不(?!同|过|断|仅|但|管|论|少|久|错|然|如|止|一|光)"
 _MARKER = "|".join(
     [r"\b" + re.escape(m) + r"\b" for m in sorted(_ENGLISH, key=len, reverse=True)]
-    + [re.escape(m) for m in sorted(_CHINESE, key=len, reverse=True)]
+    + [re.escape(m) for m in sorted(_CHINESE, key=len, reverse=True)] + [_BARE_BU]
 )
+_MARKER_RE = re.compile(_MARKER)
 _NEGATED = re.compile(rf"(?:{_MARKER})\s*(?P<clause>[^.;:!?,，。；：！？、\n]+)")
 _ENDS_WITH_MARKER = re.compile(rf"(?:{_MARKER})\s*$")
+_LOOKBEHIND = 24  # longer than any marker plus a space: where a marker before a clause can start
+
+
+def _normal(text: str) -> str:
+    return match_key(text.replace("\u2019", "'").replace("\u02bc", "'"))
 
 
 @functools.lru_cache(maxsize=2048)
 def negated_clauses(text: str) -> tuple[str, ...]:
     """The clauses `text` negates, in matching form, in order of appearance."""
     clauses: list[str] = []
-    for found in _NEGATED.finditer(match_key(text)):
+    for found in _NEGATED.finditer(_normal(text)):
         clause = found.group("clause").strip()
         if clause and clause not in clauses:
             clauses.append(clause)
     return tuple(clauses)
 
 
+@functools.lru_cache(maxsize=4096)
+def negation_form(text: str) -> str:
+    """The item with every negation word replaced by one token: equal forms are the same rule."""
+    return " ".join(_MARKER_RE.sub(" ¬ ", _normal(text)).split())
+
+
 def appears_unnegated(clause: str, text: str) -> bool:
     """True when `clause` occurs in `text` somewhere without a negation right before it."""
-    haystack = match_key(text)
+    haystack = _normal(text)
     start = haystack.find(clause)
     while start >= 0:
-        if not _ENDS_WITH_MARKER.search(haystack[:start]):
+        if not _ENDS_WITH_MARKER.search(haystack[max(0, start - _LOOKBEHIND):start]):
             return True
         start = haystack.find(clause, start + 1)
     return False
-

@@ -20,14 +20,15 @@ _BAD_CHARACTER = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]"
 
 @functools.lru_cache(maxsize=8192)
 def match_key(text: str) -> str:
-    """The form two items are compared in: NFC, single spaces, trimmed, casefolded."""
-    return " ".join(unicodedata.normalize("NFC", text).split()).casefold()
+    """The form two items are compared in: NFC, single spaces, trimmed, casefolded, no thousands separators."""
+    return _THOUSANDS.sub("", " ".join(unicodedata.normalize("NFC", text).split()).casefold())
 
 
 def value_key(value: object) -> str:
-    """A fact value's comparison form: its text, thousands separators removed."""
-    text = value if isinstance(value, str) else json.dumps(value)
-    return _THOUSANDS.sub("", match_key(text))
+    """A value's comparison form: 184300, 184300.0, "184,300" and "184300" are equal; "184300.00" is not."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return match_key(value if isinstance(value, str) else json.dumps(value))
 
 
 def find_bad_character(text: str) -> str | None:

@@ -1,6 +1,6 @@
 """A process that saves checkpoints in a loop until killed (used by the crash test).
 
-Usage: python -m tests.saver DB_PATH TASK_ID; prints "saved N" after each acknowledged save.
+Usage: python -m tests.saver DB_PATH TASK_ID; prints "saved VERSION STEP" after each acknowledged save.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ async def main(db_path: str, task_id: str) -> None:
         state = TaskState(goal="survive SIGKILL", completed=[f"step {i}" for i in range(step % 150)],
                           extra={"padding": "x" * 4000, "step": step})
         saved = await checkpoint_save(scope, CheckpointSaveRequest(task_id=task_id, state=state))
-        print(f"saved {saved.version}", flush=True)
+        print(f"saved {saved.version} {step}", flush=True)
 
 
 if __name__ == "__main__":

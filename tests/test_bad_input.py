@@ -70,3 +70,11 @@ async def test_rejected_values_are_not_echoed_back(client: Client) -> None:
 async def test_unknown_resource_task_is_a_not_found_error(client: Client) -> None:
     with pytest.raises(Exception, match="no task 'ghost'"):
         await client.read_resource("ctxkeep://tasks/ghost")
+
+
+async def test_huge_version_numbers_are_a_clear_error(client: Client) -> None:
+    for tool, arguments in (("checkpoint_load", {"task_id": "proc", "version": 2**63}),
+                            ("checkpoint_diff", {"task_id": "proc", "from_version": 1, "to_version": 2**63}),
+                            ("verify_checkpoint", {"task_id": "proc", "from_version": 1, "to_version": 2**63})):
+        result = await client.call_tool(tool, arguments)
+        assert result.is_error and "less than or equal to 9007199254740992" in tool_text(result), tool_text(result)

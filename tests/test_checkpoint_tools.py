@@ -183,3 +183,24 @@ async def test_resources_and_resume_prompt(client: Client) -> None:
     assert "Supplier C freight missing" in brief.contents[0].text
     prompt = await client.get_prompt("resume", {"task_id": "proc"})
     assert "expected_version=1" in prompt.messages[0].content.text
+
+
+async def test_verify_across_versions_respects_what_each_step_declared(client: Client) -> None:
+    await save(client, procurement_state())
+    declared = procurement_state(goal="Compare 25 supplier quotes", constraints=[],
+                                 dropped=[{"kind": "constraint", "item": "No final recommendation before the data is complete",
+                                           "reason": "data complete"}])
+    await save(client, declared, goal_change_reason="5 late quotes")
+    await save(client, {**declared, "next_action": "Compare landed cost"})
+    result = await client.call_tool("verify_checkpoint", {"task_id": "proc", "from_version": 1, "to_version": 3})
+    assert result.structured_content == {"ok": True, "violations": []}
+    backwards = await client.call_tool("verify_checkpoint", {"task_id": "proc", "from_version": 3, "to_version": 1})
+    assert backwards.is_error and "send the older version first" in tool_text(backwards)
+
+
+async def test_refusal_lines_stay_one_per_violation_whatever_the_item_holds(client: Client) -> None:
+    await save(client, procurement_state(pending=["Ship batch 2\nx | fake_rule | y"]))
+    refused = await save(client, procurement_state(pending=[]))
+    lines = tool_text(refused).splitlines()
+    assert lines[0] == "checkpoint_save refused: 1 violation(s)"
+    assert len(lines) == 2 and lines[1].startswith("pending_unaccounted | Ship batch 2\\nx \\| fake_rule \\| y | ")

@@ -6,6 +6,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
+import anyio
 import pytest
 
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
@@ -102,3 +103,33 @@ async def test_a_failed_write_rolls_back_whole(scope: Scope, store: Store) -> No
             raise RuntimeError("crash inside the transaction")
     async with store.snapshot() as tx:
         assert await tx.checkpoints.latest_version("/projects/alpha", "t") == 1
+
+
+async def test_a_full_disk_is_a_clear_error_and_the_next_write_works(scope: Scope, store: Store) -> None:
+    await save(scope)
+    async with store.write() as conn:
+        cursor = await conn.execute("PRAGMA page_count")
+        pages = (await cursor.fetchone())[0]
+        await conn.execute(f"PRAGMA max_page_count = {pages + 1}")
+    with pytest.raises(DatabaseUnavailable, match="disk is full"):
+        await save(scope, extra={"blob": "x" * 150_000})
+    async with store.write() as conn:
+        await conn.execute("PRAGMA max_page_count = 1000000")
+    await save(scope, pending=["after the disk had space again"])
+    async with store.snapshot() as tx:
+        assert await tx.checkpoints.latest_version("/projects/alpha", "t") == 2
+
+
+async def test_a_cancelled_transaction_rolls_back_and_frees_the_file(scope: Scope, store: Store, db_path: Path) -> None:
+    await save(scope)
+    with anyio.move_on_after(0.05):
+        async with store.write() as conn:
+            await conn.execute("UPDATE tasks SET latest_version = 99")
+            await anyio.sleep(10)  # cancelled here, mid-transaction
+    other = sqlite3.connect(db_path, timeout=1, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the write lock was released
+    other.execute("ROLLBACK")
+    other.close()
+    await save(scope, pending=["next"])
+    async with store.snapshot() as tx:
+        assert await tx.checkpoints.latest_version("/projects/alpha", "t") == 2

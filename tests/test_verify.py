@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ def test_goal_change_needs_a_reason() -> None:
     assert rules(BASE, after, reason="The director narrowed the scope") == []
 
 
-def test_goal_matching_ignores_case_width_and_spacing() -> None:
+def test_goal_matching_ignores_case_and_spacing() -> None:
     assert rules(BASE, {**BASE, "goal": "  compare 20   SUPPLIER quotes "}) == []
 
 
@@ -60,6 +61,48 @@ def test_negated_clause_flipped_is_negation_lost(before: str, after: str) -> Non
 )
 def test_negation_kept_when_the_clause_survives_under_another_negation(before: str, after: str) -> None:
     assert rules({**BASE, "constraints": [before]}, {**BASE, "constraints": [after]}) == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Orders above 184,300 USD must not be placed without approval", "Orders above 984,300 USD must not be placed without approval"),
+        ("Supplier B must not be contacted", "Supplier A must not be contacted"),
+        ("供应商B不能联系", "供应商A不能联系"),
+        ("Use only USD prices and do not contact supplier B", "Do not contact supplier B"),
+    ],
+)
+def test_a_reworded_negation_must_keep_the_rest_of_the_item(before: str, after: str) -> None:
+    assert rules({**BASE, "constraints": [before]}, {**BASE, "constraints": [after]}) == ["constraint_dropped"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Do not recommend a supplier", "Don\u2019t recommend a supplier"),
+        ("特别注意：不要付款", "特别注意：不得付款"),
+    ],
+)
+def test_typographic_and_chinese_negation_variants_are_the_same_item(before: str, after: str) -> None:
+    assert rules({**BASE, "constraints": [before]}, {**BASE, "constraints": [after]}) == []
+
+
+def test_bare_chinese_bu_is_a_negation_but_not_inside_other_words() -> None:
+    assert rules({**BASE, "constraints": ["不推荐供应商"]}, {**BASE, "constraints": ["推荐供应商"]}) == ["negation_lost"]
+    assert rules({**BASE, "constraints": ["比较不同供应商"]}, {**BASE, "constraints": ["比较供应商"]}) == ["constraint_dropped"]
+
+
+def test_list_items_match_ignoring_thousands_separators() -> None:
+    before = {**BASE, "pending": ["Pay 184,300 USD"]}
+    assert rules(before, {**BASE, "pending": [], "completed": ["Pay 184300 USD"]}) == []
+
+
+def test_a_pathological_state_verifies_quickly() -> None:
+    before = {**BASE, "constraints": [f"no x.{i}" for i in range(50)]}
+    after = {**BASE, "constraints": [], "plan": ["no x " * 799] * 1}
+    started = time.perf_counter()
+    assert "constraint_dropped" in rules(before, after)
+    assert time.perf_counter() - started < 2
 
 
 def test_a_negation_word_elsewhere_does_not_keep_the_clause() -> None:
@@ -125,24 +168,35 @@ def test_approval_removed_unless_declared() -> None:
     assert rules(BASE, declared) == []
 
 
-def test_approval_status_change_needs_an_approver() -> None:
+DECIDED = "2026-11-30T10:00:00Z"
+
+
+def test_approval_status_change_needs_an_approver_and_a_time() -> None:
     assert rules(BASE, _approval(status="approved")) == ["approval_transition_invalid"]
-    assert rules(BASE, _approval(status="approved", approver="procurement director")) == []
+    assert rules(BASE, _approval(status="approved", approver="procurement director")) == ["approval_transition_invalid"]
+    assert rules(BASE, _approval(status="approved", approver="procurement director", decided_at=DECIDED)) == []
 
 
-def test_a_decided_approval_cannot_go_back_to_pending() -> None:
-    decided = _approval(status="approved", approver="director")
-    assert rules(decided, _approval(status="pending", approver="director")) == ["approval_transition_invalid"]
+def test_a_decided_approval_is_final() -> None:
+    decided = _approval(status="approved", approver="director", decided_at=DECIDED)
+    assert rules(decided, _approval(status="pending", approver="director", decided_at=DECIDED)) == ["approval_transition_invalid"]
+    assert rules(decided, _approval(status="approved", approver=None, decided_at=DECIDED)) == ["approval_transition_invalid"]
+    assert rules(decided, _approval(status="approved", approver="someone else", decided_at=DECIDED)) == ["approval_transition_invalid"]
+    assert rules(decided, _approval(status="rejected", approver="cfo", decided_at=DECIDED)) == ["approval_transition_invalid"]
+    assert rules(decided, decided) == []
 
 
 def test_an_approvals_amount_is_fixed() -> None:
     assert rules(BASE, _approval(amount=1843000)) == ["approval_transition_invalid"]
+    assert rules(BASE, _approval(amount=184300.0)) == []  # the same number
     assert rules(BASE, _approval(reason="director is travelling")) == []
 
 
 def test_a_new_approval_decided_without_approver_is_invalid() -> None:
     extra = {"id": "PO-2", "action": "pay deposit", "status": "approved"}
     assert rules(BASE, {**BASE, "approvals": [*BASE["approvals"], extra]}) == ["approval_transition_invalid"]
+    signed = {**extra, "approver": "cfo", "decided_at": DECIDED}
+    assert rules(BASE, {**BASE, "approvals": [*BASE["approvals"], signed]}) == []
 
 
 def test_violations_come_in_a_stable_order() -> None:

@@ -22,6 +22,7 @@ from ctxkeep.models.checkpoint import (
 )
 from ctxkeep.models.common import (
     MAX_ITEMS,
+    MAX_NUMBER,
     MAX_STATE_BYTES,
     MAX_TASK_ID_CHARS,
     MAX_TEXT_CHARS,
@@ -36,7 +37,7 @@ from ctxkeep.models.common import (
 )
 
 __all__ = [
-    "MAX_ITEMS", "MAX_STATE_BYTES", "MAX_TASK_ID_CHARS", "MAX_TEXT_CHARS", "STATE_SCHEMA_VERSION",
+    "MAX_ITEMS", "MAX_NUMBER", "MAX_STATE_BYTES", "MAX_TASK_ID_CHARS", "MAX_TEXT_CHARS", "STATE_SCHEMA_VERSION",
     "Approval", "Change", "CheckpointDiffResult", "CheckpointListResult", "CheckpointLoadResult",
     "CheckpointSaveRequest", "CheckpointSaveResult", "CheckpointVersion", "Dropped", "Fact", "FailedApproach",
     "ItemList", "RequiredText", "ResumeChecks", "StrictModel", "TaskId", "TaskState", "TaskSummary", "Text",

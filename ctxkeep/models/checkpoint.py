@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -9,6 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ctxkeep.models.common import (
     MAX_ITEMS,
+    MAX_NUMBER,
     MAX_STATE_BYTES,
     STATE_SCHEMA_VERSION,
     ItemList,
@@ -101,7 +103,11 @@ class TaskState(StrictModel):
                 f"state is {size:,} bytes of JSON, over the {MAX_STATE_BYTES:,} limit; move raw "
                 "output to evidence and keep references, or drop finished items"
             )
-        bad = find_bad_character(canonical_json(self.extra))
+        try:
+            extra = json.dumps(self.extra, allow_nan=False, ensure_ascii=False)
+        except ValueError:
+            raise ValueError("extra holds NaN or Infinity, which JSON cannot carry; send finite numbers or strings") from None
+        bad = find_bad_character(extra)
         if bad:
             raise ValueError(f"extra holds a {bad}; send plain text")
         return self
@@ -127,7 +133,7 @@ class Verification(BaseModel):
 class CheckpointSaveRequest(StrictModel):
     task_id: TaskId
     state: TaskState
-    expected_version: int | None = Field(default=None, ge=0)
+    expected_version: int | None = Field(default=None, ge=0, le=MAX_NUMBER)
     trigger: Trigger = "manual"
     strict: bool = True
     goal_change_reason: Text | None = None
@@ -207,8 +213,8 @@ class VerifyRequest(StrictModel):
     """Either two stored versions of a task, or two states to compare."""
 
     task_id: TaskId | None = None
-    from_version: int | None = Field(default=None, ge=1)
-    to_version: int | None = Field(default=None, ge=1)
+    from_version: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
+    to_version: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
     before: TaskState | None = None
     after: TaskState | None = None
     goal_change_reason: Text | None = None

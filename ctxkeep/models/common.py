@@ -20,6 +20,7 @@ MAX_TASK_ID_CHARS = 200
 MAX_ITEMS = 200
 MAX_STATE_BYTES = 200_000
 STATE_SCHEMA_VERSION = 1
+MAX_NUMBER = 2**53  # the largest integer every JSON client reads exactly
 
 
 def _clean_text(value: str) -> str:
@@ -67,6 +68,6 @@ Trigger = Literal["manual", "resource", "semantic", "pre_compact"]
 class StrictModel(BaseModel):
     """Unknown fields are refused, so a typo never passes silently."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
-from ctxkeep.models.common import StrictModel, TaskId, Text, Timestamp
+from ctxkeep.models.common import MAX_NUMBER, StrictModel, TaskId, Text, Timestamp
 
 MAX_EVIDENCE_BYTES = 16 * 1024 * 1024
 MAX_BATCH_ITEMS = 1_000
@@ -96,11 +96,11 @@ class EvidenceGetRequest(StrictModel):
     ref: Ref
     mode: GetMode = "full"
     n: int = Field(default=50, ge=1, le=100_000, description="head/tail: number of lines.")
-    start: int | None = Field(default=None, ge=1, description="lines (and grep): first line, 1-based.")
-    end: int | None = Field(default=None, ge=1, description="lines (and grep): last line, inclusive.")
+    start: int | None = Field(default=None, ge=1, le=MAX_NUMBER, description="lines (and grep): first line, 1-based.")
+    end: int | None = Field(default=None, ge=1, le=MAX_NUMBER, description="lines (and grep): last line, inclusive.")
     pattern: str | None = Field(default=None, min_length=1, max_length=500, description="grep: a Python regular expression.")
     context: int = Field(default=2, ge=0, le=50, description="grep: lines of context around each match.")
-    chunk: int | None = Field(default=None, ge=0, description="chunk: which chunk, 0-based.")
+    chunk: int | None = Field(default=None, ge=0, le=MAX_NUMBER, description="chunk: which chunk, 0-based.")
     max_tokens: int = Field(default=DEFAULT_READ_TOKENS, ge=100, le=MAX_READ_TOKENS)
 
     @model_validator(mode="after")

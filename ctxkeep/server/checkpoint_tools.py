@@ -9,6 +9,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ctxkeep.models import (
+    MAX_NUMBER,
     CheckpointDiffResult,
     CheckpointListResult,
     CheckpointLoadResult,
@@ -24,7 +25,7 @@ from ctxkeep.server import render
 from ctxkeep.server.common import READ, WRITE, Runtime, reply
 from ctxkeep.tools import checkpoint
 
-Version = Annotated[int, Field(ge=1, description="A version number, 1 for the first save.")]
+Version = Annotated[int, Field(ge=1, le=MAX_NUMBER, description="A version number, 1 for the first save.")]
 
 
 def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
@@ -32,7 +33,7 @@ def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
     async def checkpoint_save(
         task_id: TaskId,
         state: TaskState,
-        expected_version: Annotated[int | None, Field(ge=0, description="The version you loaded (0: the task must be new). A mismatch is refused as a conflict.")] = None,
+        expected_version: Annotated[int | None, Field(ge=0, le=MAX_NUMBER, description="The version you loaded (0: the task must be new). A mismatch is refused as a conflict.")] = None,
         trigger: Annotated[Trigger, Field(description="Why you save: manual, resource (context near full), semantic (phase ended), pre_compact.")] = "manual",
         strict: Annotated[bool, Field(description="Refuse the save when verification finds violations (default). False stores it and reports them.")] = True,
         goal_change_reason: Annotated[str | None, Field(max_length=4000, description="Required when the goal changes: why.")] = None,
@@ -46,7 +47,7 @@ def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
     @server.tool(annotations=READ)
     async def checkpoint_load(
         task_id: TaskId,
-        version: Annotated[int | None, Field(ge=1, description="A version; omit for the latest.")] = None,
+        version: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="A version; omit for the latest.")] = None,
     ) -> Annotated[CallToolResult, CheckpointLoadResult]:
         """Load a task's checkpoint (latest by default) with a resume brief and checks (pending approvals, age). Call first after a restart or compaction."""
         result = await checkpoint.checkpoint_load(runtime.get(), task_id, version)

@@ -10,7 +10,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ctxkeep.errors import InvalidInput
-from ctxkeep.models import TaskId
+from ctxkeep.models import MAX_NUMBER, TaskId
 from ctxkeep.models.evidence import (
     DEFAULT_READ_TOKENS,
     MAX_READ_TOKENS,
@@ -69,11 +69,11 @@ def register_evidence_tools(server: MCPServer[Any], runtime: Runtime, settings: 
         ref: Ref,
         mode: Annotated[GetMode, Field(description="full, head/tail (n lines), lines (start-end), grep (pattern), chunk.")] = "full",
         n: Annotated[int, Field(ge=1, le=100_000)] = 50,
-        start: Annotated[int | None, Field(ge=1, description="First line, 1-based (lines; also limits grep).")] = None,
-        end: Annotated[int | None, Field(ge=1, description="Last line, inclusive.")] = None,
+        start: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="First line, 1-based (lines; also limits grep).")] = None,
+        end: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="Last line, inclusive.")] = None,
         pattern: Annotated[str | None, Field(max_length=500, description="grep: a regular expression.")] = None,
         context: Annotated[int, Field(ge=0, le=50)] = 2,
-        chunk: Annotated[int | None, Field(ge=0, description="chunk: which one, 0-based.")] = None,
+        chunk: Annotated[int | None, Field(ge=0, le=MAX_NUMBER, description="chunk: which one, 0-based.")] = None,
         max_tokens: Annotated[int, Field(ge=100, le=MAX_READ_TOKENS)] = DEFAULT_READ_TOKENS,
     ) -> Annotated[CallToolResult, EvidenceContent]:
         """Bring back exactly the part of stored evidence you need: lines, grep matches with context, head/tail, or a chunk. `next` tells how to get the rest."""

@@ -61,11 +61,12 @@ class Checkpoints:
         row = await cursor.fetchone()
         return (CheckpointRow(*row[:-1]), int(row[-1])) if row else None
 
-    async def chain(self, project: str, task_id: str) -> list[CheckpointRow]:
-        """Every version of a task, oldest first."""
+    async def chain(self, project: str, task_id: str, first: int = 1, last: int | None = None) -> list[CheckpointRow]:
+        """The versions first..last (all by default) of a task, oldest first."""
         cursor = await self._conn.execute(
-            f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints WHERE project = ? AND task_id = ? ORDER BY version",
-            (project, task_id),
+            f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints WHERE project = ? AND task_id = ? AND version >= ? "
+            "AND (? IS NULL OR version <= ?) ORDER BY version",
+            (project, task_id, first, last, last),
         )
         return [CheckpointRow(*row) for row in await cursor.fetchall()]
 

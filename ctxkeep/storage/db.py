@@ -128,40 +128,53 @@ class Store:
         rows = await cursor.fetchall()
         return "\n".join(str(row[0]) for row in rows)
 
+    async def _finish(self, statement: str) -> None:
+        """COMMIT or ROLLBACK, only when a transaction is open (SQLite may already have rolled back)."""
+        if self._conn.in_transaction:
+            await self._conn.execute(statement)
+
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A BEGIN IMMEDIATE transaction: commits on exit, rolls back and re-raises on error."""
+    async def _transaction(self, begin: str) -> AsyncIterator[aiosqlite.Connection]:
+        """BEGIN … COMMIT, or ROLLBACK and re-raise; shielded from cancellation at both ends.
+
+        The statements run on aiosqlite's thread: a cancelled await would not stop them, so
+        BEGIN, COMMIT and ROLLBACK are awaited to the end, and the connection is never left
+        inside a transaction.
+        """
         async with self._lock:
             try:
-                await self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise _unavailable(self.path, exc) from exc
-            try:
+                with anyio.CancelScope(shield=True):
+                    await self._conn.execute(begin)
                 yield self._conn
-                await self._conn.execute("COMMIT")
+                with anyio.CancelScope(shield=True):
+                    await self._finish("COMMIT")
             except BaseException as exc:
-                await self._conn.execute("ROLLBACK")
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await self._finish("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # the original error says more than a failed rollback
                 if isinstance(exc, sqlite3.Error):
                     raise _unavailable(self.path, exc) from exc
                 raise
 
     @asynccontextmanager
+    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
+        """A BEGIN IMMEDIATE transaction: commits on exit, rolls back and re-raises on error."""
+        async with self._transaction("BEGIN IMMEDIATE") as conn:
+            yield conn
+
+    @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:
         """A write transaction exposing the query objects."""
-        async with self.write() as conn:
+        async with self._transaction("BEGIN IMMEDIATE") as conn:
             yield Tx(conn)
 
     @asynccontextmanager
     async def snapshot(self) -> AsyncIterator[Tx]:
         """A read transaction: every query inside sees the same committed state."""
-        async with self._lock:
-            try:
-                await self._conn.execute("BEGIN")
-                yield Tx(self._conn)
-            except sqlite3.Error as exc:
-                raise _unavailable(self.path, exc) from exc
-            finally:
-                await self._conn.execute("COMMIT")
+        async with self._transaction("BEGIN") as conn:
+            yield Tx(conn)
 
 
 def _statements(sql: str) -> list[str]:

@@ -11,7 +11,7 @@ import json
 from collections import OrderedDict
 from datetime import datetime
 
-from ctxkeep.errors import CheckpointRefused, NotFound, SchemaTooNew, VersionConflict
+from ctxkeep.errors import CheckpointRefused, InvalidInput, NotFound, SchemaTooNew, VersionConflict
 from ctxkeep.models import (
     STATE_SCHEMA_VERSION,
     CheckpointDiffResult,
@@ -93,7 +93,7 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             created_at=scope.clock().isoformat(),
         )
         await tx.checkpoints.insert(scope.project, row)
-    _parsed[row.hash] = req.state.model_copy(deep=True)  # the next save verifies against it
+    _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
     return _save_result(row, violations)
 
 
@@ -113,14 +113,17 @@ async def _row(tx: Tx, scope: Scope, task_id: str, version: int | None) -> tuple
 _parsed: OrderedDict[str, TaskState] = OrderedDict()
 
 
+def _remember(hash_: str, state: TaskState) -> TaskState:
+    _parsed[hash_] = state
+    while len(_parsed) > 256:
+        _parsed.popitem(last=False)
+    return state
+
+
 def parse_state(row: CheckpointRow) -> TaskState:
     """A stored version's state, parsed once per process: versions are immutable, keyed by hash. Do not mutate it."""
     state = _parsed.get(row.hash)
-    if state is None:
-        state = _parsed[row.hash] = TaskState.model_validate_json(row.state_json)
-        while len(_parsed) > 256:
-            _parsed.popitem(last=False)
-    return state
+    return state if state is not None else _remember(row.hash, TaskState.model_validate_json(row.state_json))
 
 
 def _resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskState) -> ResumeChecks:
@@ -203,10 +206,23 @@ async def verify_chain(scope: Scope, task_id: str) -> list[str]:
 async def verify_checkpoint(scope: Scope, req: VerifyRequest) -> VerifyResult:
     """The violations between two stored versions or two given states (nothing is stored)."""
     if req.before is not None and req.after is not None:
-        before, after, reason = req.before, req.after, req.goal_change_reason
+        violations = verify_states(req.before, req.after, req.goal_change_reason)
     else:
         assert req.task_id and req.from_version and req.to_version
-        before, after, stored_reason = await load_pair(scope, req.task_id, req.from_version, req.to_version)
-        reason = req.goal_change_reason or stored_reason
-    violations = verify_states(before, after, reason)
+        violations = await _verify_range(scope, req.task_id, req.from_version, req.to_version)
     return VerifyResult(ok=not violations, violations=violations)
+
+
+async def _verify_range(scope: Scope, task_id: str, first: int, last: int) -> list[Violation]:
+    """Each step first→first+1→…→last checked with what that step declared (its dropped items, its reason)."""
+    if first > last:
+        raise InvalidInput(f"from_version ({first}) is after to_version ({last}); send the older version first")
+    async with scope.store.snapshot() as tx:
+        await _row(tx, scope, task_id, first)
+        await _row(tx, scope, task_id, last)
+        rows = await tx.checkpoints.chain(scope.project, task_id, first, last)
+    found: dict[tuple[str, str], Violation] = {}
+    for older, newer in zip(rows, rows[1:]):
+        for violation in verify_states(parse_state(older), parse_state(newer), newer.goal_change_reason):
+            found.setdefault((violation.rule, violation.item), violation)
+    return list(found.values())

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ctxkeep.models import Approval, Fact, TaskState, Violation
-from ctxkeep.negation import appears_unnegated, negated_clauses
+from ctxkeep.negation import appears_unnegated, negated_clauses, negation_form
 from ctxkeep.text import match_key, value_key
 
 _FIXED_APPROVAL_FIELDS = ("action", "target", "amount", "currency")
@@ -34,8 +34,8 @@ def verify_states(before: TaskState, after: TaskState, goal_change_reason: str |
 
 
 def check_new_state(state: TaskState) -> list[Violation]:
-    """Rules that hold for a first version too: a decided approval names its approver."""
-    return [_undecided(approval) for approval in state.approvals if approval.status != "pending" and not approval.approver]
+    """Rules that hold for a first version too: a decided approval names who decided and when."""
+    return [v for approval in state.approvals for v in [_undecided(approval)] if v]
 
 
 def _dropped(state: TaskState, kind: str) -> set[str]:
@@ -48,18 +48,15 @@ def _texts(state: TaskState) -> list[str]:
 
 
 def _kept_items(before: TaskState, after: TaskState, kind: str, old: list[str], new: list[str]) -> list[Violation]:
-    """Constraints and decisions stay, or leave through `dropped`; negations keep their clause."""
-    present = {match_key(item) for item in new}
+    """Constraints and decisions stay (up to the negation word used), or leave through `dropped`."""
+    present = {match_key(item) for item in new} | {negation_form(item) for item in new}
     dropped = _dropped(after, kind)
     negations_after = {clause for item in [*after.constraints, *after.decisions] for clause in negated_clauses(item)}
     out = []
     for item in old:
-        if match_key(item) in present or match_key(item) in dropped:
+        if match_key(item) in present or negation_form(item) in present or match_key(item) in dropped:
             continue
-        clauses = negated_clauses(item)
-        lost = [c for c in clauses if c not in negations_after]
-        if clauses and not lost:
-            continue  # reworded, every negated clause kept under a negation
+        lost = [c for c in negated_clauses(item) if c not in negations_after]
         flipped = [c for c in lost if any(appears_unnegated(c, text) for text in _texts(after))]
         if flipped:
             out.append(Violation(
@@ -119,31 +116,31 @@ def _facts_kept(before: TaskState, after: TaskState) -> list[Violation]:
     return out
 
 
-def _undecided(approval: Approval) -> Violation:
-    return Violation(
-        rule="approval_transition_invalid", item=approval.id,
-        detail=f"status is {approval.status!r} but no approver is named; send the approver who decided, "
-        "or keep the status 'pending'",
-    )
+def _invalid(approval: Approval, detail: str) -> Violation:
+    return Violation(rule="approval_transition_invalid", item=approval.id, detail=detail)
+
+
+def _undecided(approval: Approval) -> Violation | None:
+    """A decision names who made it and when."""
+    if approval.status == "pending" or (approval.approver and approval.decided_at):
+        return None
+    return _invalid(approval, f"status is {approval.status!r} without {'an approver' if not approval.approver else 'decided_at'}; "
+                    "send the approver who decided and when (decided_at), or keep the status 'pending'")
 
 
 def _approval_change(old: Approval, new: Approval) -> Violation | None:
     for field in _FIXED_APPROVAL_FIELDS:
         was, now = getattr(old, field), getattr(new, field)
         if value_key(was if was is not None else "") != value_key(now if now is not None else ""):
-            return Violation(
-                rule="approval_transition_invalid", item=old.id,
-                detail=f"{field} changed from {was!r} to {now!r}; an approval's action, target, amount and "
-                "currency are fixed: drop it with a reason and request a new approval",
-            )
-    if old.status == new.status:
+            return _invalid(old, f"{field} changed from {was!r} to {now!r}; an approval's action, target, amount and "
+                            "currency are fixed: drop it with a reason and request a new approval")
+    if old.status != "pending":
+        for field in ("status", "approver", "decided_at"):
+            if getattr(old, field) != getattr(new, field):
+                return _invalid(old, f"{field} of a decided approval changed from {getattr(old, field)!r} to "
+                                f"{getattr(new, field)!r}; a decision is final: drop it with a reason and request a new approval")
         return None
-    if old.status != "pending" and new.status == "pending":
-        return Violation(
-            rule="approval_transition_invalid", item=old.id,
-            detail=f"status went back from {old.status!r} to 'pending'; a decision is final: request a new approval",
-        )
-    return None if new.approver else _undecided(new)
+    return _undecided(new) if new.status != "pending" else None
 
 
 def _approvals_kept(before: TaskState, after: TaskState) -> list[Violation]:
@@ -163,5 +160,4 @@ def _approvals_kept(before: TaskState, after: TaskState) -> list[Violation]:
         change = _approval_change(old, approval)
         if change:
             out.append(change)
-    fresh = [a for a in after.approvals if match_key(a.id) not in old_ids]
-    return out + check_new_state(after.model_copy(update={"approvals": fresh}))
+    return out + [v for a in after.approvals if match_key(a.id) not in old_ids for v in [_undecided(a)] if v]

@@ -1,0 +1,38 @@
+"""TaskState: trimming, in-order deduplication, uniqueness of keys and ids, values JSON can carry."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from ctxkeep.models import TaskState
+
+
+def test_strings_are_trimmed_and_list_items_deduplicated_in_order() -> None:
+    state = TaskState(goal="  Compare quotes \n", pending=["B", " a ", "A", "b", "c"])
+    assert state.goal == "Compare quotes"
+    assert state.pending == ["B", "a", "c"]
+
+
+def test_fact_keys_and_approval_ids_are_unique() -> None:
+    with pytest.raises(ValidationError, match="two facts share the key"):
+        TaskState(goal="g", facts=[{"key": "freight", "value": 1}, {"key": "Freight", "value": 2}])
+    with pytest.raises(ValidationError, match="two approvals share the id"):
+        TaskState(goal="g", approvals=[{"id": "PO-1", "action": "a"}, {"id": "po-1", "action": "b"}])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_numbers_json_cannot_carry_are_refused(bad: float) -> None:
+    with pytest.raises(ValidationError, match="NaN or Infinity"):
+        TaskState(goal="g", extra={"x": [bad]})
+    with pytest.raises(ValidationError, match="finite number"):
+        TaskState(goal="g", approvals=[{"id": "A", "action": "pay", "amount": bad}])
+    with pytest.raises(ValidationError, match="finite number"):
+        TaskState(goal="g", facts=[{"key": "k", "value": bad}])
+
+
+def test_a_naive_time_means_utc() -> None:
+    state = TaskState(goal="g", approvals=[{"id": "A", "action": "pay", "requested_at": "2026-11-30T10:00:00"}])
+    assert state.approvals[0].requested_at is not None
+    assert state.approvals[0].requested_at.utcoffset() is not None
+    assert state.canonical().count("2026-11-30T10:00:00Z") == 1
