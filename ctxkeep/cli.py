@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import anyio
+from pydantic import ValidationError
 
 from ctxkeep import __version__
 from ctxkeep.errors import CtxkeepError
@@ -69,6 +70,26 @@ def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from ctxkeep.models.evidence import EvidenceSearchRequest
+    from ctxkeep.server.render import hits
+    from ctxkeep.tools.evidence_search import evidence_search
+
+    request = EvidenceSearchRequest(query=args.query, limit=args.limit)
+    print(hits(_with_scope(settings, lambda scope: evidence_search(scope, request))))
+    return 0
+
+
+def cmd_gc(args: argparse.Namespace, settings: Settings) -> int:
+    from ctxkeep.tools.evidence import evidence_gc
+
+    result = _with_scope(settings, evidence_gc)
+    print(f"deleted {len(result.deleted)} expired evidence item(s); removed {result.orphan_blobs_removed} unused blob(s)")
+    for ref in result.kept_cited:
+        print(f"kept {ref}: expired, but a task's latest checkpoint cites it")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ctxkeep", description="Resumable, verified context for agents (an MCP server).")
     parser.add_argument("--version", action="version", version=f"ctxkeep {__version__}")
@@ -86,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--version", type=int, help="a stored version number")
     show.add_argument("--json", action="store_true", help="print the task state as JSON instead of the brief")
     show.set_defaults(run=cmd_show)
+    search = commands.add_parser("search", help="search this project's evidence")
+    search.add_argument("query", help="words to look for")
+    search.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
+    search.set_defaults(run=cmd_search)
+    commands.add_parser("gc", help="delete expired evidence (keeps what a checkpoint cites) and unused blobs").set_defaults(run=cmd_gc)
     return parser
 
 
@@ -96,5 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CtxkeepError as exc:
         print(f"ctxkeep: {exc}", file=sys.stderr)
         return 1
+    except ValidationError as exc:
+        print(f"ctxkeep: invalid input: {exc.errors()[0]['msg']}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130

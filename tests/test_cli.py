@@ -22,7 +22,7 @@ def ctxkeep(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 def test_every_command_has_help() -> None:
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert set(commands) == {"serve", "demo", "doctor", "tasks", "show"}
+    assert set(commands) == {"serve", "demo", "doctor", "tasks", "show", "search", "gc"}
     for name, sub in commands.items():
         assert sub.format_help().strip(), name
         assert ctxkeep(name, "--help").returncode == 0
@@ -30,7 +30,7 @@ def test_every_command_has_help() -> None:
 
 def test_every_command_is_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text()
-    for name in ("serve", "demo", "doctor", "tasks", "show"):
+    for name in ("serve", "demo", "doctor", "tasks", "show", "search", "gc"):
         assert f"ctxkeep {name}" in readme, name
 
 

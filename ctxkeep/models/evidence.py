@@ -159,3 +159,9 @@ class EvidenceDeleteResult(BaseModel):
     ref: str
     deleted: bool
     blob_removed: bool = Field(description="True when no other record used the same content, so the content itself was erased.")
+
+
+class EvidenceGcResult(BaseModel):
+    deleted: list[str] = Field(description="Expired refs that were deleted.")
+    kept_cited: list[str] = Field(description="Expired refs kept because a task's latest checkpoint cites them.")
+    orphan_blobs_removed: int

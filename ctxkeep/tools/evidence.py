@@ -21,6 +21,7 @@ from ctxkeep.models.evidence import (
     MAX_EVIDENCE_BYTES,
     EvidenceBatchResult,
     EvidenceDeleteResult,
+    EvidenceGcResult,
     EvidenceItem,
     EvidenceStored,
 )
@@ -157,3 +158,30 @@ async def evidence_delete(scope: Scope, ref: str) -> EvidenceDeleteResult:
         CONTENTS.forget(row.sha256)
     await scope.store.checkpoint_wal()
     return EvidenceDeleteResult(ref=ref, deleted=True, blob_removed=blob_removed)
+
+
+def _referenced_refs(states_json: list[str]) -> set[str]:
+    refs: set[str] = set()
+    for text in states_json:
+        state = json.loads(text)
+        refs.update(state.get("evidence_refs", []))
+        refs.update(f["source_ref"] for f in state.get("facts", []) if f.get("source_ref"))
+    return refs
+
+
+async def evidence_gc(scope: Scope) -> EvidenceGcResult:
+    """Delete this project's expired evidence, except what a task's latest checkpoint still cites (listed instead)."""
+    now = utc_text(scope.clock())
+    assert now is not None
+    async with scope.store.snapshot() as tx:
+        expired = await tx.evidence.expired(scope.project, now)
+        cited = _referenced_refs([task.state_json for task in await tx.checkpoints.tasks(scope.project, limit=1_000_000)])
+    kept = [row.ref for row in expired if row.ref in cited]
+    deleted = []
+    for row in expired:
+        if row.ref not in cited:
+            await evidence_delete(scope, row.ref)
+            deleted.append(row.ref)
+    async with scope.store.transaction() as tx:
+        orphans = await tx.evidence.delete_orphan_blobs()
+    return EvidenceGcResult(deleted=deleted, kept_cited=kept, orphan_blobs_removed=orphans)
