@@ -84,3 +84,23 @@ async def test_a_corrupt_database_is_reported_by_every_call_and_the_server_keeps
                 assert result.is_error
                 assert str(broken) in tool_text(result) and "not a valid ctxkeep database" in tool_text(result)
     assert broken.read_bytes() == b"not a database" * 300  # never overwritten
+
+
+async def test_evidence_over_stdio_batch_get_search_resource_delete(db_path: Path) -> None:
+    items = [{"content": f"pytest run {i}: 3 failed, 12 passed\nFAILED tests/test_freight.py::test_{i}", "source": "Bash",
+              "tags": ["ci"]} for i in range(3)]
+    with anyio.fail_after(60):
+        async with Client(stdio_params(db_path)) as client:
+            put = await client.call_tool("evidence_put", {"items": items})
+            refs = put.structured_content["refs"]
+            assert len(set(refs)) == 3
+            got = await client.call_tool("evidence_get", {"ref": refs[1], "mode": "grep", "pattern": "FAILED"})
+            assert got.structured_content["content"] == "2:FAILED tests/test_freight.py::test_1"
+            hits = await client.call_tool("evidence_search", {"query": "freight test failed", "tags": ["ci"]})
+            assert {h["ref"] for h in hits.structured_content["hits"]} == set(refs)
+            resource = await client.read_resource(f"ctxkeep://evidence/{refs[0]}")
+            assert resource.contents[0].text == items[0]["content"]
+            deleted = await client.call_tool("evidence_delete", {"ref": refs[0]})
+            assert deleted.structured_content["deleted"] is True
+            after = await client.call_tool("evidence_search", {"query": "freight test failed"})
+            assert {h["ref"] for h in after.structured_content["hits"]} == set(refs[1:])
