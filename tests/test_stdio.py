@@ -94,7 +94,7 @@ async def test_evidence_over_stdio_batch_get_search_resource_delete(db_path: Pat
             put = await client.call_tool("evidence_put", {"items": items})
             refs = put.structured_content["refs"]
             assert len(set(refs)) == 3
-            got = await client.call_tool("evidence_get", {"ref": refs[1], "mode": "grep", "pattern": "FAILED"})
+            got = await client.call_tool("evidence_get", {"ref": refs[1], "mode": "grep", "pattern": "FAILED", "context": 0})
             assert got.structured_content["content"] == "2:FAILED tests/test_freight.py::test_1"
             hits = await client.call_tool("evidence_search", {"query": "freight test failed", "tags": ["ci"]})
             assert {h["ref"] for h in hits.structured_content["hits"]} == set(refs)
