@@ -27,7 +27,7 @@ async def test_deleted_text_leaves_no_trace_in_the_file_or_wal(client: Client, d
     stored = (await client.call_tool("evidence_put", {"content": SECRET, "title": "vault note", "redact": False})).structured_content
     await client.call_tool("evidence_put", {"content": "an unrelated record that stays"})
     compressed = zlib.compress(SECRET.encode(), 6)
-    assert SECRET.encode() in raw_bytes(db_path)  # the preview holds it in clear: the scan can see it
+    assert compressed in raw_bytes(db_path)  # the stored blob: the scan can see it before the delete
     deleted = await client.call_tool("evidence_delete", {"ref": stored["ref"]})
     assert deleted.structured_content == {"ref": stored["ref"], "deleted": True, "blob_removed": True}
     data = raw_bytes(db_path)

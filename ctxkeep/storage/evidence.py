@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 _ROW_COLUMNS = ("e.id, e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
-                "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.preview, e.redactions, e.index_version, "
+                "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.redactions, e.index_version, "
                 "e.blob_id, b.sha256")
 _HASHED_TERM = re.compile(r"^[0-9a-f]{12}$")
 _BATCH = 400  # stay well under SQLite's bound-parameter limit
@@ -35,7 +35,6 @@ class EvidenceRow:
     tokens: int
     lines: int
     chunk_chars: int
-    preview: str
     redactions: int
     index_version: int
     blob_id: int
@@ -61,7 +60,6 @@ class NewEvidence:
     tokens: int
     lines: int
     chunk_chars: int
-    preview: str
     redactions: int
     index_version: int
     terms: str
@@ -110,10 +108,10 @@ class Evidence:
         )
         await self._conn.executemany(
             "INSERT INTO evidence (project, ref, blob_id, kind, source, title, task_id, tags_json, effective_at, expires_at, "
-            "created_at, bytes, tokens, lines, chunk_chars, preview, redactions, index_version) "
-            "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE sha256 = ?",
+            "created_at, bytes, tokens, lines, chunk_chars, redactions, index_version) "
+            "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE sha256 = ?",
             [(project, i.ref, i.kind, i.source, i.title, i.task_id, i.tags_json, i.effective_at, i.expires_at, i.created_at,
-              i.bytes, i.tokens, i.lines, i.chunk_chars, i.preview, i.redactions, i.index_version, i.sha256) for i in items],
+              i.bytes, i.tokens, i.lines, i.chunk_chars, i.redactions, i.index_version, i.sha256) for i in items],
         )
         await self._conn.executemany(
             "INSERT INTO evidence_fts (rowid, terms) SELECT id, ? FROM evidence WHERE project = ? AND ref = ?",

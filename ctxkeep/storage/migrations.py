@@ -59,7 +59,6 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             tokens INTEGER NOT NULL,
             lines INTEGER NOT NULL,
             chunk_chars INTEGER NOT NULL,
-            preview TEXT NOT NULL,
             redactions INTEGER NOT NULL,
             index_version INTEGER NOT NULL,
             UNIQUE (project, ref)

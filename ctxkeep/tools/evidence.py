@@ -12,7 +12,11 @@ import hashlib
 import json
 import zlib
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
+from typing import Any
+
+import anyio
 
 from ctxkeep.errors import InvalidInput, NotFound
 from ctxkeep.models.evidence import (
@@ -26,7 +30,7 @@ from ctxkeep.models.evidence import (
     EvidenceStored,
 )
 from ctxkeep.storage import EvidenceRow, NewEvidence, Tx
-from ctxkeep.tokens import count_tokens
+from ctxkeep.tokens import count_tokens_many
 from ctxkeep.tools.preview import shape_tool_output
 from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
@@ -60,27 +64,44 @@ def index_text(title: str | None, content: str) -> str:
     return f"{title or ''}\n{content}"
 
 
-def _prepare(scope: Scope, item: EvidenceItem, limit: int, created_at: str) -> NewEvidence:
+def _redacted(item: EvidenceItem, limit: int) -> tuple[str, int]:
     content, redactions = redact_secrets(item.content) if item.redact else (item.content, 0)
-    raw = content.encode("utf-8")
-    if len(raw) > limit:
-        raise InvalidInput(f"content is {len(raw):,} bytes, over the {limit:,} byte limit; store it in parts, or keep "
+    size = len(content.encode("utf-8"))
+    if size > limit:
+        raise InvalidInput(f"content is {size:,} bytes, over the {limit:,} byte limit; store it in parts, or keep "
                            "only the part that matters")
+    return content, redactions
+
+
+def _prepare_batch(project: str, items: list[EvidenceItem], limit: int, created_at: str) -> list[tuple[NewEvidence, str]]:
+    """Everything a put stores, and each preview, computed before the transaction; token counting runs beside the rest."""
+    redacted = [_redacted(item, limit) for item in items]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        counting = pool.submit(count_tokens_many, [content for content, _ in redacted])
+        parts = [_record_parts(project, item, content) for item, (content, _) in zip(items, redacted)]
+        counts = counting.result()
+    return [
+        (NewEvidence(**part, tokens=tokens, chunk_chars=chunk_size(len(content), tokens), redactions=redactions,
+                     created_at=created_at), shape_tool_output(content, item.kind, item.source))
+        for item, part, tokens, (content, redactions) in zip(items, parts, counts, redacted)
+    ]
+
+
+def _record_parts(project: str, item: EvidenceItem, content: str) -> dict[str, Any]:
+    raw = content.encode("utf-8")
     sha256 = hashlib.sha256(raw).hexdigest()
-    tokens = count_tokens(content)
-    return NewEvidence(
-        ref=evidence_ref(scope.project, sha256, item), sha256=sha256, data=zlib.compress(raw, 6), kind=item.kind,
+    return dict(
+        ref=evidence_ref(project, sha256, item), sha256=sha256, data=zlib.compress(raw, 6), kind=item.kind,
         source=item.source, title=item.title, task_id=item.task_id, tags_json=json.dumps(sorted(set(item.tags))),
-        effective_at=utc_text(item.effective_at), expires_at=utc_text(item.expires_at), created_at=created_at,
-        bytes=len(raw), tokens=tokens, lines=line_count(content), chunk_chars=chunk_size(len(content), tokens),
-        preview=shape_tool_output(content, item.kind, item.source), redactions=redactions,
-        index_version=INDEX_VERSION, terms=index_terms(index_text(item.title, content)),
+        effective_at=utc_text(item.effective_at), expires_at=utc_text(item.expires_at), bytes=len(raw),
+        lines=line_count(content), index_version=INDEX_VERSION, terms=index_terms(index_text(item.title, content)),
     )
 
 
-def _stored(row: NewEvidence | EvidenceRow, deduplicated: bool) -> EvidenceStored:
-    return EvidenceStored(ref=row.ref, bytes=row.bytes, tokens=row.tokens, lines=row.lines, preview=row.preview,
+def _stored(row: NewEvidence | EvidenceRow, preview: str, deduplicated: bool) -> EvidenceStored:
+    return EvidenceStored(ref=row.ref, bytes=row.bytes, tokens=row.tokens, lines=row.lines, preview=preview,
                           redactions=row.redactions, deduplicated=deduplicated)
+
 
 
 def _check_batch(items: list[EvidenceItem]) -> None:
@@ -98,17 +119,16 @@ async def evidence_put(scope: Scope, items: list[EvidenceItem], max_item_bytes: 
     _check_batch(items)
     created_at = utc_text(scope.clock())
     assert created_at is not None
-    prepared = [_prepare(scope, item, max_item_bytes, created_at) for item in items]
+    prepared = await anyio.to_thread.run_sync(_prepare_batch, scope.project, items, max_item_bytes, created_at)
     first: dict[str, NewEvidence] = {}
-    for record in prepared:
+    for record, _ in prepared:
         first.setdefault(record.ref, record)
     async with scope.store.transaction() as tx:
         existing = await tx.evidence.rows(scope.project, list(first))
         await tx.evidence.insert(scope.project, [r for ref, r in first.items() if ref not in existing])
     stored, seen = [], set(existing)
-    for record in prepared:
-        old = existing.get(record.ref)
-        stored.append(_stored(old or record, deduplicated=record.ref in seen))
+    for record, preview in prepared:  # a ref fixes content, kind and source, so the preview is the stored one's
+        stored.append(_stored(existing.get(record.ref) or record, preview, deduplicated=record.ref in seen))
         seen.add(record.ref)
     return EvidenceBatchResult(refs=[s.ref for s in stored], items=stored)
 

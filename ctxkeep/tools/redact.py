@@ -14,7 +14,7 @@ from collections.abc import Callable
 _ENV_NAME = r"[A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|SECRET_KEY|ACCESS_KEY|API_KEY|APIKEY|TOKEN|PRIVATE_KEY)"
 
 # (kind, pattern, group holding the secret; 0 = the whole match)
-_RULES: list[tuple[str, re.Pattern[str], int]] = [
+_PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
     ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"), 0),
     ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0),
     ("openai_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]*[A-Za-z0-9]{20,}[A-Za-z0-9_-]*"), 0),
@@ -28,6 +28,24 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
     ("url_password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^@\s/]+)@"), 1),
     ("env_secret", re.compile(rf"(?m)^[ \t]*(?:export[ \t]+)?{_ENV_NAME}[ \t]*[=:][ \t]*[\"']?([^\s\"']+)"), 1),
 ]
+
+
+# Substrings one of which a text must contain for a rule to run (case-insensitive for the
+# lower-case ones): most texts hold none, and a regex that starts at a word boundary is slow.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "private_key": ("PRIVATE KEY",),
+    "anthropic_key": ("sk-ant-",),
+    "openai_key": ("sk-",),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "slack_token": ("xox",),
+    "slack_webhook": ("hooks.slack.com",),
+    "aws_access_key_id": ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
+    "aws_secret_access_key": ("secret",),
+    "bearer_token": ("bearer",),
+    "url_password": ("://",),
+    "env_secret": ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "ACCESS_KEY", "API_KEY", "APIKEY", "TOKEN", "PRIVATE_KEY"),
+}
+_RULES = [(kind, pattern, group, _NEEDS[kind]) for kind, pattern, group in _PATTERNS]
 
 
 def _replacer(kind: str, group: int, counter: list[int]) -> Callable[[re.Match[str]], str]:
@@ -44,6 +62,8 @@ def _replacer(kind: str, group: int, counter: list[int]) -> Callable[[re.Match[s
 def redact_secrets(text: str) -> tuple[str, int]:
     """The text with every recognised secret replaced by a marker, and how many were replaced."""
     counter = [0]
-    for kind, pattern, group in _RULES:
-        text = pattern.sub(_replacer(kind, group, counter), text)
+    lowered = text.lower()
+    for kind, pattern, group, needs in _RULES:
+        if any(need in (lowered if need.islower() else text) for need in needs):
+            text = pattern.sub(_replacer(kind, group, counter), text)
     return text, counter[0]

@@ -14,7 +14,7 @@ import hashlib
 import re
 import unicodedata
 
-import snowballstemmer
+import Stemmer
 
 INDEX_VERSION = 1
 MAX_INDEXED_CHARS = 2_000_000
@@ -31,7 +31,7 @@ _STOPWORDS = frozenset(
     "we were what when where which while who whom why will with would you your yours yourself yourselves "
     "tell know think like also get got yes ok".split()
 )
-_stemmer = snowballstemmer.stemmer("english")
+_stemmer = Stemmer.Stemmer("english")
 
 
 @functools.lru_cache(maxsize=100_000)
