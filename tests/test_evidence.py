@@ -234,3 +234,12 @@ async def test_the_evidence_resource_returns_the_content(client: Client) -> None
     ref = (await put(client, "resource body"))["ref"]
     read = await client.read_resource(f"ctxkeep://evidence/{ref}")
     assert read.contents[0].text == "resource body"
+
+
+def test_search_keeps_the_rarest_terms_within_the_postings_budget() -> None:
+    from ctxkeep.tools.evidence_search import selective_terms
+
+    frequencies = {"common": 90_000, "rare": 3, "middle": 15_000, "second": 6_000}
+    assert selective_terms(["common", "rare", "middle", "second", "absent"], frequencies, budget=20_000) == ["rare", "second"]
+    assert selective_terms(["common"], frequencies, budget=20_000) == ["common"]  # at least the rarest one
+    assert selective_terms(["absent"], frequencies) == []

@@ -82,6 +82,25 @@ def match_expression(hashed_terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in hashed_terms)
 
 
+def _conditions(project: str, where: SearchFilter) -> tuple[str, list[str]]:
+    """The WHERE clause (over the alias `e`) and its parameters for the filters of a search."""
+    clauses, params = ["e.project = ?"], [project]
+    for column, value in (("e.task_id", where.task_id), ("e.kind", where.kind)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    for tag in where.tags:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(e.tags_json) WHERE value = ?)")
+        params.append(tag)
+    if where.valid_at is not None:
+        clauses.append("(e.effective_at IS NULL OR e.effective_at <= ?) AND (e.expires_at IS NULL OR e.expires_at > ?)")
+        params += [where.valid_at, where.valid_at]
+    if where.exclude_expired_at is not None:
+        clauses.append("(e.expires_at IS NULL OR e.expires_at > ?)")
+        params.append(where.exclude_expired_at)
+    return " AND ".join(clauses), params
+
+
 def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
     return [items[i:i + _BATCH] for i in range(0, len(items), _BATCH)]
 
@@ -135,28 +154,33 @@ class Evidence:
             raise LookupError(f"blob {blob_id} is missing")
         return bytes(row[0])
 
-    async def search(self, project: str, hashed_terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
-        """Records matching any term, best BM25 first, with their score (> 0)."""
-        clauses, params = ["evidence_fts MATCH ?", "e.project = ?"], [match_expression(hashed_terms), project]
-        for column, value in (("e.task_id", where.task_id), ("e.kind", where.kind)):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        for tag in where.tags:
-            clauses.append("EXISTS (SELECT 1 FROM json_each(e.tags_json) WHERE value = ?)")
-            params.append(tag)
-        if where.valid_at is not None:
-            clauses.append("(e.effective_at IS NULL OR e.effective_at <= ?) AND (e.expires_at IS NULL OR e.expires_at > ?)")
-            params += [where.valid_at, where.valid_at]
-        if where.exclude_expired_at is not None:
-            clauses.append("(e.expires_at IS NULL OR e.expires_at > ?)")
-            params.append(where.exclude_expired_at)
+    async def document_frequencies(self, hashed_terms: Sequence[str]) -> dict[str, int]:
+        """How many records (all projects) hold each term; absent terms are left out."""
+        for term in hashed_terms:
+            match_expression([term])  # refuses anything that is not a hashed term
         cursor = await self._conn.execute(
-            f"SELECT {_ROW_COLUMNS}, -bm25(evidence_fts) FROM evidence_fts JOIN evidence e ON e.id = evidence_fts.rowid "
-            f"JOIN blobs b ON b.id = e.blob_id WHERE {' AND '.join(clauses)} ORDER BY bm25(evidence_fts), e.id LIMIT ?",
-            (*params, limit),
+            f"SELECT term, doc FROM evidence_vocab WHERE term IN ({','.join('?' * len(hashed_terms))})", tuple(hashed_terms)
         )
-        return [(EvidenceRow(*row[:-1]), float(row[-1])) for row in await cursor.fetchall()]
+        return {term: int(doc) for term, doc in await cursor.fetchall()}
+
+    async def search(self, project: str, hashed_terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
+        """Records matching any term, best BM25 first, with their score (> 0).
+
+        The index is ranked on its own first (FTS5 keeps only the best few), then filtered; only
+        when the filters leave too few of those does the slower filtered ranking of every match run.
+        """
+        conditions, params = _conditions(project, where)
+        outer = (f"SELECT {_ROW_COLUMNS}, -f.score FROM {{source}} JOIN evidence e ON e.id = f.rowid "
+                 f"JOIN blobs b ON b.id = e.blob_id WHERE {conditions} ORDER BY f.score, e.id LIMIT ?")
+        best = f"(SELECT rowid, bm25(evidence_fts) AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT {limit * 8}) f"
+        every = "(SELECT rowid, bm25(evidence_fts) AS score FROM evidence_fts WHERE evidence_fts MATCH ?) f"
+        expression = match_expression(hashed_terms)
+        cursor = await self._conn.execute(outer.format(source=best), (expression, *params, limit))
+        rows = list(await cursor.fetchall())
+        if len(rows) < limit:
+            cursor = await self._conn.execute(outer.format(source=every), (expression, *params, limit))
+            rows = list(await cursor.fetchall())
+        return [(EvidenceRow(*row[:-1]), float(row[-1])) for row in rows]
 
     async def delete(self, row: EvidenceRow, terms: str) -> bool:
         """Remove a record and its index entry; remove its blob when no record uses it. True when the blob went."""

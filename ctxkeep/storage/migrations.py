@@ -67,6 +67,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX evidence_by_task ON evidence (project, task_id);
         CREATE INDEX evidence_by_expiry ON evidence (project, expires_at);
         CREATE VIRTUAL TABLE evidence_fts USING fts5 (terms, content = '', tokenize = 'unicode61');
+        CREATE VIRTUAL TABLE evidence_vocab USING fts5vocab (evidence_fts, 'row');
     """),
 ]
 

@@ -139,19 +139,21 @@ class ContentCache:
     def __init__(self, max_chars: int = _CACHE_CHARS) -> None:
         self._items: OrderedDict[str, str] = OrderedDict()
         self._max = max_chars
+        self._chars = 0
 
     async def content(self, tx: Tx, row: EvidenceRow) -> str:
         text = self._items.get(row.sha256)
         if text is None:
             text = zlib.decompress(await tx.evidence.blob(row.blob_id)).decode("utf-8")
             self._items[row.sha256] = text
-            while sum(len(t) for t in self._items.values()) > self._max and len(self._items) > 1:
-                self._items.popitem(last=False)
+            self._chars += len(text)
+            while self._chars > self._max and len(self._items) > 1:
+                self._chars -= len(self._items.popitem(last=False)[1])
         self._items.move_to_end(row.sha256)
         return text
 
     def forget(self, sha256: str) -> None:
-        self._items.pop(sha256, None)
+        self._chars -= len(self._items.pop(sha256, ""))
 
 
 CONTENTS = ContentCache()

@@ -14,9 +14,23 @@ from ctxkeep.tools.evidence import CONTENTS, utc_text
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import query_terms, surface_pattern
 
+POSTINGS_BUDGET = 20_000
 SNIPPET_BEFORE = 80
 SNIPPET_AFTER = 200
 _SCAN_CHARS = 400_000
+
+
+def selective_terms(terms: list[str], frequencies: dict[str, int], budget: int = POSTINGS_BUDGET) -> list[str]:
+    """The rarest terms whose postings fit the budget (at least the rarest one), so a query over a large
+    store stays fast; the terms left out are the most common ones, which BM25 weighs least anyway."""
+    chosen: list[str] = []
+    total = 0
+    for frequency, term in sorted((frequencies[t], t) for t in terms if t in frequencies):
+        if chosen and total + frequency > budget:
+            break
+        chosen.append(term)
+        total += frequency
+    return chosen
 
 
 def make_snippet(text: str, pattern: re.Pattern[str] | None) -> str:
@@ -39,7 +53,8 @@ async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceS
     )
     pattern = surface_pattern(req.query)
     async with scope.store.snapshot() as tx:
-        found = await tx.evidence.search(scope.project, terms, where, req.limit)
+        terms = selective_terms(terms, await tx.evidence.document_frequencies(terms))
+        found = await tx.evidence.search(scope.project, terms, where, req.limit) if terms else []
         texts = [await CONTENTS.content(tx, row) for row, _ in found]
     return EvidenceSearchResult(hits=[_hit(row, score, text, pattern) for (row, score), text in zip(found, texts)])
 
