@@ -2,7 +2,8 @@
 
 It starts `ctxkeep serve` as a subprocess on a temporary database, talks to it with the MCP
 SDK client, and shows a verified save, a refused save that silently lost a pending item,
-the corrected save, and the resume brief a restarted agent would read.
+the corrected save, the resume brief a restarted agent would read, and the evidence behind a
+fact: stored once (secrets redacted), found by search, brought back line by line.
 """
 
 from __future__ import annotations
@@ -36,6 +37,23 @@ V1: dict[str, Any] = {
     "phase": "normalize",
     "next_action": "Ask the buyer to confirm Supplier C freight in writing",
 }
+SUPPLIER_MAIL = """From: sales@supplier-c.example
+Subject: Re: quote v2, freight
+
+Hello, please find our updated quote below.
+Unit price: 2.15 USD/piece (MOQ 10,000)
+Freight: 0.48 USD/piece, DAP Rotterdam
+Lead time: 21 days
+Portal access for your team: https://buyer:Winter2026!@portal.supplier-c.example/quotes
+Regards, Supplier C sales
+"""
+
+
+def _with_source(state: dict[str, Any], ref: str) -> dict[str, Any]:
+    fact = {**state["facts"][0], "source_ref": ref}
+    return {**state, "facts": [fact], "evidence_refs": [ref]}
+
+
 # What an untrusted summarizer wrote: the freight fact looked known, so the pending item vanished.
 LOSSY = {**V1, "pending": [], "next_action": "Compare landed cost"}
 V2 = {**V1, "pending": [], "completed": [*V1["completed"], PENDING],
@@ -46,10 +64,13 @@ def _say(title: str, body: str) -> None:
     print(f"\n== {title}\n{body}")
 
 
-async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> str:
-    result = await client.call_tool(tool, arguments)
+def _text(result: Any) -> str:
     text = "\n".join(block.text for block in result.content if hasattr(block, "text"))
     return ("REFUSED (tool error): " if result.is_error else "") + text
+
+
+async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> str:
+    return _text(await client.call_tool(tool, arguments))
 
 
 async def run_demo(db: str | None = None) -> int:
@@ -64,15 +85,25 @@ async def run_demo(db: str | None = None) -> int:
         async with Client(params) as client:
             tools = await client.list_tools()
             _say("server over stdio", "tools: " + ", ".join(t.name for t in tools.tools))
-            _say("save v1: the procurement task", await _call(client, "checkpoint_save", {"task_id": "procurement", "state": V1}))
-            refused = await _call(client, "checkpoint_save", {"task_id": "procurement", "state": LOSSY, "expected_version": 1})
+            mail = await client.call_tool("evidence_put", {"content": SUPPLIER_MAIL, "kind": "document", "source": "mail",
+                                                           "title": "Supplier C quote v2", "task_id": "procurement"})
+            ref = mail.structured_content["ref"]
+            _say("store Supplier C's mail as evidence (the password in the link is redacted)", _text(mail))
+            v1, lossy, v2 = (_with_source(state, ref) for state in (V1, LOSSY, V2))
+            _say("save v1: the procurement task, its freight fact citing the mail", await _call(client, "checkpoint_save", {"task_id": "procurement", "state": v1}))
+            refused = await _call(client, "checkpoint_save", {"task_id": "procurement", "state": lossy, "expected_version": 1})
             _say("save a summary that silently dropped the pending item", refused)
-            saved = await _call(client, "checkpoint_save", {"task_id": "procurement", "state": V2, "expected_version": 1, "trigger": "semantic"})
+            saved = await _call(client, "checkpoint_save", {"task_id": "procurement", "state": v2, "expected_version": 1, "trigger": "semantic"})
             _say("save the corrected v2 (pending item moved to completed)", saved)
             _say("diff v1 -> v2", await _call(client, "checkpoint_diff", {"task_id": "procurement", "from_version": 1, "to_version": 2}))
-            flipped = {**V2, "constraints": ["Final recommendation before the data is complete is fine", V1["constraints"][1]]}
-            _say("verify a state whose constraint lost its negation", await _call(client, "verify_checkpoint", {"before": V2, "after": flipped}))
+            flipped = {**v2, "constraints": ["Final recommendation before the data is complete is fine", V1["constraints"][1]]}
+            _say("verify a state whose constraint lost its negation", await _call(client, "verify_checkpoint", {"before": v2, "after": flipped}))
             _say("a restarted agent loads the task: resume brief", await _call(client, "checkpoint_load", {"task_id": "procurement"}))
-        ok = refused.startswith("REFUSED") and "pending_unaccounted" in refused and "saved procurement v2" in saved
+            found = await _call(client, "evidence_search", {"query": "where does the freight of Supplier C come from?"})
+            _say("\"where does 0.48 come from?\" - search the evidence", found)
+            line = await _call(client, "evidence_get", {"ref": ref, "mode": "grep", "pattern": "Freight", "context": 0})
+            _say("bring back exactly the line", line)
+        ok = (refused.startswith("REFUSED") and "pending_unaccounted" in refused and "saved procurement v2" in saved
+              and ref in found and "0.48 USD/piece" in line)
         print("demo finished: " + ("every step behaved as expected" if ok else "UNEXPECTED RESULT, see above"))
         return 0 if ok else 1

@@ -42,6 +42,8 @@ def test_demo_runs_end_to_end() -> None:
     assert "pending_unaccounted | Supplier C freight missing" in result.stdout
     assert "saved procurement v2" in result.stdout
     assert "approval PO-7731 is pending" in result.stdout
+    assert "[REDACTED:url_password]" in result.stdout and "Winter2026!" not in result.stdout
+    assert "Freight: 0.48 USD/piece, DAP Rotterdam" in result.stdout
     assert "demo finished: every step behaved as expected" in result.stdout
 
 
@@ -57,6 +59,37 @@ def test_inspection_commands_read_what_the_demo_stored(tmp_path: Path) -> None:
     assert "no tasks in this project" in ctxkeep("tasks", env=env).stdout
     missing = ctxkeep("show", "procurement", env=env)
     assert missing.returncode == 1 and "no task 'procurement'" in missing.stderr and "Traceback" not in missing.stderr
+    assert ctxkeep("search", "freight", env=env).stdout.strip() == "no matches"
+    gc = ctxkeep("gc", env=env)
+    assert gc.returncode == 0 and "deleted 0 expired evidence item(s)" in gc.stdout
+
+
+@pytest.mark.slow
+def test_show_search_and_gc_in_the_demo_project(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": str(project)}
+    script = (
+        "import anyio\n"
+        "from ctxkeep.settings import Settings\n"
+        "from ctxkeep.storage import Store\n"
+        "from ctxkeep.tools.scope import Scope\n"
+        "from ctxkeep.tools.evidence import evidence_put\n"
+        "from ctxkeep.models.evidence import EvidenceItem\n"
+        "async def main():\n"
+        "    s = Settings.from_env()\n"
+        "    store = await Store.open(s.db_path)\n"
+        "    scope = Scope(store=store, project=s.project)\n"
+        "    await evidence_put(scope, [EvidenceItem(content='freight 0.48 USD/piece'),\n"
+        "                               EvidenceItem(content='old quote', expires_at='2020-01-01T00:00:00Z')])\n"
+        "    await store.close()\n"
+        "anyio.run(main)\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, env={**os.environ, **env}, cwd=ROOT, timeout=60)
+    assert "freight 0.48 USD/piece" in ctxkeep("search", "freight", env=env).stdout
+    gc = ctxkeep("gc", env=env)
+    assert gc.returncode == 0 and "deleted 1 expired evidence item(s)" in gc.stdout
 
 
 def test_a_corrupt_database_is_one_clear_line(tmp_path: Path) -> None:

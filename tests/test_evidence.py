@@ -243,3 +243,9 @@ def test_search_keeps_the_rarest_terms_within_the_postings_budget() -> None:
     assert selective_terms(["common", "rare", "middle", "second", "absent"], frequencies, budget=20_000) == ["rare", "second"]
     assert selective_terms(["common"], frequencies, budget=20_000) == ["common"]  # at least the rarest one
     assert selective_terms(["absent"], frequencies) == []
+
+
+async def test_scores_are_positive_even_in_a_store_of_one(client: Client) -> None:
+    await put(client, "the only record mentions freight")
+    hits = (await client.call_tool("evidence_search", {"query": "freight"})).structured_content["hits"]
+    assert len(hits) == 1 and hits[0]["score"] > 0

@@ -62,4 +62,4 @@ def content(result: EvidenceContent) -> str:
 def hits(result: EvidenceSearchResult) -> str:
     if not result.hits:
         return "no matches"
-    return "\n".join(f"{h.ref} ({h.score:.3f}) {h.title or h.source or h.kind}: {h.snippet}" for h in result.hits)
+    return "\n".join(f"{h.ref} (score {h.score:.3g}) {h.title or h.source or h.kind}: {h.snippet}" for h in result.hits)

@@ -61,6 +61,6 @@ async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceS
 
 def _hit(row: EvidenceRow, score: float, text: str, pattern: re.Pattern[str] | None) -> EvidenceHit:
     return EvidenceHit(
-        ref=row.ref, title=row.title, snippet=make_snippet(text, pattern), score=round(score, 6), kind=row.kind,
+        ref=row.ref, title=row.title, snippet=make_snippet(text, pattern), score=max(score, 1e-9), kind=row.kind,
         source=row.source, task_id=row.task_id, tokens=row.tokens, created_at=row.created_at,  # type: ignore[arg-type]
     )
