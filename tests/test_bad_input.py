@@ -35,9 +35,11 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("checkpoint_list", {"limit": 0}, "limit: Input should be greater than or equal to 1"),
     ("checkpoint_diff", {"task_id": "proc", "from_version": 1, "to_version": 5}, "versions 1 to 1"),
     ("checkpoint_diff", {"task_id": "ghost", "from_version": 1, "to_version": 2}, "no task 'ghost'"),
-    ("verify_checkpoint", {"task_id": "proc"}, "send either task_id + from_version + to_version"),
-    ("verify_checkpoint", {"before": {"goal": "g"}}, "send either task_id + from_version + to_version"),
+    ("verify_checkpoint", {"task_id": "proc"}, "send exactly one of: task_id + from_version + to_version"),
+    ("verify_checkpoint", {"before": {"goal": "g"}}, "send exactly one of: task_id + from_version + to_version"),
     ("verify_checkpoint", {"before": {"goal": "g"}, "after": {"goal": ""}}, "after.goal: must not be empty"),
+    ("verify_checkpoint", {"state": {"goal": "g"}}, "send exactly one of"),
+    ("verify_checkpoint", {"state": {"goal": "g"}, "summary": "s", "before": {"goal": "g"}}, "send exactly one of"),
 ]
 
 

@@ -204,3 +204,13 @@ async def test_refusal_lines_stay_one_per_violation_whatever_the_item_holds(clie
     lines = tool_text(refused).splitlines()
     assert lines[0] == "checkpoint_save refused: 1 violation(s)"
     assert len(lines) == 2 and lines[1].startswith("pending_unaccounted | Ship batch 2\\nx \\| fake_rule \\| y | ")
+
+
+async def test_verify_a_summary_against_its_state(client: Client) -> None:
+    state = procurement_state()
+    summary = ("Goal: Compare 20 supplier quotes. No final recommendation before the data is complete. "
+               "Pending: Supplier C freight missing. Freight 0.48 USD/piece. PO-1 for 184,300 USD waits for the director.")
+    ok = await client.call_tool("verify_checkpoint", {"state": state, "summary": summary})
+    assert ok.structured_content == {"ok": True, "violations": []}
+    bad = await client.call_tool("verify_checkpoint", {"state": state, "summary": summary.replace("0.48", "0.84")})
+    assert [v["rule"] for v in bad.structured_content["violations"]] == ["summary_fact_missing"]

@@ -205,3 +205,44 @@ def test_violations_come_in_a_stable_order() -> None:
         "goal_changed", "constraint_dropped", "pending_unaccounted", "decision_dropped",
         "fact_dropped", "approval_removed",
     ]
+
+
+SUMMARY_STATE = TaskState(
+    goal="Compare 20 supplier quotes",
+    constraints=["Payment must not execute before approval", "数据不完整之前不能推荐"],
+    pending=["Supplier C freight missing"],
+    facts=[{"key": "Supplier C freight", "value": 0.48, "unit": "USD/piece"}, {"key": "PO amount", "value": 184300},
+           {"key": "note", "value": "prices vary", "critical": False}],
+    approvals=[{"id": "PO-7731", "action": "issue purchase order", "amount": 184300}],
+)
+FAITHFUL = ("Goal: Compare 20 supplier quotes. Payment must not execute before approval. 数据不完整之前不能推荐。 "
+            "Pending: Supplier C freight missing. Freight 0.48 USD/piece; PO amount 184,300, approval PO-7731 still waiting.")
+
+
+def summary_rules(summary: str) -> list[tuple[str, str]]:
+    from ctxkeep.tools.verify import verify_summary
+
+    return [(v.rule, v.item) for v in verify_summary(SUMMARY_STATE, summary)]
+
+
+def test_a_faithful_summary_passes() -> None:
+    assert summary_rules(FAITHFUL) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (("0.48", "0.84"), ("summary_fact_missing", "Supplier C freight")),
+        (("Pending: Supplier C freight missing", "Done: Supplier C freight missing"), ("summary_pending_missing", "Supplier C freight missing")),
+        (("must not execute before approval", "not executed yet"), ("summary_negation_lost", "Payment must not execute before approval")),
+        (("Payment must not execute before approval. ", ""), ("summary_negation_lost", "Payment must not execute before approval")),
+        (("不能推荐", "可以推荐"), ("summary_negation_lost", "数据不完整之前不能推荐")),
+        (("Goal: Compare 20 supplier quotes. ", ""), ("summary_goal_missing", "Compare 20 supplier quotes")),
+        (("approval PO-7731 still waiting", "no approval needed"), ("summary_approval_missing", "PO-7731")),
+        (("184,300", "184,3000"), ("summary_fact_missing", "PO amount")),
+    ],
+)
+def test_the_seed_summary_failures_are_caught(change: tuple[str, str], expected: tuple[str, str]) -> None:
+    old, new = change
+    assert old in FAITHFUL
+    assert summary_rules(FAITHFUL.replace(old, new)) == [expected]

@@ -210,7 +210,7 @@ class CheckpointDiffResult(BaseModel):
 
 
 class VerifyRequest(StrictModel):
-    """Either two stored versions of a task, or two states to compare."""
+    """Two stored versions of a task, two states to compare, or a state and a free-text summary of it."""
 
     task_id: TaskId | None = None
     from_version: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
@@ -218,18 +218,23 @@ class VerifyRequest(StrictModel):
     before: TaskState | None = None
     after: TaskState | None = None
     goal_change_reason: Text | None = None
+    state: TaskState | None = None
+    summary: Annotated[str | None, Field(max_length=200_000)] = None
 
     @model_validator(mode="after")
     def _one_form(self) -> VerifyRequest:
-        stored = (self.task_id, self.from_version, self.to_version)
-        given = (self.before, self.after)
-        if all(v is not None for v in stored) and all(v is None for v in given):
-            return self
-        if all(v is not None for v in given) and all(v is None for v in stored):
+        forms = {
+            "stored": (self.task_id, self.from_version, self.to_version),
+            "states": (self.before, self.after),
+            "summary": (self.state, self.summary),
+        }
+        complete = [name for name, values in forms.items() if all(v is not None for v in values)]
+        touched = [name for name, values in forms.items() if any(v is not None for v in values)]
+        if len(complete) == 1 and touched == complete:
             return self
         raise ValueError(
-            "send either task_id + from_version + to_version (two stored versions) or before + after "
-            "(two task states), not a mix"
+            "send exactly one of: task_id + from_version + to_version (two stored versions), before + after "
+            "(two task states), or state + summary (a free-text summary checked against its state)"
         )
 
 

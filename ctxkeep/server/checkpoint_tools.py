@@ -75,9 +75,11 @@ def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
         before: TaskState | None = None,
         after: TaskState | None = None,
         goal_change_reason: Annotated[str | None, Field(max_length=4000)] = None,
+        state: TaskState | None = None,
+        summary: Annotated[str | None, Field(max_length=200_000, description="A free-text summary to check against `state`.")] = None,
     ) -> Annotated[CallToolResult, VerifyResult]:
-        """Check a new task state against an older one without saving: send task_id + from_version + to_version, or before + after. Returns each violated rule."""
-        request = VerifyRequest(task_id=task_id, from_version=from_version, to_version=to_version,
-                                before=before, after=after, goal_change_reason=goal_change_reason)
+        """Check without saving: a new state against an older one (task_id + from_version + to_version, or before + after), or a summary you wrote against its state (state + summary). Returns each violated rule."""
+        request = VerifyRequest(task_id=task_id, from_version=from_version, to_version=to_version, before=before,
+                                after=after, goal_change_reason=goal_change_reason, state=state, summary=summary)
         result = await checkpoint.verify_checkpoint(runtime.get(), request)
         return reply(result, render.verification(result))

@@ -32,7 +32,7 @@ from ctxkeep.storage.db import Tx
 from ctxkeep.tools.brief import render_brief
 from ctxkeep.tools.diff import diff_states
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.verify import check_new_state, verify_states
+from ctxkeep.tools.verify import check_new_state, verify_states, verify_summary
 
 STALE_AFTER_SECONDS = 24 * 3600
 
@@ -205,7 +205,9 @@ async def verify_chain(scope: Scope, task_id: str) -> list[str]:
 
 async def verify_checkpoint(scope: Scope, req: VerifyRequest) -> VerifyResult:
     """The violations between two stored versions or two given states (nothing is stored)."""
-    if req.before is not None and req.after is not None:
+    if req.state is not None and req.summary is not None:
+        violations = verify_summary(req.state, req.summary)
+    elif req.before is not None and req.after is not None:
         violations = verify_states(req.before, req.after, req.goal_change_reason)
     else:
         assert req.task_id and req.from_version and req.to_version

@@ -8,6 +8,7 @@ fixed rule id. Pure functions: no storage, no clock.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ctxkeep.models import Approval, Fact, TaskState, Violation
@@ -161,3 +162,49 @@ def _approvals_kept(before: TaskState, after: TaskState) -> list[Violation]:
         if change:
             out.append(change)
     return out + [v for a in after.approvals if match_key(a.id) not in old_ids for v in [_undecided(a)] if v]
+
+
+_DONE_WORDS = re.compile(r"\b(?:done|completed?|finished|resolved|fixed|closed|shipped)\b|已完成|完成了|已解决|已处理")
+_OPEN_WORDS = re.compile(r"\b(?:pending|todo|to do|open|missing|waiting|blocked|not yet|remaining|outstanding)\b|待|未|缺")
+
+
+def _lines_with(needle: str, text: str) -> list[str]:
+    """The summary's lines or sentences that mention `needle` (both in matching form)."""
+    parts = re.split(r"[\n.;。；]", text)
+    return [part for part in parts if needle in part]
+
+
+def _value_in(value: str, text: str) -> bool:
+    """`value` appears in `text` as a whole number or word (0.48 is not in 0.484 or 10.48)."""
+    pattern = rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)"
+    return re.search(pattern, text) is not None
+
+
+def verify_summary(state: TaskState, summary: str) -> list[Violation]:
+    """What a free-text summary of `state` lost: goal, pending items, open approvals, negations, critical facts."""
+    text = match_key(summary)
+    out: list[Violation] = []
+    if match_key(state.goal) not in text:
+        out.append(Violation(rule="summary_goal_missing", item=state.goal, detail="the summary does not state the goal; quote it"))
+    for item in state.pending:
+        mentions = _lines_with(match_key(item), text)
+        if not mentions:
+            out.append(Violation(rule="summary_pending_missing", item=item, detail="the pending item is not mentioned; list it as pending"))
+        elif all(_DONE_WORDS.search(m) and not _OPEN_WORDS.search(m.replace(match_key(item), "")) for m in mentions):
+            out.append(Violation(rule="summary_pending_missing", item=item,
+                                 detail=f"the pending item is written as done ({mentions[0].strip()!r}); it is still pending"))
+    for approval in state.approvals:
+        if approval.status == "pending" and match_key(approval.id) not in text and match_key(approval.action) not in text:
+            out.append(Violation(rule="summary_approval_missing", item=approval.id,
+                                 detail=f"the open approval ({approval.action}) is not mentioned; say it is still waiting"))
+    kept = set(negated_clauses(summary))
+    for constraint in state.constraints:
+        for clause in negated_clauses(constraint):
+            if clause not in kept:
+                out.append(Violation(rule="summary_negation_lost", item=constraint,
+                                     detail=f"the summary does not keep the negated clause {clause!r} under a negation"))
+    for fact in state.facts:
+        if fact.critical and not _value_in(value_key(fact.value), text):
+            out.append(Violation(rule="summary_fact_missing", item=fact.key,
+                                 detail=f"the exact value {fact.value} of this critical fact is not in the summary; copy it verbatim"))
+    return out
