@@ -17,6 +17,7 @@ from ctxkeep import __version__
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.server.checkpoint_tools import register_checkpoint_tools
 from ctxkeep.server.common import Runtime
+from ctxkeep.server.compress_tools import register_compress_tools
 from ctxkeep.server.errors import CtxkeepServer
 from ctxkeep.server.evidence_tools import register_evidence_tools
 from ctxkeep.server.resources import register_resources
@@ -34,6 +35,8 @@ ctxkeep keeps your task state outside your context so nothing important is lost 
 - verify_checkpoint checks a summary state against the previous one without saving; checkpoint_diff shows what changed.
 - Large tool output, files, pages: evidence_put them and keep only the returned preview + ref in your context;
   evidence_search finds them again, evidence_get brings back exactly the lines, matches or chunk you need.
+- When the history grows long or a phase ends: compress_history(messages or transcript_path, task_id) and continue
+  from the messages it returns; its summary_request tells you what your own summary must keep.
 """
 
 logger = logging.getLogger("ctxkeep")
@@ -64,5 +67,6 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     )
     register_checkpoint_tools(server, runtime)
     register_evidence_tools(server, runtime, settings)
+    register_compress_tools(server, runtime)
     register_resources(server, runtime.get)
     return server

@@ -19,6 +19,7 @@ import anyio
 
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
 from ctxkeep.storage.checkpoints import Checkpoints
+from ctxkeep.storage.digests import Digests
 from ctxkeep.storage.evidence import Evidence
 from ctxkeep.storage.migrations import LATEST, MIGRATIONS
 
@@ -48,6 +49,7 @@ class Tx:
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.checkpoints = Checkpoints(conn)
         self.evidence = Evidence(conn)
+        self.digests = Digests(conn)
 
 
 class Store:

@@ -69,6 +69,17 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE VIRTUAL TABLE evidence_fts USING fts5 (terms, content = '', tokenize = 'unicode61');
         CREATE VIRTUAL TABLE evidence_vocab USING fts5vocab (evidence_fts, 'row');
     """),
+    (3, "the latest history digest and summary of each task", """
+        CREATE TABLE task_digests (
+            project TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            summary TEXT,
+            source TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (project, task_id)
+        ) WITHOUT ROWID;
+    """),
 ]
 
 LATEST = MIGRATIONS[-1][0]

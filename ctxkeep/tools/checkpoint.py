@@ -228,3 +228,10 @@ async def _verify_range(scope: Scope, task_id: str, first: int, last: int) -> li
         for violation in verify_states(parse_state(older), parse_state(newer), newer.goal_change_reason):
             found.setdefault((violation.rule, violation.item), violation)
     return list(found.values())
+
+
+async def latest_state(scope: Scope, task_id: str) -> TaskState | None:
+    """The task's latest checkpointed state, or None when the task has no checkpoint."""
+    async with scope.store.snapshot() as tx:
+        found = await tx.checkpoints.get(scope.project, task_id)
+    return parse_state(found[0]) if found else None

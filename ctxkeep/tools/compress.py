@@ -1,0 +1,201 @@
+"""compress_history: a long agent history made short without losing anything.
+
+Three bands, newest first: the recent band (the last `keep_recent` messages, byte-identical),
+the shaped band (the `shape_window` messages before it, each tool output replaced by its
+preview and ref) and the digest band (everything older, folded into one digest message).
+The system prompt and the task statement stay pinned; every tool output that leaves is
+offloaded to evidence first; a tool call and its output are never split across bands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ctxkeep.errors import InvalidInput
+from ctxkeep.models.checkpoint import TaskState, Verification
+from ctxkeep.models.compress import MAX_INLINE_TOKENS, CompressRequest, CompressResult, SemanticBoundary
+from ctxkeep.models.evidence import EvidenceItem
+from ctxkeep.storage import DigestRow
+from ctxkeep.tokens import count_tokens
+from ctxkeep.tools.checkpoint import latest_state
+from ctxkeep.tools.digest import Step, build_digest, command_of
+from ctxkeep.tools.evidence import evidence_put, utc_text
+from ctxkeep.tools.history import Call, Format, Message, Output, detect_format, parse, render_for_count, replace_outputs
+from ctxkeep.tools.preview import shape_tool_output
+from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.transcript import allowed_roots, read_transcript, resolve_transcript
+from ctxkeep.tools.verify import verify_summary
+
+PINNED_TASK_TOKENS = 8_000
+_PASSED = re.compile(r"\b\d+ passed\b|^OK\b|\bAll tests passed\b|\btests? (?:now )?pass(?:es|ed)?\b", re.IGNORECASE | re.MULTILINE)
+_FAILED = re.compile(r"\b\d+ failed\b|\bFAILED\b|\bTraceback\b", re.IGNORECASE)
+
+
+def _load(scope: Scope, req: CompressRequest, env: Mapping[str, str]) -> tuple[list[dict[str, Any]], Format, int, str]:
+    """The messages, their format, skipped transcript records, and a name for the source."""
+    if req.transcript_path is not None:
+        path = resolve_transcript(req.transcript_path, allowed_roots(env, scope.project))
+        transcript = read_transcript(path)
+        return transcript.messages, "claude_code", transcript.skipped, str(path)
+    messages = req.messages or []
+    if any(not isinstance(m, dict) or not isinstance(m.get("role"), str) for m in messages):
+        raise InvalidInput("every message must be an object with a string role (and content); send the history as a list")
+    return messages, req.format or detect_format(messages), 0, "messages"
+
+
+def _pinned_end(messages: list[Message]) -> int:
+    """Leading system prompts, then the task statement (the first user message), stay pinned."""
+    index = 0
+    while index < len(messages) and messages[index].role in ("system", "developer"):
+        index += 1
+    if index < len(messages) and messages[index].role == "user" and not messages[index].outputs:
+        index += 1
+    return index
+
+
+def _band_start(messages: list[Message], start: int, floor: int) -> int:
+    """Move a band boundary earlier until it does not separate tool outputs from their call."""
+    start = max(start, floor)
+    while floor < start < len(messages) and messages[start].outputs:
+        start -= 1
+    return start
+
+
+def _steps(messages: list[Message]) -> list[Step]:
+    """Each tool output with the call it answers (by id, or the previous assistant call for generic histories)."""
+    calls: dict[str | None, Call] = {}
+    last_call: Call | None = None
+    steps: list[Step] = []
+    for message in messages:
+        for call in message.calls:
+            calls[call.id] = last_call = call
+        for output in message.outputs:
+            answered = calls.get(output.call_id, last_call) if output.call_id is not None else last_call
+            if answered is not None:
+                steps.append(Step(call=answered, output=output, message=message.index))
+    return steps
+
+
+def _evidence_item(step: Step, task_id: str | None) -> EvidenceItem:
+    assert step.output is not None
+    return EvidenceItem(content=step.output.text, kind="tool_result", source=step.call.name,
+                        title=f"{step.call.name}: {command_of(step.call)[:120]}", task_id=task_id)
+
+
+def _shaped(output: Output, step_by_output: dict[int, Step]) -> str:
+    step = step_by_output[id(output)]
+    preview = shape_tool_output(output.text, "tool_result", step.call.name)
+    return f"{preview}\n[ctxkeep: full output stored as {step.ref}; evidence_get reads it back]"
+
+
+def _tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(count_tokens(render_for_count(m)) for m in messages)
+
+
+def _boundary(messages: list[Message], steps: list[Step]) -> SemanticBoundary | None:
+    found: list[SemanticBoundary] = []
+    for step in steps:
+        name, text = step.call.name.lower(), step.output.text if step.output else ""
+        if name in ("task", "agent"):
+            found.append(SemanticBoundary(kind="subagent_returned", message_index=step.message, detail=command_of(step.call)[:120]))
+        elif name in ("exitplanmode", "todowrite") and "in_progress" not in json.dumps(step.call.input):
+            found.append(SemanticBoundary(kind="phase_completed", message_index=step.message, detail=f"{step.call.name} call"))
+        elif _PASSED.search(text) and not _FAILED.search(text):
+            found.append(SemanticBoundary(kind="verification_passed", message_index=step.message, detail=command_of(step.call)[:120]))
+    for message in messages:
+        if message.role == "assistant" and re.search(r"\bapprov(?:e|al)\b[^?\n]*\?", message.text, re.IGNORECASE):
+            found.append(SemanticBoundary(kind="approval_requested", message_index=message.index, detail=message.text[:120]))
+    return max(found, key=lambda b: b.message_index) if found else None
+
+
+def _summary_request(first: int, last: int, state: TaskState | None) -> str:
+    lines = [f"Write a short summary of messages {first}–{last} of this history for your future self: what was tried, "
+             "what failed and why, what was decided. Keep negated clauses as they are (\"must not …\", \"不能 …\"), keep "
+             "conditions, numbers, ids and failed approaches. Then call compress_history again with the same "
+             "history and summary=<your text>; it is checked before it is kept."]
+    if state is not None:
+        lines.append(f"It must state the goal: {state.goal}")
+        lines += [f"Keep this constraint with its negation: {c}" for c in state.constraints]
+        lines += [f"Mention as still pending: {p}" for p in state.pending]
+        lines += [f"Mention the open approval {a.id}: {a.action}" for a in state.approvals if a.status == "pending"]
+        lines += [f"Copy exactly: {f.key} = {f.value}{' ' + f.unit if f.unit else ''}" for f in state.facts if f.critical]
+    return "\n".join(lines)
+
+
+def _band(first: int, end: int) -> list[int]:
+    return [first, end - 1] if end > first else []
+
+
+async def _offload(scope: Scope, steps: list[Step], task_id: str | None) -> None:
+    """Store every output of `steps` as evidence and note its ref on the step."""
+    if steps:
+        stored = await evidence_put(scope, [_evidence_item(step, task_id) for step in steps])
+        for step, ref in zip(steps, stored.refs):
+            step.ref = ref
+
+
+async def _pinned_task(scope: Scope, message: Message, task_id: str | None) -> dict[str, Any]:
+    """The task statement verbatim, or its preview and ref when it is huge."""
+    if count_tokens(message.text) <= PINNED_TASK_TOKENS:
+        return message.raw
+    stored = await evidence_put(scope, [EvidenceItem(content=message.text, kind="message", title="task statement", task_id=task_id)])
+    item = stored.items[0]
+    return {"role": message.role, "content": f"{item.preview}\n[ctxkeep: the full task statement is stored as {item.ref}]"}
+
+
+async def _verify_summary(scope: Scope, req: CompressRequest) -> tuple[TaskState | None, Verification | None]:
+    state = await latest_state(scope, req.task_id) if req.task_id else None
+    if req.summary is None:
+        return state, None
+    if state is None:
+        raise InvalidInput("a summary is checked against the task's latest checkpoint: send task_id of a task that has "
+                           "one (checkpoint_save it first)")
+    violations = verify_summary(state, req.summary)
+    return state, Verification(ok=not violations, violations=violations)
+
+
+async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str, str] | None = None) -> CompressResult:
+    """The compressed history, its digest and the refs of what was offloaded; stores the digest with the task.
+
+    Raises InvalidInput (bad messages, a transcript outside the allowed roots, a summary without a
+    checkpointed task) and NotFound (a missing transcript file).
+    """
+    raw, fmt, skipped, source = _load(scope, req, os.environ if env is None else env)
+    messages = parse(raw, fmt)
+    pinned = _pinned_end(messages)
+    recent = _band_start(messages, len(messages) - req.keep_recent, pinned)
+    shaped = _band_start(messages, recent - req.shape_window, pinned)
+    offloaded = [step for step in _steps(messages) if pinned <= step.message < recent]
+    await _offload(scope, offloaded, req.task_id)
+    by_output = {id(step.output): step for step in offloaded}
+    digest = build_digest(messages[pinned:shaped], [s for s in offloaded if s.message < shaped], req.digest_tokens, count_tokens) if shaped > pinned else ""
+    head = [m.raw for m in messages[:pinned]]
+    if pinned and messages[pinned - 1].role == "user":
+        head[-1] = await _pinned_task(scope, messages[pinned - 1], req.task_id)
+    middle = ([{"role": "user", "content": digest}] if digest else []) + [
+        replace_outputs(m, fmt, lambda output: _shaped(output, by_output)) for m in messages[shaped:recent]]
+    out = head + middle + [m.raw for m in messages[recent:]]
+    state, verification = await _verify_summary(scope, req)
+    if req.task_id:
+        accepted = req.summary if verification and verification.ok else None
+        async with scope.store.transaction() as tx:
+            await tx.digests.put(scope.project, DigestRow(req.task_id, digest, accepted, source, utc_text(scope.clock()) or ""))
+    tokens_after = _tokens(out)
+    messages_ref = None
+    if tokens_after > MAX_INLINE_TOKENS:
+        stored = await evidence_put(scope, [EvidenceItem(content=json.dumps(out, ensure_ascii=False, sort_keys=True), kind="transcript",
+                                                         title="compressed history", source=source, task_id=req.task_id)])
+        messages_ref = stored.refs[0]
+    return CompressResult(
+        format=fmt, messages=None if messages_ref else out, messages_ref=messages_ref, digest=digest,
+        evidence_refs=[step.ref for step in offloaded if step.ref], tokens_before=_tokens(raw), tokens_after=tokens_after,
+        span_tokens_before=_tokens(raw[pinned:recent]), span_tokens_after=_tokens(middle),
+        bands={"pinned": _band(0, pinned), "digest": _band(pinned, shaped), "shaped": _band(shaped, recent),
+               "recent": _band(recent, len(messages))},
+        skipped_records=skipped, summary_request=_summary_request(pinned, recent - 1, state),
+        verification=verification, semantic_boundary=_boundary(messages, _steps(messages)),
+    )

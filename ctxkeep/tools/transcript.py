@@ -1,0 +1,108 @@
+"""Claude Code transcripts: a JSONL file under an allowed root, read into Anthropic-shaped messages.
+
+The format is internal to Claude Code and changes between versions, so reading is defensive:
+records other than user and assistant messages (progress, snapshots, system notes), sidechain
+and meta records, and lines that are not JSON objects (a partly written last line) are skipped
+and counted, never a crash. Assistant content blocks written one record each under the same
+`message.id` become one message; consecutive tool-result records become one user message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxkeep.errors import InvalidInput, NotFound
+
+MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
+
+
+@dataclass
+class Transcript:
+    messages: list[dict[str, Any]]
+    skipped: int
+    records: int
+
+
+def allowed_roots(env: Mapping[str, str], project: str) -> list[Path]:
+    """Where transcripts may be read: ~/.claude/projects, the project, and CTXKEEP_ALLOWED_ROOTS (os.pathsep-separated)."""
+    home = Path(env.get("HOME") or Path.home())
+    roots = [home / ".claude" / "projects", Path(project)]
+    roots += [Path(part) for part in env.get("CTXKEEP_ALLOWED_ROOTS", "").split(os.pathsep) if part.strip()]
+    return [Path(os.path.realpath(root)) for root in roots]
+
+
+def resolve_transcript(path: str, roots: list[Path]) -> Path:
+    """The real path of `path` (symlinks followed) when it lies under an allowed root; raises InvalidInput or NotFound."""
+    real = Path(os.path.realpath(os.path.expanduser(path)))
+    if not any(real == root or root in real.parents for root in roots):
+        raise InvalidInput(
+            f"transcript_path {path!r} resolves to {real}, outside the allowed roots ({', '.join(map(str, roots))}); "
+            "send a transcript under one of them, or add its folder to CTXKEEP_ALLOWED_ROOTS"
+        )
+    if not real.is_file():
+        raise NotFound(f"transcript_path {path!r} is not a file; send the path of a Claude Code .jsonl transcript")
+    if real.stat().st_size > MAX_TRANSCRIPT_BYTES:
+        raise InvalidInput(f"transcript {real} is over {MAX_TRANSCRIPT_BYTES:,} bytes; compress a shorter one")
+    return real
+
+
+def _record(line: str) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _message_of(record: dict[str, Any]) -> dict[str, Any] | None:
+    if record.get("type") not in ("user", "assistant") or record.get("isSidechain") or record.get("isMeta"):
+        return None
+    message = record.get("message")
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        return None
+    content = message.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return None
+    return {"role": message["role"], "content": [b for b in content if isinstance(b, dict)], "_id": message.get("id")}
+
+
+def _only_results(message: dict[str, Any]) -> bool:
+    return bool(message["content"]) and all(b.get("type") == "tool_result" for b in message["content"])
+
+
+def _append(messages: list[dict[str, Any]], message: dict[str, Any]) -> None:
+    last = messages[-1] if messages else None
+    same_reply = last and message["role"] == "assistant" == last["role"] and message["_id"] and message["_id"] == last["_id"]
+    more_results = last and message["role"] == "user" == last["role"] and _only_results(message) and _only_results(last)
+    if last and (same_reply or more_results):
+        last["content"] = last["content"] + message["content"]
+    else:
+        messages.append(message)
+
+
+def read_transcript(path: Path) -> Transcript:
+    """The transcript's conversation as Anthropic-shaped messages, with how many records were skipped."""
+    messages: list[dict[str, Any]] = []
+    skipped = records = objects = 0
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            records += 1
+            record = _record(line)
+            objects += record is not None
+            message = _message_of(record) if record else None
+            if message is None:
+                skipped += 1
+                continue
+            _append(messages, message)
+    if records and not objects:
+        raise InvalidInput(f"{path} is not a JSONL transcript (no line is a JSON object); send a Claude Code .jsonl file")
+    return Transcript([{"role": m["role"], "content": m["content"]} for m in messages], skipped, records)
