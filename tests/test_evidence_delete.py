@@ -29,7 +29,7 @@ async def test_deleted_text_leaves_no_trace_in_the_file_or_wal(client: Client, d
     compressed = zlib.compress(SECRET.encode(), 6)
     assert compressed in raw_bytes(db_path)  # the stored blob: the scan can see it before the delete
     deleted = await client.call_tool("evidence_delete", {"ref": stored["ref"]})
-    assert deleted.structured_content == {"ref": stored["ref"], "deleted": True, "blob_removed": True}
+    assert deleted.structured_content == {"ref": stored["ref"], "deleted": True, "blob_removed": True, "wal_truncated": True}
     data = raw_bytes(db_path)
     for needle in (SECRET.encode(), b"zebra-unicorn-4471", compressed, b"vault note"):
         assert needle not in data, needle

@@ -19,6 +19,14 @@ SECRETS = {
     "url_password": ("DATABASE_URL=postgres://app:hunter2secret@db.internal:5432/prod", "hunter2secret"),
     "env_password": ("DB_PASSWORD=correct-horse-battery", "correct-horse-battery"),
     "env_token": ('export GITHUB_TOKEN="abc123def456"', "abc123def456"),
+    "env_lowercase": ("db_password: hunter2hunter2", "hunter2hunter2"),
+    "json_bearer": ('{"Authorization": "Bearer abcdef1234567890"}', "abcdef1234567890"),
+    "basic_auth": ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
+    "url_empty_user": ("redis://:s3cretpw@cache:6379/0", "s3cretpw"),
+    "truncated_pem": ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7", "MIIEpAIBAAKCAQEA7"),
+    "stripe_key": ("STRIPE sk_live_abcdefghijklmnop1234", "sk_live_abcdefghijklmnop1234"),
+    "google_api_key": ("key=AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
+    "slack_app_token": ("xapp-1-A0123-4567890123-abcdef", "xapp-1-A0123-4567890123-abcdef"),
 }
 
 
@@ -28,7 +36,9 @@ def test_each_secret_shape_is_redacted(name: str) -> None:
     redacted, count = redact_secrets(f"before\n{text}\nafter")
     assert secret not in redacted
     assert count == 1 and "[REDACTED:" in redacted
-    assert redacted.startswith("before\n") and redacted.endswith("\nafter")
+    assert redacted.startswith("before\n")
+    # a key without its END line is redacted to the end of the text; everything else keeps what follows
+    assert redacted.endswith("\nafter") != (name == "truncated_pem")
 
 
 LOOK_ALIKES = [
@@ -42,6 +52,11 @@ LOOK_ALIKES = [
     "see https://example.com/path:with:colons@home",
     "Authorization: Basic realm",
     "git@github.com:owner/repo.git",
+    "SECRET=$SECRET",
+    "PASSWORD=${DB_PASSWORD}",
+    "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+    "USE_TOKEN=true",
+    "sk-learn-style-names-go-here-and-there",
 ]
 
 
@@ -54,3 +69,11 @@ def test_redaction_is_idempotent() -> None:
     once, count = redact_secrets("DB_PASSWORD=hunter2 and AKIAIOSFODNN7EXAMPLE")
     assert count == 2
     assert redact_secrets(once) == (once, 0)
+
+
+def test_redaction_is_linear_on_hostile_text() -> None:
+    import time
+
+    started = time.perf_counter()
+    redact_secrets("-sk-" * 20_000 + " " + "-".join(["kebab"] * 38_000) + " https://example.com/")
+    assert time.perf_counter() - started < 2

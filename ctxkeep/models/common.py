@@ -37,7 +37,11 @@ def _required_text(value: str) -> str:
 
 
 def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    """A naive time means UTC; every time is kept in UTC (refused when it has no UTC form, e.g. year 0)."""
+    try:
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError("the time is out of range once converted to UTC; send a time between years 1 and 9999") from None
 
 
 def _dedupe_strings(items: list[str]) -> list[str]:

@@ -70,7 +70,7 @@ class EvidenceStored(BaseModel):
     lines: int
     preview: str = Field(description="A short, deterministic view of the content (shaped by kind and source tool).")
     redactions: int = Field(description="How many secrets were replaced by a [REDACTED:…] marker.")
-    deduplicated: bool = Field(description="True when an identical record existed: its ref is returned, nothing new is stored.")
+    deduplicated: bool = Field(description="True when an identical record existed: its ref is returned, its tags gain the new ones and its validity window is the new one's.")
 
 
 class EvidencePutResult(BaseModel):
@@ -159,6 +159,7 @@ class EvidenceDeleteResult(BaseModel):
     ref: str
     deleted: bool
     blob_removed: bool = Field(description="True when no other record used the same content, so the content itself was erased.")
+    wal_truncated: bool = Field(default=True, description="False when another reader kept old pages in the WAL; they are erased at the next checkpoint.")
 
 
 class EvidenceGcResult(BaseModel):

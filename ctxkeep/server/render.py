@@ -44,12 +44,15 @@ def verification(result: VerifyResult) -> str:
 
 
 def stored(result: EvidenceBatchResult) -> str:
+    """One item: its line and preview. A batch: one line per item (the previews are in the structured result)."""
     lines = []
     for item in result.items:
         note = " (already stored)" if item.deduplicated else ""
         redacted = f", {item.redactions} secret(s) redacted" if item.redactions else ""
-        lines.append(f"{item.ref}: {item.lines} lines, {item.tokens} tokens{redacted}{note}\n{item.preview}")
-    return "\n\n".join(lines)
+        lines.append(f"{item.ref}: {item.lines} lines, {item.tokens} tokens{redacted}{note}")
+    if len(result.items) == 1:
+        return f"{lines[0]}\n{result.items[0].preview}"
+    return "\n".join(lines)
 
 
 def content(result: EvidenceContent) -> str:

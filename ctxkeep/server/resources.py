@@ -49,7 +49,9 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
             result = await read_evidence(scope(), EvidenceGetRequest(ref=ref))
         except NotFound as exc:
             raise ResourceNotFoundError(str(exc)) from exc
-        except (CtxkeepError, ValidationError) as exc:
+        except ValidationError as exc:
+            raise ResourceError(f"{ref!r} is not an evidence ref; refs look like ev_ followed by hex digits") from exc
+        except CtxkeepError as exc:
             raise ResourceError(f"cannot read {ref!r}: {exc}") from exc
         return render.content(result)
 

@@ -119,10 +119,12 @@ class Store:
         row = await cursor.fetchone()
         return int(row[0]) if row else 0
 
-    async def checkpoint_wal(self) -> None:
-        """Copy the WAL into the database file and truncate it (after deletions: no old frames remain)."""
+    async def checkpoint_wal(self) -> bool:
+        """Copy the WAL into the database file and truncate it; False when a reader kept it from finishing."""
         async with self._lock:
-            await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            cursor = await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            row = await cursor.fetchone()
+        return row is not None and int(row[0]) == 0
 
     async def integrity_check(self) -> str:
         """`PRAGMA integrity_check`'s verdict: 'ok' when the file is sound."""

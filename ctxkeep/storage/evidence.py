@@ -137,6 +137,15 @@ class Evidence:
             [(i.terms, project, i.ref) for i in items],
         )
 
+    async def refresh(self, project: str, items: Sequence[NewEvidence]) -> None:
+        """A repeated put of existing records: add its tags, take its validity window."""
+        await self._conn.executemany(
+            "UPDATE evidence SET tags_json = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(tags_json) "
+            "UNION SELECT value FROM json_each(?) ORDER BY value)), effective_at = ?, expires_at = ? "
+            "WHERE project = ? AND ref = ?",
+            [(i.tags_json, i.effective_at, i.expires_at, project, i.ref) for i in items],
+        )
+
     async def rows(self, project: str, refs: Sequence[str]) -> dict[str, EvidenceRow]:
         found: dict[str, EvidenceRow] = {}
         for part in _chunks(refs):
@@ -185,7 +194,9 @@ class Evidence:
     async def delete(self, row: EvidenceRow, terms: str) -> bool:
         """Remove a record and its index entry; remove its blob when no record uses it. True when the blob went."""
         await self._conn.execute("INSERT INTO evidence_fts (evidence_fts, rowid, terms) VALUES ('delete', ?, ?)", (row.id, terms))
-        await self._conn.execute("DELETE FROM evidence WHERE id = ?", (row.id,))
+        cursor = await self._conn.execute("DELETE FROM evidence WHERE id = ?", (row.id,))
+        if cursor.rowcount != 1:
+            raise LookupError(f"evidence row {row.id} vanished inside its own delete transaction")
         cursor = await self._conn.execute("SELECT 1 FROM evidence WHERE blob_id = ? LIMIT 1", (row.blob_id,))
         if await cursor.fetchone():
             return False

@@ -43,7 +43,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             bytes INTEGER NOT NULL
         );
         CREATE TABLE evidence (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             project TEXT NOT NULL,
             ref TEXT NOT NULL,
             blob_id INTEGER NOT NULL REFERENCES blobs (id),

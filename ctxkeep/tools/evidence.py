@@ -37,7 +37,7 @@ from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import INDEX_VERSION, index_terms
 
 CHUNK_TOKENS = 4_000
-MAX_CHUNK_CHARS = 16_000
+MAX_CHUNK_CHARS = 6_000  # at most ~4 tokens a character, so any chunk fits the 25,000-token read limit
 _CACHE_CHARS = 64_000_000
 
 
@@ -64,26 +64,33 @@ def index_text(title: str | None, content: str) -> str:
     return f"{title or ''}\n{content}"
 
 
-def _redacted(item: EvidenceItem, limit: int) -> tuple[str, int]:
-    content, redactions = redact_secrets(item.content) if item.redact else (item.content, 0)
+def _redacted(item: EvidenceItem, limit: int) -> tuple[EvidenceItem, str, int]:
+    """The item with secrets replaced in its source and title, its redacted content, and how many were replaced."""
+    if not item.redact:
+        content, redactions = item.content, 0
+    else:
+        content, redactions = redact_secrets(item.content)
+        source, in_source = redact_secrets(item.source) if item.source else (None, 0)
+        title, in_title = redact_secrets(item.title) if item.title else (None, 0)
+        item, redactions = item.model_copy(update={"source": source, "title": title}), redactions + in_source + in_title
     size = len(content.encode("utf-8"))
     if size > limit:
         raise InvalidInput(f"content is {size:,} bytes, over the {limit:,} byte limit; store it in parts, or keep "
                            "only the part that matters")
-    return content, redactions
+    return item, content, redactions
 
 
 def _prepare_batch(project: str, items: list[EvidenceItem], limit: int, created_at: str) -> list[tuple[NewEvidence, str]]:
     """Everything a put stores, and each preview, computed before the transaction; token counting runs beside the rest."""
     redacted = [_redacted(item, limit) for item in items]
     with ThreadPoolExecutor(max_workers=1) as pool:
-        counting = pool.submit(count_tokens_many, [content for content, _ in redacted])
-        parts = [_record_parts(project, item, content) for item, (content, _) in zip(items, redacted)]
+        counting = pool.submit(count_tokens_many, [content for _, content, _ in redacted])
+        parts = [_record_parts(project, item, content) for item, content, _ in redacted]
         counts = counting.result()
     return [
         (NewEvidence(**part, tokens=tokens, chunk_chars=chunk_size(len(content), tokens), redactions=redactions,
                      created_at=created_at), shape_tool_output(content, item.kind, item.source))
-        for item, part, tokens, (content, redactions) in zip(items, parts, counts, redacted)
+        for part, tokens, (item, content, redactions) in zip(parts, counts, redacted)
     ]
 
 
@@ -126,6 +133,7 @@ async def evidence_put(scope: Scope, items: list[EvidenceItem], max_item_bytes: 
     async with scope.store.transaction() as tx:
         existing = await tx.evidence.rows(scope.project, list(first))
         await tx.evidence.insert(scope.project, [r for ref, r in first.items() if ref not in existing])
+        await tx.evidence.refresh(scope.project, [r for ref, r in first.items() if ref in existing])
     stored, seen = [], set(existing)
     for record, preview in prepared:  # a ref fixes content, kind and source, so the preview is the stored one's
         stored.append(_stored(existing.get(record.ref) or record, preview, deduplicated=record.ref in seen))
@@ -171,15 +179,18 @@ async def evidence_delete(scope: Scope, ref: str) -> EvidenceDeleteResult:
     """Delete a record, its index entry, and its blob when no other record uses it; then truncate the WAL."""
     async with scope.store.snapshot() as tx:
         row = await load_row(tx, scope, ref)
+        # A ref fixes the content and title, so these terms are the ones indexed for any record under it.
         terms = index_terms(index_text(row.title, await CONTENTS.content(tx, row)))
+    if row.index_version != INDEX_VERSION:
+        raise InvalidInput(f"evidence {ref!r} was indexed by another ctxkeep version ({row.index_version}); "
+                           "delete it with that version, or rebuild the index first")
     async with scope.store.transaction() as tx:
-        if not (await tx.evidence.rows(scope.project, [ref])):
-            raise NotFound(f"evidence {ref!r} was deleted meanwhile")
-        blob_removed = await tx.evidence.delete(row, terms)
+        current = await load_row(tx, scope, ref)  # the record as it is now, not as the snapshot saw it
+        blob_removed = await tx.evidence.delete(current, terms)
     if blob_removed:
         CONTENTS.forget(row.sha256)
-    await scope.store.checkpoint_wal()
-    return EvidenceDeleteResult(ref=ref, deleted=True, blob_removed=blob_removed)
+    wal_truncated = await scope.store.checkpoint_wal()
+    return EvidenceDeleteResult(ref=ref, deleted=True, blob_removed=blob_removed, wal_truncated=wal_truncated)
 
 
 def _referenced_refs(states_json: list[str]) -> set[str]:

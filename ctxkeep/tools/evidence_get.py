@@ -8,12 +8,15 @@ reported with `truncated` and `next`, the arguments of the call that returns the
 
 from __future__ import annotations
 
-import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import regex
+
 from ctxkeep.errors import InvalidInput
-from ctxkeep.models.evidence import EvidenceContent, EvidenceGetRequest
+from ctxkeep.models.evidence import MAX_READ_TOKENS, EvidenceContent, EvidenceGetRequest
 from ctxkeep.storage import EvidenceRow
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.evidence import CONTENTS, load_row
@@ -52,41 +55,64 @@ class Part:
     truncated: bool = False  # the budget cut what the mode asked for
 
 
-def _line_window(req: EvidenceGetRequest, lines: list[str], first: int, last: int) -> Part:
+GREP_SECONDS = 2.0
+
+
+def chunk_call(req: EvidenceGetRequest, text: str, size: int, index: int) -> dict[str, Any]:
+    """The evidence_get arguments that read chunk `index`, with a budget large enough for it."""
+    tokens = count_tokens(text[index * size:(index + 1) * size])
+    return {"ref": req.ref, "mode": "chunk", "chunk": index, "max_tokens": max(req.max_tokens, min(tokens, MAX_READ_TOKENS))}
+
+
+def _line_window(req: EvidenceGetRequest, text: str, size: int, lines: list[str], first: int, last: int) -> Part:
     """Lines first..last (0-based, exclusive end), trimmed to the budget."""
     window = lines[first:last]
     fits = _fit(window, req.max_tokens)
     if fits == len(window):
         return Part("".join(window))
-    if fits == 0:  # one line longer than the budget: show its start, point at the chunks for the rest
-        return Part(_prefix_within(window[0], req.max_tokens), {"ref": req.ref, "mode": "chunk", "chunk": 0}, True)
+    if fits == 0:  # one line longer than the budget: its start, then the chunks from the one holding its start
+        offset = sum(len(line) for line in lines[:first])
+        prefix = _prefix_within(window[0], req.max_tokens)
+        return Part(prefix, chunk_call(req, text, size, (offset + len(prefix)) // size), True)
     return Part("".join(window[:fits]), {"ref": req.ref, "mode": "lines", "start": first + fits + 1, "end": last}, True)
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
+def _compile(pattern: str) -> Any:
     try:
-        return re.compile(pattern)
-    except re.error as exc:
+        return regex.compile(pattern)
+    except (regex.error, OverflowError, ValueError, RecursionError) as exc:
         raise InvalidInput(f"pattern is not a valid regular expression ({exc}); escape metacharacters such as ( [ . * "
                            "with a backslash, or search for a plain word") from None
+
+
+def _matches(pattern: Any, line: str, deadline: float) -> bool:
+    try:
+        return pattern.search(line, timeout=max(0.001, deadline - time.monotonic())) is not None
+    except TimeoutError:
+        raise InvalidInput(f"the pattern took over {GREP_SECONDS:g} s; use a simpler pattern (no nested repetition) "
+                           "or narrow the search with start and end") from None
 
 
 def _grep(req: EvidenceGetRequest, lines: list[str]) -> Part:
     """Matching lines as `N:text`, context as `N-text`, groups separated by `--` (like grep -n)."""
     pattern = _compile(req.pattern or "")
+    deadline = time.monotonic() + GREP_SECONDS
     first, last = (req.start or 1) - 1, min(req.end or len(lines), len(lines))
     out: list[str] = []
     used, shown_until = 0, first - 1
-    for hit in (i for i in range(first, last) if pattern.search(lines[i])):
+    for hit in (i for i in range(first, last) if _matches(pattern, lines[i], deadline)):
         if hit <= shown_until:
             continue
         block = range(max(hit - req.context, shown_until + 1), min(hit + req.context + 1, last))
         separator = "--\n" if out and block[0] > shown_until + 1 else ""
-        text = separator + "".join(f"{i + 1}{':' if pattern.search(lines[i]) else '-'}{lines[i]}" for i in block)
+        text = separator + "".join(f"{i + 1}{':' if _matches(pattern, lines[i], deadline) else '-'}{lines[i]}" for i in block)
         cost = count_tokens(text)
+        rest = {"ref": req.ref, "mode": "grep", "pattern": req.pattern, "context": req.context,
+                "start": block[0] + 1, **({"end": req.end} if req.end else {})}
         if out and used + cost > req.max_tokens:
-            return Part("".join(out), {"ref": req.ref, "mode": "grep", "pattern": req.pattern, "context": req.context,
-                                       "start": hit + 1, **({"end": req.end} if req.end else {})}, True)
+            return Part("".join(out), rest, True)
+        if cost > req.max_tokens:  # a single block over the budget: its start, and grep on from its next line
+            return Part(_prefix_within(text, req.max_tokens), {**rest, "start": block[0] + 2}, True)
         out.append(text)
         used += cost
         shown_until = block[-1]
@@ -101,8 +127,8 @@ def _chunk(req: EvidenceGetRequest, text: str, size: int, total: int) -> Part:
     tokens = count_tokens(part)
     if tokens > req.max_tokens:
         raise InvalidInput(f"chunk {index} holds {tokens:,} tokens, more than max_tokens={req.max_tokens:,}; send "
-                           f"max_tokens={min(max(tokens, 100), 25_000)} or read it with mode 'lines'")
-    return Part(part, {"ref": req.ref, "mode": "chunk", "chunk": index + 1} if index + 1 < total else None)
+                           f"max_tokens={min(max(tokens, 100), MAX_READ_TOKENS)} or read it with mode 'lines'")
+    return Part(part, chunk_call(req, text, size, index + 1) if index + 1 < total else None)
 
 
 def _select(req: EvidenceGetRequest, text: str, row: EvidenceRow, chunks: int) -> Part:
@@ -111,6 +137,7 @@ def _select(req: EvidenceGetRequest, text: str, row: EvidenceRow, chunks: int) -
     lines = split_lines(text)
     if req.mode == "grep":
         return _grep(req, lines)
+    size = row.chunk_chars
     first, last = 0, len(lines)
     if req.mode == "head":
         last = min(req.n, len(lines))
@@ -118,7 +145,7 @@ def _select(req: EvidenceGetRequest, text: str, row: EvidenceRow, chunks: int) -
         first = max(0, len(lines) - req.n)
     elif req.mode == "lines":
         first, last = min((req.start or 1) - 1, len(lines)), min(req.end or len(lines), len(lines))
-    part = _line_window(req, lines, first, last)
+    part = _line_window(req, text, size, lines, first, last)
     if part.next is None and last < len(lines):
         return Part(part.content, {"ref": req.ref, "mode": "lines", "start": last + 1})
     if part.next is None and first > 0 and req.mode == "tail":
@@ -132,7 +159,7 @@ async def evidence_get(scope: Scope, req: EvidenceGetRequest) -> EvidenceContent
         row = await load_row(tx, scope, req.ref)
         text = await CONTENTS.content(tx, row)
     chunks = max(1, -(-len(text) // row.chunk_chars))
-    part = _select(req, text, row, chunks)
+    part = await anyio.to_thread.run_sync(_select, req, text, row, chunks)  # long greps must not stall the server
     return EvidenceContent(
         ref=row.ref, mode=req.mode, content=part.content, truncated=part.truncated, total_tokens=row.tokens,
         total_lines=row.lines, total_chunks=chunks, returned_tokens=count_tokens(part.content), next=part.next,

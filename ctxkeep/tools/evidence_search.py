@@ -53,8 +53,11 @@ async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceS
     )
     pattern = surface_pattern(req.query)
     async with scope.store.snapshot() as tx:
-        terms = selective_terms(terms, await tx.evidence.document_frequencies(terms))
-        found = await tx.evidence.search(scope.project, terms, where, req.limit) if terms else []
+        frequencies = await tx.evidence.document_frequencies(terms)
+        chosen = selective_terms(terms, frequencies)
+        found = await tx.evidence.search(scope.project, chosen, where, req.limit) if chosen else []
+        if len(found) < req.limit and len(chosen) < len(frequencies):  # the rare terms may live in other projects
+            found = await tx.evidence.search(scope.project, sorted(frequencies), where, req.limit)
         texts = [await CONTENTS.content(tx, row) for row, _ in found]
     return EvidenceSearchResult(hits=[_hit(row, score, text, pattern) for (row, score), text in zip(found, texts)])
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
 import unicodedata
 
@@ -94,6 +95,10 @@ def surface_pattern(query: str) -> re.Pattern[str] | None:
     parts = []
     for word in _words(query):
         runs, others = _split_cjk(word)
-        parts += [re.escape(run) for run in runs]
-        parts += [r"\b" + re.escape(_stem(part)[:max(3, len(_stem(part)))]) for part in others if part not in _STOPWORDS]
+        parts += [re.escape(gram) for run in runs for gram in _cjk_grams(run, unigrams=False)]
+        for part in others:
+            if part not in _STOPWORDS:
+                shared = os.path.commonprefix([part, _stem(part)])  # "studies"/"studi" -> "studi"
+                shared = shared[:-1] if len(shared) > 4 else shared  # -> "stud", which "studying" holds too
+                parts.append(r"\b" + re.escape(shared if len(shared) >= 3 else part))
     return re.compile("|".join(sorted(set(parts), key=len, reverse=True)), re.IGNORECASE) if parts else None
