@@ -266,3 +266,34 @@ async def test_a_huge_compressed_history_comes_back_as_a_ref(scope: Scope) -> No
     assert result.messages is None and result.messages_ref is not None
     stored = await full_content(scope, result.messages_ref)
     assert json.loads(stored)[-1] == big[-1]
+
+
+async def _cursor_keys(scope: Scope) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(scope.store.path) as conn:
+        return [row[0] for row in conn.execute("SELECT source FROM compress_cursors WHERE project = ?", (scope.project,))]
+
+
+async def test_compressing_a_grown_history_reuses_the_earlier_offloads(scope: Scope, tmp_path: Path) -> None:
+    from ctxkeep.storage import Store
+
+    grown = GENERIC + [m for i in range(6, 9) for m in (
+        {"role": "assistant", "content": f"THOUGHT: more {i}\n```bash\ncat > notes_{i}.txt <<'EOF'\nx\nEOF\n```"},
+        {"role": "user", "content": f"<returncode>0</returncode>\n<output>\nwrote {i}\n</output>"},
+    )]
+    first = await compress_history(scope, CompressRequest(messages=GENERIC, task_id="grow", keep_recent=2))
+    async with scope.store.snapshot() as tx:
+        cursors = [await tx.cursors.get(scope.project, key) for key in await _cursor_keys(scope)]
+    assert len(cursors) == 1 and cursors[0] is not None
+    assert cursors[0].prefix_count == first.bands["recent"][0] and json.loads(cursors[0].refs_json) == first.evidence_refs
+    again = await compress_history(scope, CompressRequest(messages=grown, task_id="grow", keep_recent=2))
+    assert again.evidence_refs[:len(first.evidence_refs)] == first.evidence_refs
+    other = await Store.open(tmp_path / "fresh.db")
+    try:
+        fresh = await compress_history(Scope(store=other, project=scope.project), CompressRequest(messages=grown, task_id="grow", keep_recent=2))
+    finally:
+        await other.close()
+    assert fresh.digest == again.digest  # the same history gives the same digest, with or without a cursor
+    same = await compress_history(scope, CompressRequest(messages=GENERIC, task_id="grow", keep_recent=2))
+    assert same.digest == first.digest and same.evidence_refs == first.evidence_refs

@@ -2,7 +2,7 @@
 
 from ctxkeep.storage.checkpoints import CheckpointRow, TaskRow
 from ctxkeep.storage.db import Store, Tx
-from ctxkeep.storage.digests import DigestRow
+from ctxkeep.storage.digests import CursorRow, DigestRow
 from ctxkeep.storage.evidence import EvidenceRow, NewEvidence, SearchFilter
 
-__all__ = ["CheckpointRow", "DigestRow", "EvidenceRow", "NewEvidence", "SearchFilter", "Store", "TaskRow", "Tx"]
+__all__ = ["CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "NewEvidence", "SearchFilter", "Store", "TaskRow", "Tx"]

@@ -19,7 +19,7 @@ import anyio
 
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
 from ctxkeep.storage.checkpoints import Checkpoints
-from ctxkeep.storage.digests import Digests
+from ctxkeep.storage.digests import Cursors, Digests
 from ctxkeep.storage.evidence import Evidence
 from ctxkeep.storage.migrations import LATEST, MIGRATIONS
 
@@ -50,6 +50,7 @@ class Tx:
         self.checkpoints = Checkpoints(conn)
         self.evidence = Evidence(conn)
         self.digests = Digests(conn)
+        self.cursors = Cursors(conn)
 
 
 class Store:

@@ -1,4 +1,4 @@
-"""The latest history digest (and accepted summary) of each task."""
+"""The latest history digest (and accepted summary) of each task, and the cursor of each compressed source."""
 
 from __future__ import annotations
 
@@ -37,3 +37,35 @@ class Digests:
         )
         row = await cursor.fetchone()
         return DigestRow(*row) if row else None
+
+
+@dataclass(frozen=True)
+class CursorRow:
+    """How far a source was compressed: its first `prefix_count` messages (hashed) and the refs of their outputs."""
+
+    source: str
+    prefix_count: int
+    prefix_hash: str
+    refs_json: str
+    updated_at: str
+
+
+class Cursors:
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def put(self, project: str, row: CursorRow) -> None:
+        await self._conn.execute(
+            "INSERT INTO compress_cursors (project, source, prefix_count, prefix_hash, refs_json, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project, source) DO UPDATE SET prefix_count = excluded.prefix_count, "
+            "prefix_hash = excluded.prefix_hash, refs_json = excluded.refs_json, updated_at = excluded.updated_at",
+            (project, row.source, row.prefix_count, row.prefix_hash, row.refs_json, row.updated_at),
+        )
+
+    async def get(self, project: str, source: str) -> CursorRow | None:
+        cursor = await self._conn.execute(
+            "SELECT source, prefix_count, prefix_hash, refs_json, updated_at FROM compress_cursors WHERE project = ? AND source = ?",
+            (project, source),
+        )
+        row = await cursor.fetchone()
+        return CursorRow(*row) if row else None

@@ -69,7 +69,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE VIRTUAL TABLE evidence_fts USING fts5 (terms, content = '', tokenize = 'unicode61');
         CREATE VIRTUAL TABLE evidence_vocab USING fts5vocab (evidence_fts, 'row');
     """),
-    (3, "the latest history digest and summary of each task", """
+    (3, "the latest history digest and summary of each task; compression cursors", """
         CREATE TABLE task_digests (
             project TEXT NOT NULL,
             task_id TEXT NOT NULL,
@@ -78,6 +78,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             source TEXT NOT NULL,
             updated_at TEXT NOT NULL,
             PRIMARY KEY (project, task_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE compress_cursors (
+            project TEXT NOT NULL,
+            source TEXT NOT NULL,
+            prefix_count INTEGER NOT NULL,
+            prefix_hash TEXT NOT NULL,
+            refs_json TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (project, source)
         ) WITHOUT ROWID;
     """),
 ]

@@ -9,6 +9,7 @@ offloaded to evidence first; a tool call and its output are never split across b
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -19,7 +20,8 @@ from ctxkeep.errors import InvalidInput
 from ctxkeep.models.checkpoint import TaskState, Verification
 from ctxkeep.models.compress import MAX_INLINE_TOKENS, CompressRequest, CompressResult, SemanticBoundary
 from ctxkeep.models.evidence import EvidenceItem
-from ctxkeep.storage import DigestRow
+from ctxkeep.storage import CursorRow, DigestRow
+from ctxkeep.text import canonical_json
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint import latest_state
 from ctxkeep.tools.digest import Step, build_digest, command_of
@@ -130,12 +132,39 @@ def _band(first: int, end: int) -> list[int]:
     return [first, end - 1] if end > first else []
 
 
-async def _offload(scope: Scope, steps: list[Step], task_id: str | None) -> None:
-    """Store every output of `steps` as evidence and note its ref on the step."""
-    if steps:
-        stored = await evidence_put(scope, [_evidence_item(step, task_id) for step in steps])
-        for step, ref in zip(steps, stored.refs):
+def _prefix_hash(raw: list[dict[str, Any]], count: int) -> str:
+    return hashlib.sha256(canonical_json(raw[:count]).encode("utf-8")).hexdigest()
+
+
+def _source_key(source: str, raw: list[dict[str, Any]], pinned: int, task_id: str | None) -> str:
+    """One cursor per history: the transcript path, or the pinned messages; per task, since refs name the task."""
+    if source == "messages":
+        source = "messages:" + _prefix_hash(raw, max(pinned, 1))[:32]
+    return f"{task_id or ''}\n{source}"
+
+
+async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: str, raw: list[dict[str, Any]], upto: int) -> int:
+    """Store every output of `steps` as evidence and note its ref on the step; returns how many refs the cursor gave.
+
+    Outputs of a prefix compressed before (same messages, same hash) take their refs from the
+    source's cursor instead of being redacted, counted and indexed again.
+    """
+    async with scope.store.snapshot() as tx:
+        cursor = await tx.cursors.get(scope.project, key)
+    reused = 0
+    if cursor and cursor.prefix_count <= len(raw) and _prefix_hash(raw, cursor.prefix_count) == cursor.prefix_hash:
+        known = json.loads(cursor.refs_json)
+        for step, ref in zip((s for s in steps if s.message < cursor.prefix_count), known):
+            step.ref, reused = ref, reused + 1
+    fresh = [step for step in steps if step.ref is None]
+    if fresh:
+        stored = await evidence_put(scope, [_evidence_item(step, task_id) for step in fresh])
+        for step, ref in zip(fresh, stored.refs):
             step.ref = ref
+    async with scope.store.transaction() as tx:
+        await tx.cursors.put(scope.project, CursorRow(key, upto, _prefix_hash(raw, upto), json.dumps([s.ref for s in steps]),
+                                                      utc_text(scope.clock()) or ""))
+    return reused
 
 
 async def _pinned_task(scope: Scope, message: Message, task_id: str | None) -> dict[str, Any]:
@@ -170,7 +199,7 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     recent = _band_start(messages, len(messages) - req.keep_recent, pinned)
     shaped = _band_start(messages, recent - req.shape_window, pinned)
     offloaded = [step for step in _steps(messages) if pinned <= step.message < recent]
-    await _offload(scope, offloaded, req.task_id)
+    await _offload(scope, offloaded, req.task_id, _source_key(source, raw, pinned, req.task_id), raw, recent)
     by_output = {id(step.output): step for step in offloaded}
     digest = build_digest(messages[pinned:shaped], [s for s in offloaded if s.message < shaped], req.digest_tokens, count_tokens) if shaped > pinned else ""
     head = [m.raw for m in messages[:pinned]]
