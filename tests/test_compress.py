@@ -297,3 +297,24 @@ async def test_compressing_a_grown_history_reuses_the_earlier_offloads(scope: Sc
     assert fresh.digest == again.digest  # the same history gives the same digest, with or without a cursor
     same = await compress_history(scope, CompressRequest(messages=GENERIC, task_id="grow", keep_recent=2))
     assert same.digest == first.digest and same.evidence_refs == first.evidence_refs
+
+
+async def test_semantic_boundaries_are_reported(scope: Scope) -> None:
+    passed = GENERIC + [
+        {"role": "assistant", "content": "THOUGHT: run tests\n```bash\npytest -q\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n12 passed in 0.4s\n</output>"},
+    ]
+    result = await compress_history(scope, CompressRequest(messages=passed))
+    assert result.semantic_boundary is not None and result.semantic_boundary.kind == "verification_passed"
+    assert result.semantic_boundary.message_index == len(passed) - 1
+    asking = passed + [{"role": "assistant", "content": "The fix is ready. Do you approve the deploy to production?"}]
+    result = await compress_history(scope, CompressRequest(messages=asking))
+    assert result.semantic_boundary is not None and result.semantic_boundary.kind == "approval_requested"
+    subagent = ANTHROPIC + [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "s1", "name": "Task", "input": {"description": "research"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s1", "content": "findings"}]},
+    ]
+    result = await compress_history(scope, CompressRequest(messages=subagent))
+    assert result.semantic_boundary is not None and result.semantic_boundary.kind == "subagent_returned"
+    quiet = await compress_history(scope, CompressRequest(messages=ANTHROPIC))
+    assert quiet.semantic_boundary is None
