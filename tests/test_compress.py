@@ -318,3 +318,19 @@ async def test_semantic_boundaries_are_reported(scope: Scope) -> None:
     assert result.semantic_boundary is not None and result.semantic_boundary.kind == "subagent_returned"
     quiet = await compress_history(scope, CompressRequest(messages=ANTHROPIC))
     assert quiet.semantic_boundary is None
+
+
+async def test_the_digest_says_whether_a_later_step_resolved_an_error(scope: Scope) -> None:
+    run = [
+        {"role": "system", "content": "agent"},
+        {"role": "user", "content": "Fix it"},
+        {"role": "assistant", "content": "```bash\npytest -q\n```"},
+        {"role": "user", "content": "<returncode>1</returncode>\n<output>\nValueError: bad freight\n</output>"},
+        {"role": "assistant", "content": "```bash\npython check_other.py\n```"},
+        {"role": "user", "content": "<returncode>1</returncode>\n<output>\nKeyError: 'x'\n</output>"},
+        {"role": "assistant", "content": "```bash\npytest -q\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n3 passed\n</output>"},
+    ]
+    result = await compress_history(scope, CompressRequest(messages=run, keep_recent=0, shape_window=0))
+    assert "ValueError (message 3; resolved at message 7)" in result.digest
+    assert "KeyError (message 5; not seen resolved)" in result.digest

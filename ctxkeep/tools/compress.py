@@ -201,7 +201,9 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     offloaded = [step for step in _steps(messages) if pinned <= step.message < recent]
     await _offload(scope, offloaded, req.task_id, _source_key(source, raw, pinned, req.task_id), raw, recent)
     by_output = {id(step.output): step for step in offloaded}
-    digest = build_digest(messages[pinned:shaped], [s for s in offloaded if s.message < shaped], req.digest_tokens, count_tokens) if shaped > pinned else ""
+    every_step = _steps(messages)
+    digest = build_digest(messages[pinned:shaped], [s for s in offloaded if s.message < shaped], req.digest_tokens, count_tokens,
+                          later=[s for s in every_step if s.message >= shaped]) if shaped > pinned else ""
     head = [m.raw for m in messages[:pinned]]
     if pinned and messages[pinned - 1].role == "user":
         head[-1] = await _pinned_task(scope, messages[pinned - 1], req.task_id)
@@ -226,5 +228,5 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
         bands={"pinned": _band(0, pinned), "digest": _band(pinned, shaped), "shaped": _band(shaped, recent),
                "recent": _band(recent, len(messages))},
         skipped_records=skipped, summary_request=_summary_request(pinned, recent - 1, state),
-        verification=verification, semantic_boundary=_boundary(messages, _steps(messages)),
+        verification=verification, semantic_boundary=_boundary(messages, every_step),
     )

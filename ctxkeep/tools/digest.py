@@ -47,6 +47,7 @@ class Facts:
     created: list[str] = field(default_factory=list)
     read: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    error_steps: dict[str, Step] = field(default_factory=dict)
     commands: list[str] = field(default_factory=list)
 
 
@@ -142,15 +143,32 @@ def _errors(step: Step, facts: Facts) -> None:
         if locations:
             file, line, other, other_line = locations[-1]
             where = f" at {file or other}:{line or other_line}"
-        facts.errors[kind] = f"{kind}{where} (message {step.message})"
+        facts.errors[kind] = f"{kind}{where} (message {step.message}"
+        facts.error_steps[kind] = step
 
 
-def collect(steps: list[Step]) -> Facts:
+def _same_command(a: Step, b: Step) -> bool:
+    return a.call.name == b.call.name and command_of(a.call)[:60] == command_of(b.call)[:60]
+
+
+def _resolution(kind: str, step: Step, later: list[Step]) -> str:
+    """Whether a later run of the same command came back without this error."""
+    for other in later:
+        if other.message > step.message and other.output is not None and _same_command(step, other):
+            if kind not in other.output.text and exit_code(other.output) in ("exit 0", "ok"):
+                return f"; resolved at message {other.message})"
+    return "; not seen resolved)"
+
+
+def collect(steps: list[Step], later: list[Step] | None = None) -> Facts:
+    """What the steps did; `later` (the steps after them) tells which errors a later step resolved."""
     facts = Facts()
     for step in steps:
         _file_effects(step, facts)
         _errors(step, facts)
         facts.commands.append(f"`{command_of(step.call)[:120]}` → {exit_code(step.output)}")
+    for kind, step in facts.error_steps.items():
+        facts.errors[kind] += _resolution(kind, step, steps + (later or []))
     return facts
 
 
@@ -177,14 +195,15 @@ def _ids(messages: list[Message]) -> list[str]:
     return [f"{value} (message {index})" for value, index in list(seen.items())[:15]]
 
 
-def build_digest(messages: list[Message], steps: list[Step], budget: int, count: Callable[[str], int]) -> str:
+def build_digest(messages: list[Message], steps: list[Step], budget: int, count: Callable[[str], int],
+                 later: list[Step] | None = None) -> str:
     """The digest text for `messages` (the digest band), at most `budget` tokens by `count`."""
-    facts = collect(steps)
+    facts = collect(steps, later)
     first, last = (messages[0].index, messages[-1].index) if messages else (0, 0)
     tools = Counter(step.call.name for step in steps)
     sections: list[tuple[str, list[str]]] = [
         ("Files edited", facts.edited),
-        ("Errors seen (last occurrence)", list(facts.errors.values())),
+        ("Errors seen (last occurrence; resolved?)", list(facts.errors.values())),
         ("User corrections and new requirements (verbatim)", _user_corrections(messages)),
         ("Decisions stated", _decisions(messages)),
         ("Files created", facts.created),
