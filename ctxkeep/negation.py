@@ -30,7 +30,8 @@ _MARKER = "|".join(
     + [re.escape(m) for m in sorted(_CHINESE, key=len, reverse=True)] + [_BARE_BU]
 )
 _MARKER_RE = re.compile(_MARKER)
-_NEGATED = re.compile(rf"(?:{_MARKER})\s*(?P<clause>[^.;:!?,，。；：！？、\n]+)")
+# A clause runs to the end of its sentence part: punctuation, "and"/"or"/"but", or the next negation.
+_NEGATED = re.compile(rf"(?:{_MARKER})\s*(?P<clause>(?:(?!\s(?:and|or|but)\s)(?!{_MARKER})[^.;:!?,，。；：！？、\n])+)")
 _ENDS_WITH_MARKER = re.compile(rf"(?:{_MARKER})\s*$")
 _LOOKBEHIND = 24  # longer than any marker plus a space: where a marker before a clause can start
 

@@ -26,8 +26,8 @@ def match_key(text: str) -> str:
 
 def value_key(value: object) -> str:
     """A value's comparison form: 184300, 184300.0, "184,300" and "184300" are equal; "184300.00" is not."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else format(value, ".15f").rstrip("0").rstrip(".")  # 1e-05 -> 0.00001
     return match_key(value if isinstance(value, str) else json.dumps(value))
 
 

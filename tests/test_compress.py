@@ -334,3 +334,68 @@ async def test_the_digest_says_whether_a_later_step_resolved_an_error(scope: Sco
     result = await compress_history(scope, CompressRequest(messages=run, keep_recent=0, shape_window=0))
     assert "ValueError (message 3; resolved at message 7)" in result.digest
     assert "KeyError (message 5; not seen resolved)" in result.digest
+
+
+@pytest.mark.parametrize("history", [
+    [{"role": "user", "content": "task"}, {"role": "tool", "tool_call_id": "gone", "content": "trimmed call's output"},
+     *[{"role": "assistant", "content": f"a{i}"} for i in range(3)]],
+    [{"role": "user", "content": "task"}, {"role": "assistant", "content": "x", "tool_calls": ["junk", {"function": "ls"}, 7]},
+     {"role": "user", "content": "more"}],
+    [{"role": "user", "content": "task"}, {"role": "assistant", "content": "x", "tool_calls": 7}],
+    [{"role": "user", "content": [{"type": "text", "text": "task"}]},
+     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "half an emoji \ud83d"}]},
+     *[{"role": "assistant", "content": [{"type": "text", "text": f"a{i}"}]} for i in range(3)]],
+    [{"role": "system", "content": "only a system prompt"}],
+    [{"role": "user", "content": None}, {"role": "assistant", "content": 42}],
+])
+async def test_odd_histories_compress_without_crashing(scope: Scope, history: list[dict[str, Any]]) -> None:
+    result = await compress_history(scope, CompressRequest(messages=history, keep_recent=1, shape_window=1))
+    assert result.messages is not None and result.messages[-1] == history[-1]
+
+
+async def test_nothing_folded_into_the_digest_is_out_of_reach(scope: Scope) -> None:
+    history = GENERIC[:4] + [{"role": "system", "content": "IMPORTANT: never touch the prod DB"}] + GENERIC[4:]
+    result = await compress_history(scope, CompressRequest(messages=history, keep_recent=2, shape_window=0))
+    assert "IMPORTANT: never touch the prod DB" in result.digest
+    band_ref = re.search(r"the messages verbatim: (ev_[0-9a-f]+)", result.digest)
+    assert band_ref is not None
+    first, last = result.bands["digest"]
+    assert json.loads(await full_content(scope, band_ref.group(1))) == history[first:last + 1]
+
+
+async def test_the_digest_ignores_errors_in_successful_reads_and_harness_reminders(scope: Scope) -> None:
+    history = [
+        {"role": "system", "content": "agent"}, {"role": "user", "content": "Fix it"},
+        {"role": "assistant", "content": "```bash\ngrep -n AttributeError src/app.py\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n12: except (KeyError, AttributeError):\n</output>"},
+        {"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks, found 2 actions."},
+        {"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks, found 2 actions."},
+        {"role": "assistant", "content": "```bash\npython -c \"print(1 > 0)\" && str_replace_view\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\nTrue\n</output>"},
+        {"role": "assistant", "content": "done"},
+    ]
+    result = await compress_history(scope, CompressRequest(messages=history, keep_recent=1, shape_window=0))
+    assert "AttributeError" not in result.digest.split("## Commands run")[0]
+    assert "EXACTLY ONE action" not in result.digest
+    assert "## Files edited" not in result.digest
+
+
+async def test_the_cursor_is_not_trusted_for_deleted_evidence(scope: Scope) -> None:
+    from ctxkeep.tools.evidence import evidence_delete
+
+    first = await compress_history(scope, CompressRequest(messages=GENERIC, task_id="c", keep_recent=2))
+    await evidence_delete(scope, first.evidence_refs[0])
+    again = await compress_history(scope, CompressRequest(messages=GENERIC, task_id="c", keep_recent=2))
+    assert await full_content(scope, again.evidence_refs[0]) == redact_secrets(GENERIC[3]["content"])[0]
+
+
+async def test_unusable_transcript_paths_are_clear_errors(scope: Scope, tmp_path: Path) -> None:
+    from ctxkeep.errors import InvalidInput
+
+    env = {"CTXKEEP_ALLOWED_ROOTS": str(tmp_path)}
+    for path in ("bad\x00name.jsonl", "x" * 300 + ".jsonl"):
+        with pytest.raises(InvalidInput):
+            await compress_history(scope, CompressRequest(transcript_path=str(tmp_path / path)), env=env)
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(InvalidInput, match="not a JSONL transcript"):
+        await compress_history(scope, CompressRequest(transcript_path=str(tmp_path / "empty.jsonl")), env=env)

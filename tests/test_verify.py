@@ -246,3 +246,29 @@ def test_the_seed_summary_failures_are_caught(change: tuple[str, str], expected:
     old, new = change
     assert old in FAITHFUL
     assert summary_rules(FAITHFUL.replace(old, new)) == [expected]
+
+
+@pytest.mark.parametrize(("state", "summary"), [
+    ({"facts": [{"key": "latency", "value": 250, "unit": "ms"}]}, "Latency is 250ms."),
+    ({"facts": [{"key": "tolerance", "value": 0.00001}]}, "Tolerance 0.00001 kept."),
+    ({"pending": ["Update settings.py"]}, "Still to do: Update settings.py"),
+    ({"pending": ["wait for CI to complete"]}, "Next: wait for CI to complete"),
+    ({"pending": ["Deploy"]}, "Deploy is not done yet"),
+    ({"constraints": ["Do not push to main and do not delete branches."]}, "Do not push to main and do not delete branches."),
+    ({"constraints": ["Without sign-off we must not deploy."]}, "Without sign-off we must not deploy."),
+])
+def test_faithful_summaries_in_other_words_pass(state: dict[str, Any], summary: str) -> None:
+    from ctxkeep.tools.verify import verify_summary
+
+    assert verify_summary(TaskState(goal="g", **state), "g. " + summary) == []
+
+
+@pytest.mark.parametrize(("state", "summary", "rule"), [
+    ({"pending": ["deploy to staging", "rollback"]}, "deploy to staging was completed and the rollback is pending", "summary_pending_missing"),
+    ({"approvals": [{"id": "APR-7", "action": "ship"}]}, "Approval APR-7 was granted.", "summary_approval_missing"),
+    ({"facts": [{"key": "id", "value": "123-456"}]}, "Ticket A-123-456 was opened.", "summary_fact_missing"),
+])
+def test_unfaithful_summaries_are_caught(state: dict[str, Any], summary: str, rule: str) -> None:
+    from ctxkeep.tools.verify import verify_summary
+
+    assert [v.rule for v in verify_summary(TaskState(goal="g", **state), "g. " + summary)] == [rule]

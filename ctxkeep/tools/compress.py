@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
+
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.checkpoint import TaskState, Verification
 from ctxkeep.models.compress import MAX_INLINE_TOKENS, CompressRequest, CompressResult, SemanticBoundary
@@ -37,15 +39,17 @@ _PASSED = re.compile(r"\b\d+ passed\b|^OK\b|\bAll tests passed\b|\btests? (?:now
 _FAILED = re.compile(r"\b\d+ failed\b|\bFAILED\b|\bTraceback\b", re.IGNORECASE)
 
 
-def _load(scope: Scope, req: CompressRequest, env: Mapping[str, str]) -> tuple[list[dict[str, Any]], Format, int, str]:
+async def _load(scope: Scope, req: CompressRequest, env: Mapping[str, str]) -> tuple[list[dict[str, Any]], Format, int, str]:
     """The messages, their format, skipped transcript records, and a name for the source."""
     if req.transcript_path is not None:
-        path = resolve_transcript(req.transcript_path, allowed_roots(env, scope.project))
-        transcript = read_transcript(path)
+        path = resolve_transcript(req.transcript_path, allowed_roots(env, scope.project), scope.project)
+        transcript = await anyio.to_thread.run_sync(read_transcript, path)
         return transcript.messages, "claude_code", transcript.skipped, str(path)
     messages = req.messages or []
     if any(not isinstance(m, dict) or not isinstance(m.get("role"), str) for m in messages):
         raise InvalidInput("every message must be an object with a string role (and content); send the history as a list")
+    if not messages:
+        raise InvalidInput("messages is empty; send the history to compress")
     return messages, req.format or detect_format(messages), 0, "messages"
 
 
@@ -76,16 +80,24 @@ def _steps(messages: list[Message]) -> list[Step]:
         for call in message.calls:
             calls[call.id] = last_call = call
         for output in message.outputs:
-            answered = calls.get(output.call_id, last_call) if output.call_id is not None else last_call
-            if answered is not None:
-                steps.append(Step(call=answered, output=output, message=message.index))
+            answered = calls.get(output.call_id) if output.call_id is not None else last_call
+            # an output whose call is not in the history (trimmed by the client) is still offloaded
+            steps.append(Step(call=answered or Call(output.call_id, "unknown_tool", None), output=output, message=message.index))
     return steps
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(text: str) -> str:
+    """Lone surrogates (an emoji cut in half by the writer) become U+FFFD: they cannot be stored as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _evidence_item(step: Step, task_id: str | None) -> EvidenceItem:
     assert step.output is not None
-    return EvidenceItem(content=step.output.text, kind="tool_result", source=step.call.name,
-                        title=f"{step.call.name}: {command_of(step.call)[:120]}", task_id=task_id)
+    return EvidenceItem(content=_valid_text(step.output.text), kind="tool_result", source=_valid_text(step.call.name) or "tool",
+                        title=_valid_text(f"{step.call.name}: {command_of(step.call)[:120]}"), task_id=task_id)
 
 
 def _shaped(output: Output, step_by_output: dict[int, Step]) -> str:
@@ -133,14 +145,14 @@ def _band(first: int, end: int) -> list[int]:
 
 
 def _prefix_hash(raw: list[dict[str, Any]], count: int) -> str:
-    return hashlib.sha256(canonical_json(raw[:count]).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(raw[:count]).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _source_key(source: str, raw: list[dict[str, Any]], pinned: int, task_id: str | None) -> str:
+def _source_key(source: str, fmt: str, raw: list[dict[str, Any]], pinned: int, task_id: str | None) -> str:
     """One cursor per history: the transcript path, or the pinned messages; per task, since refs name the task."""
     if source == "messages":
         source = "messages:" + _prefix_hash(raw, max(pinned, 1))[:32]
-    return f"{task_id or ''}\n{source}"
+    return f"{task_id or ''}\n{fmt}\n{source}"
 
 
 async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: str, raw: list[dict[str, Any]], upto: int) -> int:
@@ -154,6 +166,9 @@ async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: st
     reused = 0
     if cursor and cursor.prefix_count <= len(raw) and _prefix_hash(raw, cursor.prefix_count) == cursor.prefix_hash:
         known = json.loads(cursor.refs_json)
+        async with scope.store.snapshot() as tx:
+            if len(await tx.evidence.rows(scope.project, known)) != len(set(known)):
+                known = []  # some were deleted since: put everything again
         for step, ref in zip((s for s in steps if s.message < cursor.prefix_count), known):
             step.ref, reused = ref, reused + 1
     fresh = [step for step in steps if step.ref is None]
@@ -165,6 +180,14 @@ async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: st
         await tx.cursors.put(scope.project, CursorRow(key, upto, _prefix_hash(raw, upto), json.dumps([s.ref for s in steps]),
                                                       utc_text(scope.clock()) or ""))
     return reused
+
+
+async def _store_band(scope: Scope, band: list[dict[str, Any]], source: str, task_id: str | None) -> str:
+    """The digest band verbatim (JSON), so that nothing folded into the digest is beyond reach."""
+    text = _valid_text(json.dumps(band, ensure_ascii=False, sort_keys=True))
+    stored = await evidence_put(scope, [EvidenceItem(content=text, kind="transcript", source=_valid_text(source)[:4000],
+                                                     title="digested messages, verbatim", task_id=task_id)])
+    return stored.refs[0]
 
 
 async def _pinned_task(scope: Scope, message: Message, task_id: str | None) -> dict[str, Any]:
@@ -193,17 +216,21 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     Raises InvalidInput (bad messages, a transcript outside the allowed roots, a summary without a
     checkpointed task) and NotFound (a missing transcript file).
     """
-    raw, fmt, skipped, source = _load(scope, req, os.environ if env is None else env)
-    messages = parse(raw, fmt)
+    raw, fmt, skipped, source = await _load(scope, req, os.environ if env is None else env)
+    messages = await anyio.to_thread.run_sync(parse, raw, fmt)
     pinned = _pinned_end(messages)
     recent = _band_start(messages, len(messages) - req.keep_recent, pinned)
     shaped = _band_start(messages, recent - req.shape_window, pinned)
     offloaded = [step for step in _steps(messages) if pinned <= step.message < recent]
-    await _offload(scope, offloaded, req.task_id, _source_key(source, raw, pinned, req.task_id), raw, recent)
+    await _offload(scope, offloaded, req.task_id, _source_key(source, fmt, raw, pinned, req.task_id), raw, recent)
     by_output = {id(step.output): step for step in offloaded}
     every_step = _steps(messages)
-    digest = build_digest(messages[pinned:shaped], [s for s in offloaded if s.message < shaped], req.digest_tokens, count_tokens,
-                          later=[s for s in every_step if s.message >= shaped]) if shaped > pinned else ""
+    digest = ""
+    if shaped > pinned:
+        band_ref = await _store_band(scope, raw[pinned:shaped], source, req.task_id)
+        digest = await anyio.to_thread.run_sync(lambda: build_digest(
+            messages[pinned:shaped], [s for s in offloaded if s.message < shaped], req.digest_tokens, count_tokens,
+            later=[s for s in every_step if s.message >= shaped], band_ref=band_ref))
     head = [m.raw for m in messages[:pinned]]
     if pinned and messages[pinned - 1].role == "user":
         head[-1] = await _pinned_task(scope, messages[pinned - 1], req.task_id)

@@ -21,11 +21,16 @@ _EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_editor
                "create_file", "write_file", "edit_file", "apply_patch"}
 _READ_TOOLS = {"read", "view", "read_file", "open_file", "cat"}
 _EXIT = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed with)? (?:code|status)[: ]+(-?\d+)", re.IGNORECASE)
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>", re.IGNORECASE)
 _ERROR = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception)|FAILED|Traceback|error\[E\d+\])")
 _LOCATION = re.compile(r'File "([^"]+)", line (\d+)|(?:^|\s)([\w./-]+\.\w+):(\d+)(?::\d+)?')
-_DECISION = re.compile(r"[^.\n]*\b(?:I will|I'll|let's|let me|decided|decision|instead|the fix|root cause|the issue is|the problem is|plan)\b[^.\n]*[.\n]?", re.IGNORECASE)
+_DECISION = re.compile(r"\b(?:I will|I'll|let's|let me|decided|decision|instead|the fix|root cause|the issue is|the problem is|plan)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+# Messages from the agent's harness, not the user: format reminders, interruptions, notifications.
+_HARNESS = re.compile(r"^\s*(?:Please always provide EXACTLY ONE action|\[Request interrupted|<task-notification>|<system-reminder>|"
+                      r"<command-name>|<local-command-stdout>|Caveat: The messages below)", re.IGNORECASE)
 _ID = re.compile(r"(?<![\w.])(?:#\d{2,}|[A-Z]{2,}-\d+|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{4,}(?:\.\d+)?)(?![\w])")
-_REDIRECT = re.compile(r"(?:^|[^<>&\d])>>?\s*([^\s;&|<>]+)")
+_REDIRECT_WORD = re.compile(r"^(?:\d|&)?>>?(\S*)$")
 _PATCH_TARGET = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
 _OPEN_WRITE = re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wax]")
 _HEREDOC_BODY = re.compile(r"(<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n).*?\n\s*\2\b", re.DOTALL)
@@ -86,11 +91,13 @@ def shell_writes(command: str) -> list[str]:
     for target in _PATCH_TARGET.findall(command) + _OPEN_WRITE.findall(command):
         _add(paths, target)
     command = _HEREDOC_BODY.sub(lambda m: m.group(1), command)  # what a heredoc writes is data, not shell
-    for segment in re.split(r"&&|\|\||;|\n", command):
+    for segment in re.split(r"&&|\|\|?|;|\n", command):
         try:
             words = shlex.split(segment, posix=True)
         except ValueError:
             words = segment.split()
+        while words and words[0] in ("do", "then", "else", "sudo", "time", "{", "("):
+            words = words[1:]
         if words[:1] == ["sed"] and any(w.startswith("-i") or w == "--in-place" for w in words):
             for word in reversed(words[1:]):
                 if not word.startswith("-"):
@@ -100,16 +107,29 @@ def shell_writes(command: str) -> list[str]:
             for word in words[1:]:
                 if not word.startswith("-"):
                     _add(paths, word)
-        for target in _REDIRECT.findall(segment):
+        for target in _redirect_targets(words):
             _add(paths, target)
     return paths
+
+
+def _redirect_targets(words: list[str]) -> list[str]:
+    """Targets of `>`, `>>`, `2>`, `&>` among shell words (quoted text stays one word, so `"1 > 0"` is no redirect)."""
+    targets = []
+    for index, word in enumerate(words):
+        found = _REDIRECT_WORD.match(word)
+        if not found:
+            continue
+        target = found.group(1) or (words[index + 1] if index + 1 < len(words) else "")
+        if target and not target.startswith("&"):
+            targets.append(target)
+    return targets
 
 
 def _file_effects(step: Step, facts: Facts) -> None:
     name = step.call.name.lower()
     data = _input_dict(step.call)
     path = str(data.get("file_path") or data.get("path") or data.get("notebook_path") or "")
-    if name in _EDIT_TOOLS and path:
+    if name in _EDIT_TOOLS and path and data.get("command") != "view":
         if name in ("write", "create_file", "write_file") or data.get("command") == "create":
             _add(facts.created, path)
         _add(facts.edited, path)
@@ -123,16 +143,21 @@ def _file_effects(step: Step, facts: Facts) -> None:
 def exit_code(output: Output | None) -> str:
     if output is None:
         return "no output"
-    codes = [next(g for g in m.groups() if g is not None) for m in _EXIT.finditer(output.text[-2_000:] + output.text[:200])]
-    if codes:
-        return f"exit {codes[0]}"
+    text = output.text
+    found = _RETURNCODE.search(text[:300]) or _EXIT.search(text[-2_000:])
+    if found:
+        return f"exit {next(g for g in found.groups() if g is not None)}"
     return "error" if output.is_error else "ok"
 
 
 def _errors(step: Step, facts: Facts) -> None:
+    """Errors a step ran into: only outputs that failed (non-zero exit, an error flag, a traceback) count,
+    so an `except ValueError` line found by grep is not an error seen."""
     if step.output is None:
         return
     text = step.output.text
+    if exit_code(step.output) in ("exit 0", "ok") and "Traceback (most recent call last)" not in text:
+        return
     for found in _ERROR.finditer(text):
         kind = found.group(1)
         if kind == "Traceback":
@@ -173,16 +198,21 @@ def collect(steps: list[Step], later: list[Step] | None = None) -> Facts:
 
 
 def _user_corrections(messages: list[Message]) -> list[str]:
-    return [m.text.strip() for m in messages if m.role == "user" and not m.outputs and m.text.strip()]
+    texts = [m.text.strip() for m in messages if m.role == "user" and not m.outputs and m.text.strip()]
+    return list(dict.fromkeys(text for text in texts if not _HARNESS.match(text)))
+
+
+def _system_notes(messages: list[Message]) -> list[str]:
+    return list(dict.fromkeys(m.text.strip() for m in messages if m.role in ("system", "developer") and m.text.strip()))
 
 
 def _decisions(messages: list[Message]) -> list[str]:
     found: list[str] = []
     for message in messages:
         if message.role == "assistant":
-            for sentence in _DECISION.findall(message.text):
+            for sentence in _SENTENCE_END.split(message.text[:20_000]):
                 sentence = " ".join(sentence.split())
-                if 20 <= len(sentence) <= 300 and sentence not in found:
+                if 20 <= len(sentence) <= 300 and _DECISION.search(sentence) and sentence not in found:
                     found.append(sentence)
     return found[-8:]
 
@@ -196,12 +226,13 @@ def _ids(messages: list[Message]) -> list[str]:
 
 
 def build_digest(messages: list[Message], steps: list[Step], budget: int, count: Callable[[str], int],
-                 later: list[Step] | None = None) -> str:
+                 later: list[Step] | None = None, band_ref: str | None = None) -> str:
     """The digest text for `messages` (the digest band), at most `budget` tokens by `count`."""
     facts = collect(steps, later)
     first, last = (messages[0].index, messages[-1].index) if messages else (0, 0)
     tools = Counter(step.call.name for step in steps)
     sections: list[tuple[str, list[str]]] = [
+        ("System notes (verbatim)", _system_notes(messages)),
         ("Files edited", facts.edited),
         ("Errors seen (last occurrence; resolved?)", list(facts.errors.values())),
         ("User corrections and new requirements (verbatim)", _user_corrections(messages)),
@@ -214,7 +245,8 @@ def build_digest(messages: list[Message], steps: list[Step], budget: int, count:
         ("Outputs stored as evidence (evidence_get reads them back)",
          [f"{s.ref}: {s.call.name} `{command_of(s.call)[:60]}` → {exit_code(s.output)}" for s in steps if s.ref]),
     ]
-    header = f"[ctxkeep digest of messages {first}–{last}: {len(messages)} messages, {len(steps)} tool calls]"
+    verbatim = f"; the messages verbatim: {band_ref}" if band_ref else ""
+    header = f"[ctxkeep digest of messages {first}–{last}: {len(messages)} messages, {len(steps)} tool calls{verbatim}]"
     return _fit(header, sections, budget, count)
 
 

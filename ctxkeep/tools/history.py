@@ -49,15 +49,19 @@ class Message:
     outputs: list[Output] = field(default_factory=list)
 
 
-def _block_text(content: Any) -> str:
+def _block_text(content: Any, depth: int = 0) -> str:
     """The plain text of a content value: a string, or the text blocks of a list (not tool blocks)."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        return "\n".join(text for text in (_block_text(part) for part in content) if text)
+    if isinstance(content, list) and depth < 8:
+        return "\n".join(text for text in (_block_text(part, depth + 1) for part in content) if text)
     if isinstance(content, dict) and content.get("type") in ("text", "input_text", "output_text"):
         return str(content.get("text", ""))
     return ""
+
+
+def _id(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def detect_format(messages: list[dict[str, Any]]) -> Format:
@@ -74,11 +78,13 @@ def detect_format(messages: list[dict[str, Any]]) -> Format:
 
 def _openai(index: int, raw: dict[str, Any]) -> Message:
     message = Message(index, str(raw.get("role", "")), raw, text=_block_text(raw.get("content")))
-    for call in raw.get("tool_calls") or []:
-        function = call.get("function") or {}
-        message.calls.append(Call(call.get("id"), str(function.get("name", "")), function.get("arguments")))
+    calls = raw.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            message.calls.append(Call(_id(call.get("id")), str(function.get("name", "")), function.get("arguments")))
     if message.role == "tool":
-        message.outputs.append(Output(raw.get("tool_call_id"), message.text))
+        message.outputs.append(Output(_id(raw.get("tool_call_id")), message.text))
         message.text = ""
     return message
 
@@ -92,9 +98,9 @@ def _anthropic(index: int, raw: dict[str, Any]) -> Message:
         if kind == "text":
             texts.append(str(block.get("text", "")))
         elif kind == "tool_use":
-            message.calls.append(Call(block.get("id"), str(block.get("name", "")), block.get("input")))
+            message.calls.append(Call(_id(block.get("id")), str(block.get("name", "")), block.get("input")))
         elif kind == "tool_result":
-            message.outputs.append(Output(block.get("tool_use_id"), _block_text(block.get("content")), bool(block.get("is_error"))))
+            message.outputs.append(Output(_id(block.get("tool_use_id")), _block_text(block.get("content")), bool(block.get("is_error"))))
     message.text = "\n".join(texts)
     return message
 
@@ -131,11 +137,11 @@ def replace_outputs(message: Message, fmt: Format, replace: Callable[[Output], s
         return message.raw
     if fmt == "openai" or fmt == "generic":
         return {**message.raw, "content": replace(message.outputs[0])}
-    by_id = {output.call_id: output for output in message.outputs}
+    outputs = iter(message.outputs)  # the tool_result blocks, in the order they were read
     blocks = []
     for block in message.raw.get("content") or []:
         if isinstance(block, dict) and block.get("type") == "tool_result":
-            block = {**block, "content": replace(by_id[block.get("tool_use_id")])}
+            block = {**block, "content": replace(next(outputs))}
         blocks.append(block)
     return {**message.raw, "content": blocks}
 
@@ -143,13 +149,17 @@ def replace_outputs(message: Message, fmt: Format, replace: Callable[[Output], s
 def render_for_count(raw: dict[str, Any]) -> str:
     """The text a message costs: its role and its content (tool calls and outputs included)."""
     parts = [str(raw.get("role", "")), _block_text(raw.get("content"))]
-    for call in raw.get("tool_calls") or []:
-        function = call.get("function") or {}
-        parts += [str(function.get("name", "")), str(function.get("arguments", ""))]
+    calls = raw.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            parts += [str(function.get("name", "")), str(function.get("arguments", ""))]
+        elif call is not None:
+            parts.append(json.dumps(call, ensure_ascii=False, default=str))
     content = raw.get("content")
     for block in content if isinstance(content, list) else []:
         if isinstance(block, dict) and block.get("type") == "tool_use":
-            parts += [str(block.get("name", "")), json.dumps(block.get("input"), sort_keys=True, ensure_ascii=False)]
+            parts += [str(block.get("name", "")), json.dumps(block.get("input"), sort_keys=True, ensure_ascii=False, default=str)]
         elif isinstance(block, dict) and block.get("type") == "tool_result":
             parts.append(_block_text(block.get("content")))
     return "\n".join(part for part in parts if part)

@@ -33,12 +33,20 @@ def allowed_roots(env: Mapping[str, str], project: str) -> list[Path]:
     home = Path(env.get("HOME") or Path.home())
     roots = [home / ".claude" / "projects", Path(project)]
     roots += [Path(part) for part in env.get("CTXKEEP_ALLOWED_ROOTS", "").split(os.pathsep) if part.strip()]
-    return [Path(os.path.realpath(root)) for root in roots]
+    real = [Path(os.path.realpath(root)) for root in roots]
+    return [root for root in real if root != Path(root.anchor)]  # a project that resolved to / allows nothing
 
 
-def resolve_transcript(path: str, roots: list[Path]) -> Path:
-    """The real path of `path` (symlinks followed) when it lies under an allowed root; raises InvalidInput or NotFound."""
-    real = Path(os.path.realpath(os.path.expanduser(path)))
+def resolve_transcript(path: str, roots: list[Path], base: str) -> Path:
+    """The real path of `path` (relative to `base`, symlinks followed) under an allowed root; raises InvalidInput or NotFound."""
+    try:
+        real = Path(os.path.realpath(os.path.join(base, os.path.expanduser(path))))
+        return _checked(path, real, roots)
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"transcript_path {path[:200]!r} cannot be used ({exc}); send the path of a .jsonl file") from None
+
+
+def _checked(path: str, real: Path, roots: list[Path]) -> Path:
     if not any(real == root or root in real.parents for root in roots):
         raise InvalidInput(
             f"transcript_path {path!r} resolves to {real}, outside the allowed roots ({', '.join(map(str, roots))}); "
@@ -103,6 +111,6 @@ def read_transcript(path: Path) -> Transcript:
                 skipped += 1
                 continue
             _append(messages, message)
-    if records and not objects:
+    if not objects:
         raise InvalidInput(f"{path} is not a JSONL transcript (no line is a JSON object); send a Claude Code .jsonl file")
     return Transcript([{"role": m["role"], "content": m["content"]} for m in messages], skipped, records)

@@ -165,18 +165,25 @@ def _approvals_kept(before: TaskState, after: TaskState) -> list[Violation]:
 
 
 _DONE_WORDS = re.compile(r"\b(?:done|completed?|finished|resolved|fixed|closed|shipped)\b|已完成|完成了|已解决|已处理")
-_OPEN_WORDS = re.compile(r"\b(?:pending|todo|to do|open|missing|waiting|blocked|not yet|remaining|outstanding)\b|待|未|缺")
+_OPEN_WORDS = re.compile(r"\b(?:pending|todo|to do|open|missing|waiting|blocked|not yet|remaining|outstanding|"
+                         r"not (?:yet )?(?:done|complete|completed|finished))\b|待|未|缺")
+_DECIDED_WORDS = re.compile(r"\b(?:approved|granted|rejected|declined|signed off)\b|已批准|批准了|已拒绝")
+_CLAUSE_BREAK = re.compile(r"\n|[;；。，,]|(?<!\w)\.|\.(?!\w)|\s(?:and|but)\s")
 
 
-def _lines_with(needle: str, text: str) -> list[str]:
-    """The summary's lines or sentences that mention `needle` (both in matching form)."""
-    parts = re.split(r"[\n.;。；]", text)
-    return [part for part in parts if needle in part]
+def _clauses_with(needle: str, text: str) -> list[str]:
+    """The summary's clauses (split at punctuation, "and", "but") that mention `needle`, in matching form."""
+    return [part for part in _CLAUSE_BREAK.split(text) if needle in part]
+
+
+def _written_as(words: re.Pattern[str], needle: str, clauses: list[str]) -> bool:
+    """Every clause naming `needle` says `words` about it (outside the item's own text) and none says it is open."""
+    return all(words.search(c.replace(needle, " ")) and not _OPEN_WORDS.search(c.replace(needle, " ")) for c in clauses)
 
 
 def _value_in(value: str, text: str) -> bool:
-    """`value` appears in `text` as a whole number or word (0.48 is not in 0.484 or 10.48)."""
-    pattern = rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)"
+    """`value` appears in `text` as a whole number or id (0.48 is not in 0.484, 10.48 or A-0.48; "250ms" holds 250)."""
+    pattern = rf"(?<![\w.\-]){re.escape(value)}(?!\d|\.\d)"
     return re.search(pattern, text) is not None
 
 
@@ -187,22 +194,27 @@ def verify_summary(state: TaskState, summary: str) -> list[Violation]:
     if match_key(state.goal) not in text:
         out.append(Violation(rule="summary_goal_missing", item=state.goal, detail="the summary does not state the goal; quote it"))
     for item in state.pending:
-        mentions = _lines_with(match_key(item), text)
+        mentions = _clauses_with(match_key(item), text)
         if not mentions:
             out.append(Violation(rule="summary_pending_missing", item=item, detail="the pending item is not mentioned; list it as pending"))
-        elif all(_DONE_WORDS.search(m) and not _OPEN_WORDS.search(m.replace(match_key(item), "")) for m in mentions):
+        elif _written_as(_DONE_WORDS, match_key(item), mentions):
             out.append(Violation(rule="summary_pending_missing", item=item,
                                  detail=f"the pending item is written as done ({mentions[0].strip()!r}); it is still pending"))
-    for approval in state.approvals:
-        if approval.status == "pending" and match_key(approval.id) not in text and match_key(approval.action) not in text:
+    for approval in (a for a in state.approvals if a.status == "pending"):
+        names = [match_key(approval.id), match_key(approval.action)]
+        mentions = [c for name in names for c in _clauses_with(name, text)]
+        if not mentions:
             out.append(Violation(rule="summary_approval_missing", item=approval.id,
                                  detail=f"the open approval ({approval.action}) is not mentioned; say it is still waiting"))
+        elif all(_written_as(_DECIDED_WORDS, name, _clauses_with(name, text)) for name in names if _clauses_with(name, text)):
+            out.append(Violation(rule="summary_approval_missing", item=approval.id,
+                                 detail=f"the open approval is written as decided ({mentions[0].strip()!r}); it is still waiting"))
     kept = set(negated_clauses(summary))
     for constraint in state.constraints:
-        for clause in negated_clauses(constraint):
-            if clause not in kept:
-                out.append(Violation(rule="summary_negation_lost", item=constraint,
-                                     detail=f"the summary does not keep the negated clause {clause!r} under a negation"))
+        lost = [clause for clause in negated_clauses(constraint) if clause not in kept]
+        if lost:
+            out.append(Violation(rule="summary_negation_lost", item=constraint,
+                                 detail=f"the summary does not keep {', '.join(map(repr, lost))} under a negation; quote the constraint"))
     for fact in state.facts:
         if fact.critical and not _value_in(value_key(fact.value), text):
             out.append(Violation(rule="summary_fact_missing", item=fact.key,
