@@ -23,7 +23,7 @@ ALL = ["checkpoint", "startup", "evidence", "compress"]
 def render(report: dict[str, Any]) -> str:
     lines = ["# Benchmark results", "", f"- machine: {report['machine']}", f"- date: {report['date']}",
              f"- mode: {'quick' if report['quick'] else 'full'}", ""]
-    for name, result in report["benchmarks"].items():
+    for name, result in sorted(report["benchmarks"].items(), key=lambda item: ALL.index(item[0])):
         lines += [f"## {result['title']} (`bench/{name}.py`)", "", "| metric | ctxkeep | baseline | target |", "|---|---|---|---|"]
         lines += [f"| {r['metric']} | {r['value']} | {r.get('baseline', '')} | {r.get('target', '')} |" for r in result["rows"]]
         lines += ["", *[f"- {note}" for note in result.get("notes", [])], ""]
@@ -36,6 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for CI")
     args = parser.parse_args(argv)
     report: dict[str, Any] = {"machine": machine_line(), "date": dt.date.today().isoformat(), "quick": args.quick, "benchmarks": {}}
+    previous = HERE / "results.json"
+    if args.names and previous.exists():  # a partial run updates those benchmarks and keeps the others
+        kept = json.loads(previous.read_text())
+        if kept.get("quick") == args.quick:
+            report["benchmarks"] = {k: v for k, v in kept["benchmarks"].items() if k in ALL}
     for name in args.names or ALL:
         print(f"running bench/{name}.py ...", file=sys.stderr)
         report["benchmarks"][name] = importlib.import_module(f"bench.{name}").run(args.quick)

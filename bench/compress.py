@@ -31,6 +31,13 @@ from ctxkeep.tools.transcript import read_transcript
 
 TRANSCRIPTS = ["258c7280-ae70-4798-800f-63464d01a85d.jsonl", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"]
 _ERROR_TYPE = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception))\b")
+_PRINTED = re.compile(r"^\s*([A-Z][A-Za-z]*(?:Error|Exception)): ", re.MULTILINE)
+
+
+def _errors_seen(output: str) -> set[str]:
+    """Error types an output shows as errors: all of them when it failed, printed exceptions when it did not."""
+    failed = re.search(r"<returncode>\s*-?[1-9]", output) or output.startswith("[is_error]") or "Traceback (most recent call last)" in output
+    return set(_ERROR_TYPE.findall(output) if failed else _PRINTED.findall(output))
 
 
 def _edited(messages: list[dict[str, Any]], fmt: str) -> set[str]:
@@ -53,8 +60,8 @@ def _tool_outputs(messages: list[dict[str, Any]], fmt: str) -> list[str]:
     """The tool outputs of a history, found without the parser: user messages with a return code, tool_result blocks."""
     if fmt == "generic":
         return [m["content"] for m in messages[1:] if m["role"] == "user" and "<returncode>" in m["content"]]
-    return [json.dumps(b.get("content"), ensure_ascii=False) for m in messages if isinstance(m["content"], list)
-            for b in m["content"] if b.get("type") == "tool_result"]
+    return [("[is_error] " if b.get("is_error") else "") + json.dumps(b.get("content"), ensure_ascii=False)
+            for m in messages if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"]
 
 
 async def _fidelity(scope: Scope, raw: list[dict[str, Any]], result: CompressResult, fmt: str) -> tuple[int, int]:
@@ -81,7 +88,7 @@ async def _one(scope: Scope, raw: list[dict[str, Any]], request: CompressRequest
     seconds = time.perf_counter() - started
     band = raw[result.bands["digest"][0]:result.bands["digest"][1] + 1] if result.bands["digest"] else []
     edited = _edited(band, fmt)
-    errors = {e for text in _tool_outputs(band, fmt) for e in _ERROR_TYPE.findall(text)}
+    errors = {e for text in _tool_outputs(band, fmt) for e in _errors_seen(text)}
     exact, total = await _fidelity(scope, raw, result, fmt)
     return {"span": 1 - result.span_tokens_after / max(1, result.span_tokens_before), "whole": 1 - result.tokens_after / result.tokens_before,
             "span_before": result.span_tokens_before, "seconds": seconds, "exact": exact, "offloaded": total,

@@ -227,7 +227,8 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     every_step = _steps(messages)
     digest = ""
     if shaped > pinned:
-        band_ref = await _store_band(scope, raw[pinned:shaped], source, req.task_id)
+        # a transcript file is itself the verbatim record; a list of messages is stored before it is folded
+        band_ref = None if req.transcript_path else await _store_band(scope, raw[pinned:shaped], source, req.task_id)
         digest = await anyio.to_thread.run_sync(lambda: build_digest(
             messages[pinned:shaped], [s for s in offloaded if s.message < shaped], req.digest_tokens, count_tokens,
             later=[s for s in every_step if s.message >= shaped], band_ref=band_ref))

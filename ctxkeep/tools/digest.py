@@ -21,6 +21,7 @@ _EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_editor
                "create_file", "write_file", "edit_file", "apply_patch"}
 _READ_TOOLS = {"read", "view", "read_file", "open_file", "cat"}
 _EXIT = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed with)? (?:code|status)[: ]+(-?\d+)", re.IGNORECASE)
+_RAISED = re.compile(r"^\s*([A-Z][A-Za-z]*(?:Error|Exception)): ", re.MULTILINE)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>", re.IGNORECASE)
 _ERROR = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception)|FAILED|Traceback|error\[E\d+\])")
 _LOCATION = re.compile(r'File "([^"]+)", line (\d+)|(?:^|\s)([\w./-]+\.\w+):(\d+)(?::\d+)?')
@@ -151,14 +152,14 @@ def exit_code(output: Output | None) -> str:
 
 
 def _errors(step: Step, facts: Facts) -> None:
-    """Errors a step ran into: only outputs that failed (non-zero exit, an error flag, a traceback) count,
-    so an `except ValueError` line found by grep is not an error seen."""
+    """Errors a step ran into: any error name in an output that failed (non-zero exit, an error flag, a
+    traceback); in one that succeeded, only printed exceptions (`ValueError: …` at a line start), so an
+    `except ValueError` line found by grep is not an error seen."""
     if step.output is None:
         return
     text = step.output.text
-    if exit_code(step.output) in ("exit 0", "ok") and "Traceback (most recent call last)" not in text:
-        return
-    for found in _ERROR.finditer(text):
+    succeeded = exit_code(step.output) in ("exit 0", "ok") and "Traceback (most recent call last)" not in text
+    for found in (_RAISED.finditer(text) if succeeded else _ERROR.finditer(text)):
         kind = found.group(1)
         if kind == "Traceback":
             continue
