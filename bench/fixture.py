@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from bench.common import SHARED_DATA

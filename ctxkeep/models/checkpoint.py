@@ -12,7 +12,6 @@ from ctxkeep.models.common import (
     MAX_ITEMS,
     MAX_NUMBER,
     MAX_STATE_BYTES,
-    STATE_SCHEMA_VERSION,
     ItemList,
     RequiredText,
     TaskId,
