@@ -12,16 +12,17 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-_ROW_COLUMNS = ("e.id, e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
+_ROW_COLUMNS = ("e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
                 "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.redactions, e.index_version, "
-                "e.blob_id, b.sha256")
+                "b.sha256, e.id, e.blob_id")
 _HASHED_TERM = re.compile(r"^[0-9a-f]{12}$")
 _BATCH = 400  # stay well under SQLite's bound-parameter limit
 
 
 @dataclass(frozen=True)
-class EvidenceRow:
-    id: int
+class EvidenceFields:
+    """What a record says about its content (shared by stored rows and rows about to be stored)."""
+
     ref: str
     kind: str
     source: str | None
@@ -37,31 +38,22 @@ class EvidenceRow:
     chunk_chars: int
     redactions: int
     index_version: int
-    blob_id: int
     sha256: str
 
 
 @dataclass(frozen=True)
-class NewEvidence:
+class EvidenceRow(EvidenceFields):
+    """A stored record: its row id and the id of its blob."""
+
+    id: int
+    blob_id: int
+
+
+@dataclass(frozen=True)
+class NewEvidence(EvidenceFields):
     """A record ready to store: everything computed, nothing left to decide."""
 
-    ref: str
-    sha256: str
     data: bytes
-    kind: str
-    source: str | None
-    title: str | None
-    task_id: str | None
-    tags_json: str
-    effective_at: str | None
-    expires_at: str | None
-    created_at: str
-    bytes: int
-    tokens: int
-    lines: int
-    chunk_chars: int
-    redactions: int
-    index_version: int
     terms: str
 
 
@@ -153,7 +145,7 @@ class Evidence:
                 f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
                 f"WHERE e.project = ? AND e.ref IN ({','.join('?' * len(part))})", (project, *part),
             )
-            found.update((row[1], EvidenceRow(*row)) for row in await cursor.fetchall())
+            found.update((row[0], EvidenceRow(*row)) for row in await cursor.fetchall())
         return found
 
     async def blob(self, blob_id: int) -> bytes:
