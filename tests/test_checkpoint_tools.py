@@ -214,3 +214,17 @@ async def test_verify_a_summary_against_its_state(client: Client) -> None:
     assert ok.structured_content == {"ok": True, "violations": []}
     bad = await client.call_tool("verify_checkpoint", {"state": state, "summary": summary.replace("0.48", "0.84")})
     assert [v["rule"] for v in bad.structured_content["violations"]] == ["summary_fact_missing"]
+
+
+async def test_handoff_and_compress_prompts_come_from_the_checkpoint(client: Client) -> None:
+    await save(client, procurement_state(assumptions=["Supplier C will confirm by Friday"]))
+    handoff = (await client.get_prompt("handoff", {"task_id": "proc"})).messages[0].content.text
+    assert "## Remaining, in priority order\n- Supplier C freight missing" in handoff
+    assert "Supplier C freight = 0.48 USD/piece (source: mail-1)" in handoff
+    assert "## Assumptions (not verified)\n- Supplier C will confirm by Friday" in handoff
+    assert "precondition: approval PO-1 (issue purchase order) must be granted first" in handoff
+    compress = (await client.get_prompt("compress", {"task_id": "proc"})).messages[0].content.text
+    assert "Keep with its negation: No final recommendation before the data is complete" in compress
+    assert "Copy exactly: Supplier C freight = 0.48 USD/piece" in compress
+    with pytest.raises(Exception, match="no task 'ghost'"):
+        await client.get_prompt("handoff", {"task_id": "ghost"})

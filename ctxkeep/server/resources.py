@@ -7,12 +7,14 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 
 from pydantic import ValidationError
 
 from ctxkeep.errors import CtxkeepError, NotFound
 from ctxkeep.models.evidence import EvidenceGetRequest
-from ctxkeep.prompts import resume_text
+from ctxkeep.prompts import compress_text, handoff_text, resume_text
 from ctxkeep.server import render
 from ctxkeep.tools import checkpoint
 from ctxkeep.tools.evidence_get import evidence_get as read_evidence
@@ -60,4 +62,18 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
         try:
             return resume_text(await checkpoint.checkpoint_load(scope(), task_id))
         except CtxkeepError as exc:
-            raise ValueError(str(exc)) from exc
+            raise MCPError(INVALID_PARAMS, str(exc)) from exc
+
+    @server.prompt(name="handoff", description="Hand a task over: goal, done criteria, completed and verified, remaining, facts vs assumptions, artifacts, next action with its preconditions.")
+    async def handoff(task_id: str) -> str:
+        try:
+            return handoff_text(await checkpoint.checkpoint_load(scope(), task_id))
+        except CtxkeepError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from exc
+
+    @server.prompt(name="compress", description="Instructions for the summary compress_history checks: what it must keep for this task.")
+    async def compress(task_id: str) -> str:
+        try:
+            return compress_text(task_id, await checkpoint.latest_state(scope(), task_id))
+        except CtxkeepError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from exc

@@ -22,6 +22,7 @@ from ctxkeep.errors import InvalidInput
 from ctxkeep.models.checkpoint import TaskState, Verification
 from ctxkeep.models.compress import MAX_INLINE_TOKENS, CompressRequest, CompressResult, SemanticBoundary
 from ctxkeep.models.evidence import EvidenceItem
+from ctxkeep.prompts import compress_text
 from ctxkeep.storage import CursorRow, DigestRow
 from ctxkeep.text import canonical_json
 from ctxkeep.tokens import count_tokens
@@ -126,18 +127,8 @@ def _boundary(messages: list[Message], steps: list[Step]) -> SemanticBoundary | 
     return max(found, key=lambda b: b.message_index) if found else None
 
 
-def _summary_request(first: int, last: int, state: TaskState | None) -> str:
-    lines = [f"Write a short summary of messages {first}–{last} of this history for your future self: what was tried, "
-             "what failed and why, what was decided. Keep negated clauses as they are (\"must not …\", \"不能 …\"), keep "
-             "conditions, numbers, ids and failed approaches. Then call compress_history again with the same "
-             "history and summary=<your text>; it is checked before it is kept."]
-    if state is not None:
-        lines.append(f"It must state the goal: {state.goal}")
-        lines += [f"Keep this constraint with its negation: {c}" for c in state.constraints]
-        lines += [f"Mention as still pending: {p}" for p in state.pending]
-        lines += [f"Mention the open approval {a.id}: {a.action}" for a in state.approvals if a.status == "pending"]
-        lines += [f"Copy exactly: {f.key} = {f.value}{' ' + f.unit if f.unit else ''}" for f in state.facts if f.critical]
-    return "\n".join(lines)
+def _summary_request(first: int, last: int, state: TaskState | None, task_id: str | None) -> str:
+    return f"Messages {first}–{last} are folded into the digest.\n" + compress_text(task_id or "<your task_id>", state)
 
 
 def _band(first: int, end: int) -> list[int]:
@@ -255,6 +246,6 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
         span_tokens_before=_tokens(raw[pinned:recent]), span_tokens_after=_tokens(middle),
         bands={"pinned": _band(0, pinned), "digest": _band(pinned, shaped), "shaped": _band(shaped, recent),
                "recent": _band(recent, len(messages))},
-        skipped_records=skipped, summary_request=_summary_request(pinned, recent - 1, state),
+        skipped_records=skipped, summary_request=_summary_request(pinned, recent - 1, state, req.task_id),
         verification=verification, semantic_boundary=_boundary(messages, every_step),
     )
