@@ -228,3 +228,17 @@ async def test_handoff_and_compress_prompts_come_from_the_checkpoint(client: Cli
     assert "Copy exactly: Supplier C freight = 0.48 USD/piece" in compress
     with pytest.raises(Exception, match="no task 'ghost'"):
         await client.get_prompt("handoff", {"task_id": "ghost"})
+
+
+async def test_a_huge_state_gives_a_brief_within_6000_tokens(client: Client) -> None:
+    from ctxkeep.tokens import count_tokens
+
+    state = procurement_state(pending=[f"pending item {i}: " + "detail " * 120 for i in range(150)],
+                              constraints=[f"Constraint {i} must hold " + "x " * 100 for i in range(40)])
+    assert not (await save(client, state)).is_error
+    loaded = (await client.call_tool("checkpoint_load", {"task_id": "proc"})).structured_content
+    assert count_tokens(loaded["brief"]) <= 6_000
+    assert "more (checkpoint_load returns the whole state)" in loaded["brief"]
+    assert len(loaded["state"]["pending"]) == 150  # the state itself is whole
+    handoff = (await client.get_prompt("handoff", {"task_id": "proc"})).messages[0].content.text
+    assert count_tokens(handoff) <= 6_000

@@ -84,10 +84,11 @@ async def check_offloads(scope: Scope, raw: list[dict[str, Any]], result: Compre
 async def test_swe_runs_compress_with_nothing_lost(scope: Scope, run: Path) -> None:
     raw = json.loads(run.read_text())["messages"]
     result = await compress_history(scope, CompressRequest(messages=raw, task_id="swe"))
-    assert result.messages is not None and result.format == "generic"
+    assert result.format == "generic"
+    messages = result.messages or json.loads(await full_content(scope, result.messages_ref or ""))
     recent = result.bands["recent"]
-    assert result.messages[-(recent[1] - recent[0] + 1):] == raw[recent[0]:]
-    assert result.messages[:2] == raw[:2]  # system prompt and task statement pinned
+    assert messages[-(recent[1] - recent[0] + 1):] == raw[recent[0]:]
+    assert messages[:2] == raw[:2]  # system prompt and task statement pinned
     assert result.span_tokens_after < result.span_tokens_before
     await check_offloads(scope, raw, result, "generic")
     digest_band = raw[result.bands["digest"][0]:result.bands["digest"][1] + 1] if result.bands["digest"] else []
@@ -128,9 +129,10 @@ async def test_long_transcripts_compress_by_95_percent_with_nothing_lost(scope: 
     raw = read_transcript(path).messages
     assert result.format == "claude_code" and result.skipped_records > 0
     assert 1 - result.span_tokens_after / result.span_tokens_before >= 0.95
-    assert result.messages is not None and pairs_intact(result.messages)
+    messages = result.messages or json.loads(await full_content(scope, result.messages_ref or ""))
+    assert pairs_intact(messages)
     recent = result.bands["recent"]
-    assert result.messages[-(recent[1] - recent[0] + 1):] == raw[recent[0]:]
+    assert messages[-(recent[1] - recent[0] + 1):] == raw[recent[0]:]
     await check_offloads(scope, raw, result, "claude_code")
     digest_band = raw[result.bands["digest"][0]:result.bands["digest"][1] + 1]
     for path_edited in edited_in_transcript(digest_band):
@@ -325,9 +327,9 @@ async def test_the_digest_says_whether_a_later_step_resolved_an_error(scope: Sco
         {"role": "system", "content": "agent"},
         {"role": "user", "content": "Fix it"},
         {"role": "assistant", "content": "```bash\npytest -q\n```"},
-        {"role": "user", "content": "<returncode>1</returncode>\n<output>\nValueError: bad freight\n</output>"},
+        {"role": "user", "content": "<returncode>1</returncode>\n<output>\n" + "collecting tests\n" * 80 + "ValueError: bad freight\n</output>"},
         {"role": "assistant", "content": "```bash\npython check_other.py\n```"},
-        {"role": "user", "content": "<returncode>1</returncode>\n<output>\nKeyError: 'x'\n</output>"},
+        {"role": "user", "content": "<returncode>1</returncode>\n<output>\n" + "checking\n" * 80 + "KeyError: 'x'\n</output>"},
         {"role": "assistant", "content": "```bash\npytest -q\n```"},
         {"role": "user", "content": "<returncode>0</returncode>\n<output>\n3 passed\n</output>"},
     ]
@@ -399,3 +401,21 @@ async def test_unusable_transcript_paths_are_clear_errors(scope: Scope, tmp_path
     (tmp_path / "empty.jsonl").write_text("")
     with pytest.raises(InvalidInput, match="not a JSONL transcript"):
         await compress_history(scope, CompressRequest(transcript_path=str(tmp_path / "empty.jsonl")), env=env)
+
+
+async def test_blocks_that_carry_no_text_still_count_for_the_inline_limit(scope: Scope) -> None:
+    thinking = [{"role": "user", "content": "task"}] + [
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "ponder " * 4_000, "signature": "s"},
+                                          {"type": "text", "text": f"step {i}"}]} for i in range(8)]
+    result = await compress_history(scope, CompressRequest(messages=thinking, keep_recent=8))
+    assert result.messages is None and result.messages_ref is not None
+
+
+async def test_short_tool_outputs_are_not_replaced_by_longer_previews(scope: Scope) -> None:
+    history = [{"role": "user", "content": "task"}] + [m for i in range(4) for m in (
+        {"role": "assistant", "content": f"```bash\necho {i}\n```"},
+        {"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{i}\n</output>"},
+    )]
+    result = await compress_history(scope, CompressRequest(messages=history, keep_recent=2, shape_window=4))
+    assert result.messages is not None and result.span_tokens_after <= result.span_tokens_before
+    assert "ctxkeep: full output stored" not in json.dumps(result.messages)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -331,3 +332,14 @@ async def test_search_widens_when_the_rarest_terms_live_in_another_project(db_pa
             await put(a, f"freight quote {i}")
         hits = (await a.call_tool("evidence_search", {"query": "freight zebra"})).structured_content["hits"]
         assert len(hits) == 6
+
+
+async def test_search_results_keep_to_their_token_budget(client: Client) -> None:
+    from ctxkeep.tokens import count_tokens
+
+    for i in range(30):
+        await put(client, f"freight report {i} " + "运费数据 " * 200, title="T" * 3_000 + str(i))
+    result = (await client.call_tool("evidence_search", {"query": "freight", "limit": 50, "max_tokens": 2_000})).structured_content
+    assert result["truncated"] is True and 0 < len(result["hits"]) < 30
+    assert count_tokens(json.dumps(result["hits"], ensure_ascii=False)) <= 2_200
+    assert all(len(h["title"]) <= 201 for h in result["hits"])

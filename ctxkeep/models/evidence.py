@@ -137,6 +137,7 @@ class EvidenceSearchRequest(StrictModel):
     as_of: Timestamp | None = Field(default=None, description="Only items valid at this time (effective_at <= as_of < expires_at).")
     include_expired: bool = False
     limit: int = Field(default=10, ge=1, le=50)
+    max_tokens: int = Field(default=DEFAULT_READ_TOKENS, ge=100, le=MAX_READ_TOKENS, description="Hits stop before this many tokens.")
 
 
 class EvidenceHit(BaseModel):
@@ -153,6 +154,7 @@ class EvidenceHit(BaseModel):
 
 class EvidenceSearchResult(BaseModel):
     hits: list[EvidenceHit]
+    truncated: bool = Field(default=False, description="True when more hits matched than fit max_tokens; raise it or narrow the query.")
 
 
 class EvidenceDeleteResult(BaseModel):

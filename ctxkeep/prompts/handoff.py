@@ -9,13 +9,18 @@ approvals it waits for.
 from __future__ import annotations
 
 from ctxkeep.models import CheckpointLoadResult
-
-
-def _lines(title: str, items: list[str]) -> list[str]:
-    return [f"## {title}", *([f"- {item}" for item in items] or ["- (none)"]), ""]
+from ctxkeep.tools.brief import Section, within_budget
 
 
 def handoff_text(loaded: CheckpointLoadResult) -> str:
+    """The handoff document, abridged to fit 6,000 tokens."""
+    return within_budget(lambda section: _handoff(loaded, section))
+
+
+def _handoff(loaded: CheckpointLoadResult, section: Section) -> str:
+    def _lines(title: str, items: list[str]) -> list[str]:
+        return section(title, items) or [f"## {title}", "- (none)", ""]
+
     state = loaded.state
     facts = [f"{f.key} = {f.value}{' ' + f.unit if f.unit else ''} (source: {f.source_ref or 'not recorded'})" for f in state.facts]
     approvals = [f"{a.id}: {a.action} — {a.status}{' by ' + a.approver if a.approver else ''}" for a in state.approvals]

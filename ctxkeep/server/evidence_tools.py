@@ -91,10 +91,11 @@ def register_evidence_tools(server: MCPServer[Any], runtime: Runtime, settings: 
         as_of: Annotated[datetime | None, Field(description="Only items valid at this time.")] = None,
         include_expired: bool = False,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        max_tokens: Annotated[int, Field(ge=100, le=MAX_READ_TOKENS, description="Hits stop before this many tokens.")] = DEFAULT_READ_TOKENS,
     ) -> Annotated[CallToolResult, EvidenceSearchResult]:
         """Find stored evidence by words (BM25, English stemming, Chinese/Japanese 1-2 character terms) with snippets; then evidence_get the ref."""
         request = EvidenceSearchRequest(query=query, task_id=task_id, kind=kind, tags=tags or [], as_of=as_of,
-                                        include_expired=include_expired, limit=limit)
+                                        include_expired=include_expired, limit=limit, max_tokens=max_tokens)
         result = await search_evidence(runtime.get(), request)
         return reply(result, render.hits(result))
 

@@ -6,7 +6,14 @@ resuming agent needs: where it stands and what it must not do before what it may
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ctxkeep.models import Approval, Fact, ResumeChecks, TaskState
+from ctxkeep.tokens import count_tokens
+
+BRIEF_TOKENS = 6_000
+# (items per list, characters per item): tried in order until the text fits its budget
+_CAPS: list[tuple[int | None, int | None]] = [(None, None), (50, 1_000), (20, 500), (10, 300), (5, 200), (2, 120), (1, 80)]
 
 
 def _fact_line(fact: Fact) -> str:
@@ -28,12 +35,36 @@ def _approval_line(approval: Approval) -> str:
     return " ".join(parts)
 
 
-def _section(title: str, lines: list[str]) -> list[str]:
-    return [f"## {title}", *[f"- {line}" for line in lines], ""] if lines else []
+Section = Callable[[str, list[str]], list[str]]
+
+
+def section_maker(items: int | None, chars: int | None) -> Section:
+    """A markdown list renderer that shows at most `items` entries of at most `chars` characters each."""
+    def section(title: str, lines: list[str]) -> list[str]:
+        if not lines:
+            return []
+        shown = [line if chars is None or len(line) <= chars else line[:chars] + "…" for line in lines[:items]]
+        more = [f"… {len(lines) - len(shown)} more (checkpoint_load returns the whole state)"] if len(shown) < len(lines) else []
+        return [f"## {title}", *[f"- {line}" for line in shown + more], ""]
+    return section
+
+
+def within_budget(render: Callable[[Section], str], budget: int = BRIEF_TOKENS) -> str:
+    """The first rendering, from complete to most abridged, that fits `budget` tokens."""
+    text = ""
+    for items, chars in _CAPS:
+        text = render(section_maker(items, chars))
+        if count_tokens(text) <= budget:
+            return text
+    return text
 
 
 def render_brief(task_id: str, version: int, state: TaskState, checks: ResumeChecks) -> str:
-    """Markdown brief of one checkpoint version, warnings first."""
+    """Markdown brief of one checkpoint version, warnings first, abridged to fit 6,000 tokens."""
+    return within_budget(lambda section: _brief(task_id, version, state, checks, section))
+
+
+def _brief(task_id: str, version: int, state: TaskState, checks: ResumeChecks, _section: Section) -> str:
     header = [f"# Resume: {task_id} (v{version}, saved {checks.saved_at.isoformat()})", ""]
     if state.phase:
         header += [f"Phase: {state.phase}", ""]

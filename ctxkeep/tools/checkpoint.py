@@ -160,6 +160,10 @@ async def checkpoint_load(scope: Scope, task_id: str, version: int | None = None
     )
 
 
+def _short(text: str | None, limit: int = 300) -> str | None:
+    return text if text is None or len(text) <= limit else text[:limit] + "…"
+
+
 async def checkpoint_list(scope: Scope, limit: int = 50) -> CheckpointListResult:
     """The project's tasks, most recently saved first."""
     async with scope.store.snapshot() as tx:
@@ -169,7 +173,7 @@ async def checkpoint_list(scope: Scope, limit: int = 50) -> CheckpointListResult
         state = json.loads(row.state_json)
         tasks.append(TaskSummary(
             task_id=row.task_id, latest_version=row.latest_version, updated_at=datetime.fromisoformat(row.updated_at),
-            goal=state["goal"], phase=state.get("phase"), pending=len(state.get("pending", [])),
+            goal=_short(state["goal"]) or "", phase=_short(state.get("phase")), pending=len(state.get("pending", [])),
             pending_approvals=sum(1 for a in state.get("approvals", []) if a.get("status") == "pending"),
         ))
     return CheckpointListResult(tasks=tasks)

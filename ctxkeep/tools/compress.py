@@ -102,9 +102,11 @@ def _evidence_item(step: Step, task_id: str | None) -> EvidenceItem:
 
 
 def _shaped(output: Output, step_by_output: dict[int, Step]) -> str:
+    """The output's preview and ref, or the output itself when that is no longer (short outputs stay as they are)."""
     step = step_by_output[id(output)]
     preview = shape_tool_output(output.text, "tool_result", step.call.name)
-    return f"{preview}\n[ctxkeep: full output stored as {step.ref}; evidence_get reads it back]"
+    shaped = f"{preview}\n[ctxkeep: full output stored as {step.ref}; evidence_get reads it back]"
+    return shaped if len(shaped) < len(output.text) else output.text
 
 
 def _tokens(messages: list[dict[str, Any]]) -> int:
@@ -226,7 +228,12 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     head = [m.raw for m in messages[:pinned]]
     if pinned and messages[pinned - 1].role == "user":
         head[-1] = await _pinned_task(scope, messages[pinned - 1], req.task_id)
-    middle = ([{"role": "user", "content": digest}] if digest else []) + [
+    if digest and count_tokens(digest) >= _tokens(raw[pinned:shaped]):
+        digest = ""  # a band this short costs less verbatim than digested
+        folded: list[dict[str, Any]] = [m.raw for m in messages[pinned:shaped]]
+    else:
+        folded = [{"role": "user", "content": digest}] if digest else []
+    middle = folded + [
         replace_outputs(m, fmt, lambda output: _shaped(output, by_output)) for m in messages[shaped:recent]]
     out = head + middle + [m.raw for m in messages[recent:]]
     state, verification = await _verify_summary(scope, req)
@@ -236,7 +243,8 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
             await tx.digests.put(scope.project, DigestRow(req.task_id, digest, accepted, source, utc_text(scope.clock()) or ""))
     tokens_after = _tokens(out)
     messages_ref = None
-    if tokens_after > MAX_INLINE_TOKENS:
+    # inline only when the whole serialized history fits (images, thinking blocks and JSON escaping count too)
+    if tokens_after > MAX_INLINE_TOKENS or count_tokens(json.dumps(out, ensure_ascii=False)) > MAX_INLINE_TOKENS - 3_000:
         stored = await evidence_put(scope, [EvidenceItem(content=json.dumps(out, ensure_ascii=False, sort_keys=True), kind="transcript",
                                                          title="compressed history", source=source, task_id=req.task_id)])
         messages_ref = stored.refs[0]

@@ -10,6 +10,7 @@ import re
 
 from ctxkeep.models.evidence import EvidenceHit, EvidenceSearchRequest, EvidenceSearchResult
 from ctxkeep.storage import EvidenceRow, SearchFilter
+from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.evidence import CONTENTS, utc_text
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import query_terms, surface_pattern
@@ -59,11 +60,24 @@ async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceS
         if len(found) < req.limit and len(chosen) < len(frequencies):  # the rare terms may live in other projects
             found = await tx.evidence.search(scope.project, sorted(frequencies), where, req.limit)
         texts = [await CONTENTS.content(tx, row) for row, _ in found]
-    return EvidenceSearchResult(hits=[_hit(row, score, text, pattern) for (row, score), text in zip(found, texts)])
+    hits: list[EvidenceHit] = []
+    used = 0
+    for (row, score), text in zip(found, texts):
+        hit = _hit(row, score, text, pattern)
+        cost = count_tokens(hit.model_dump_json())
+        if used + cost > req.max_tokens:
+            return EvidenceSearchResult(hits=hits, truncated=True)
+        hits.append(hit)
+        used += cost
+    return EvidenceSearchResult(hits=hits)
+
+
+def _short(text: str | None, limit: int = 200) -> str | None:
+    return text if text is None or len(text) <= limit else text[:limit] + "…"
 
 
 def _hit(row: EvidenceRow, score: float, text: str, pattern: re.Pattern[str] | None) -> EvidenceHit:
     return EvidenceHit(
-        ref=row.ref, title=row.title, snippet=make_snippet(text, pattern), score=max(score, 1e-9), kind=row.kind,
-        source=row.source, task_id=row.task_id, tokens=row.tokens, created_at=row.created_at,  # type: ignore[arg-type]
+        ref=row.ref, title=_short(row.title), snippet=make_snippet(text, pattern), score=max(score, 1e-9), kind=row.kind,
+        source=_short(row.source), task_id=row.task_id, tokens=row.tokens, created_at=row.created_at,  # type: ignore[arg-type]
     )

@@ -97,6 +97,13 @@ def _append(messages: list[dict[str, Any]], message: dict[str, Any]) -> None:
 
 def read_transcript(path: Path) -> Transcript:
     """The transcript's conversation as Anthropic-shaped messages, with how many records were skipped."""
+    try:
+        return _read(path)
+    except OSError as exc:
+        raise InvalidInput(f"transcript {path} cannot be read ({exc.strerror or exc}); send a readable Claude Code .jsonl file") from None
+
+
+def _read(path: Path) -> Transcript:
     messages: list[dict[str, Any]] = []
     skipped = records = objects = 0
     with path.open(encoding="utf-8", errors="replace") as lines:
