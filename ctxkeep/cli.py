@@ -45,7 +45,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from ctxkeep.demo import run_demo
 
-    return anyio.run(run_demo, args.db)
+    # with --db the demo writes into this project, so `ctxkeep tasks` and `show` find it afterwards
+    return anyio.run(run_demo, args.db, settings.project if args.db else None)
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
@@ -90,6 +91,13 @@ def cmd_gc(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    value = int(text) if text.strip().isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ctxkeep", description="Resumable, verified context for agents (an MCP server).")
     parser.add_argument("--version", action="version", version=f"ctxkeep {__version__}")
@@ -100,16 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=cmd_demo)
     commands.add_parser("doctor", help="check the database, the project and the tokenizer").set_defaults(run=cmd_doctor)
     tasks = commands.add_parser("tasks", help="list this project's tasks, newest first")
-    tasks.add_argument("--limit", type=int, default=50, help="at most this many tasks (default 50)")
+    tasks.add_argument("--limit", type=_positive, default=50, help="at most this many tasks (default 50)")
     tasks.set_defaults(run=cmd_tasks)
     show = commands.add_parser("show", help="print a task's resume brief (latest version unless --version)")
     show.add_argument("task_id", help="the task to show")
-    show.add_argument("--version", type=int, help="a stored version number")
+    show.add_argument("--version", type=_positive, help="a stored version number")
     show.add_argument("--json", action="store_true", help="print the task state as JSON instead of the brief")
     show.set_defaults(run=cmd_show)
     search = commands.add_parser("search", help="search this project's evidence")
     search.add_argument("query", help="words to look for")
-    search.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
+    search.add_argument("--limit", type=_positive, default=10, help="at most this many hits (default 10, at most 50)")
     search.set_defaults(run=cmd_search)
     commands.add_parser("gc", help="delete expired evidence (keeps what a checkpoint cites) and unused blobs").set_defaults(run=cmd_gc)
     return parser
@@ -123,7 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ctxkeep: {exc}", file=sys.stderr)
         return 1
     except ValidationError as exc:
-        print(f"ctxkeep: invalid input: {exc.errors()[0]['msg']}", file=sys.stderr)
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "input"
+        print(f"ctxkeep: invalid {where}: {error['msg']}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -73,13 +73,13 @@ async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> str:
     return _text(await client.call_tool(tool, arguments))
 
 
-async def run_demo(db: str | None = None) -> int:
-    """Run the demo; returns the process exit code (0 when every step behaved as expected)."""
+async def run_demo(db: str | None = None, project: str | None = None) -> int:
+    """Run the demo (on a temporary database and project unless given); returns the exit code (0: all as expected)."""
     with tempfile.TemporaryDirectory(prefix="ctxkeep-demo-") as tmp:
         path = db or str(Path(tmp) / "demo.db")
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "ctxkeep", "serve"],
-            env={"CTXKEEP_DB": path, "CTXKEEP_PROJECT": tmp},
+            env={"CTXKEEP_DB": path, "CTXKEEP_PROJECT": project or tmp},
         )
         print(f"ctxkeep demo: database {path}, tokenizer {encoding_name()}")
         async with Client(params) as client:

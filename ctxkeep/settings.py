@@ -26,10 +26,10 @@ def default_db_path(env: Mapping[str, str]) -> Path:
     return base / "ctxkeep" / "ctxkeep.db"
 
 
-def _whole_number(env: Mapping[str, str], name: str, default: int) -> int:
+def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
     raw = env.get(name, str(default)).strip()
-    if not raw.isdigit():
-        raise InvalidInput(f"{name} must be a whole number, not {raw!r}")
+    if not raw.isdigit() or int(raw) < minimum:
+        raise InvalidInput(f"{name} must be a whole number of at least {minimum}, not {raw!r}")
     return int(raw)
 
 
@@ -49,6 +49,6 @@ class Settings(BaseModel):
             db_path=Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env),
             project=resolve_project(env, hook_cwd=hook_cwd),
             busy_timeout_ms=_whole_number(env, "CTXKEEP_BUSY_TIMEOUT_MS", 5_000),
-            max_evidence_bytes=_whole_number(env, "CTXKEEP_MAX_EVIDENCE_BYTES", MAX_EVIDENCE_BYTES),
+            max_evidence_bytes=_whole_number(env, "CTXKEEP_MAX_EVIDENCE_BYTES", MAX_EVIDENCE_BYTES, minimum=1),
             log_level=env.get("CTXKEEP_LOG_LEVEL", "WARNING").upper(),
         )

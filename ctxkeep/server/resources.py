@@ -74,6 +74,9 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
     @server.prompt(name="compress", description="Instructions for the summary compress_history checks: what it must keep for this task.")
     async def compress(task_id: str) -> str:
         try:
-            return compress_text(task_id, await checkpoint.latest_state(scope(), task_id))
+            state = await checkpoint.latest_state(scope(), task_id)
+            if state is None:
+                raise NotFound(f"no task {task_id!r} in this project; call checkpoint_list to see the tasks here")
+            return compress_text(task_id, state)
         except CtxkeepError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from exc
