@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -13,6 +13,7 @@ from mcp.types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from ctxkeep.errors import CtxkeepError, NotFound
+from ctxkeep.models import CheckpointLoadResult
 from ctxkeep.models.evidence import EvidenceGetRequest
 from ctxkeep.prompts import compress_text, handoff_text, resume_text
 from ctxkeep.server import render
@@ -59,24 +60,24 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
 
     @server.prompt(name="resume", description="Resume a task from its latest checkpoint: the brief as your first message.")
     async def resume(task_id: str) -> str:
-        try:
-            return resume_text(await checkpoint.checkpoint_load(scope(), task_id))
-        except CtxkeepError as exc:
-            raise MCPError(INVALID_PARAMS, str(exc)) from exc
+        return await _prompt(lambda: _loaded(scope(), task_id, resume_text))
 
     @server.prompt(name="handoff", description="Hand a task over: goal, done criteria, completed and verified, remaining, facts vs assumptions, artifacts, next action with its preconditions.")
     async def handoff(task_id: str) -> str:
-        try:
-            return handoff_text(await checkpoint.checkpoint_load(scope(), task_id))
-        except CtxkeepError as exc:
-            raise MCPError(INVALID_PARAMS, str(exc)) from exc
+        return await _prompt(lambda: _loaded(scope(), task_id, handoff_text))
 
     @server.prompt(name="compress", description="Instructions for the summary compress_history checks: what it must keep for this task.")
     async def compress(task_id: str) -> str:
-        try:
-            state = await checkpoint.latest_state(scope(), task_id)
-            if state is None:
-                raise NotFound(f"no task {task_id!r} in this project; call checkpoint_list to see the tasks here")
-            return compress_text(task_id, state)
-        except CtxkeepError as exc:
-            raise MCPError(INVALID_PARAMS, str(exc)) from exc
+        return await _prompt(lambda: _loaded(scope(), task_id, lambda loaded: compress_text(task_id, loaded.state)))
+
+
+async def _loaded(scope: Scope, task_id: str, render_prompt: Callable[[CheckpointLoadResult], str]) -> str:
+    return render_prompt(await checkpoint.checkpoint_load(scope, task_id))
+
+
+async def _prompt(make: Callable[[], Awaitable[str]]) -> str:
+    """A prompt's text; a domain error reaches the client as an invalid-params error with its message."""
+    try:
+        return await make()
+    except CtxkeepError as exc:
+        raise MCPError(INVALID_PARAMS, str(exc)) from exc

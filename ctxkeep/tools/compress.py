@@ -109,8 +109,9 @@ def _shaped(output: Output, step_by_output: dict[int, Step]) -> str:
     return shaped if len(shaped) < len(output.text) else output.text
 
 
-def _tokens(messages: list[dict[str, Any]]) -> int:
-    return sum(count_tokens(render_for_count(m)) for m in messages)
+def _tokens(messages: list[dict[str, Any]]) -> list[int]:
+    """Each message's cost in tokens (role + content text), counted once."""
+    return [count_tokens(render_for_count(m)) for m in messages]
 
 
 def _boundary(messages: list[Message], steps: list[Step]) -> SemanticBoundary | None:
@@ -228,7 +229,8 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     head = [m.raw for m in messages[:pinned]]
     if pinned and messages[pinned - 1].role == "user":
         head[-1] = await _pinned_task(scope, messages[pinned - 1], req.task_id)
-    if digest and count_tokens(digest) >= _tokens(raw[pinned:shaped]):
+    before = _tokens(raw)
+    if digest and count_tokens(digest) >= sum(before[pinned:shaped]):
         digest = ""  # a band this short costs less verbatim than digested
         folded: list[dict[str, Any]] = [m.raw for m in messages[pinned:shaped]]
     else:
@@ -241,7 +243,8 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
         accepted = req.summary if verification and verification.ok else None
         async with scope.store.transaction() as tx:
             await tx.digests.put(scope.project, DigestRow(req.task_id, digest, accepted, source, utc_text(scope.clock()) or ""))
-    tokens_after = _tokens(out)
+    tokens_middle = _tokens(middle)
+    tokens_after = sum(_tokens(head)) + sum(tokens_middle) + sum(before[recent:])
     messages_ref = None
     # inline only when the whole serialized history fits (images, thinking blocks and JSON escaping count too)
     if tokens_after > MAX_INLINE_TOKENS or count_tokens(json.dumps(out, ensure_ascii=False)) > MAX_INLINE_TOKENS - 3_000:
@@ -250,8 +253,8 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
         messages_ref = stored.refs[0]
     return CompressResult(
         format=fmt, messages=None if messages_ref else out, messages_ref=messages_ref, digest=digest,
-        evidence_refs=[step.ref for step in offloaded if step.ref], tokens_before=_tokens(raw), tokens_after=tokens_after,
-        span_tokens_before=_tokens(raw[pinned:recent]), span_tokens_after=_tokens(middle),
+        evidence_refs=[step.ref for step in offloaded if step.ref], tokens_before=sum(before), tokens_after=tokens_after,
+        span_tokens_before=sum(before[pinned:recent]), span_tokens_after=sum(tokens_middle),
         bands={"pinned": _band(0, pinned), "digest": _band(pinned, shaped), "shaped": _band(shaped, recent),
                "recent": _band(recent, len(messages))},
         skipped_records=skipped, summary_request=_summary_request(pinned, recent - 1, state, req.task_id),
