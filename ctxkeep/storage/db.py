@@ -20,6 +20,7 @@ import anyio
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
 from ctxkeep.storage.checkpoints import Checkpoints
 from ctxkeep.storage.digests import Cursors, Digests
+from ctxkeep.storage.working_sets import WorkingSets
 from ctxkeep.storage.evidence import Evidence
 from ctxkeep.storage.migrations import LATEST, MIGRATIONS
 
@@ -51,6 +52,7 @@ class Tx:
         self.evidence = Evidence(conn)
         self.digests = Digests(conn)
         self.cursors = Cursors(conn)
+        self.working_sets = WorkingSets(conn)
 
 
 class Store:

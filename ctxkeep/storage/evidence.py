@@ -6,6 +6,7 @@ is the one place that builds FTS5 query syntax, from hashes only.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -148,12 +149,65 @@ class Evidence:
             found.update((row[0], EvidenceRow(*row)) for row in await cursor.fetchall())
         return found
 
+    async def by_prefix(self, project: str, prefix: str, limit: int = 2) -> list[EvidenceRow]:
+        """Records whose ref starts with `prefix` (at most `limit`), for short refs shown in working sets."""
+        cursor = await self._conn.execute(
+            f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
+            "WHERE e.project = ? AND e.ref >= ? AND e.ref < ? ORDER BY e.ref LIMIT ?", (project, prefix, prefix + "g", limit),
+        )
+        return [EvidenceRow(*row) for row in await cursor.fetchall()]
+
+    async def sharing_prefix(self, project: str, prefixes: Sequence[str]) -> list[str]:
+        """Every ref of the project that starts with one of `prefixes`."""
+        found: list[str] = []
+        for part in _chunks(sorted(set(prefixes))):
+            cursor = await self._conn.execute(
+                "SELECT e.ref FROM json_each(?) p CROSS JOIN evidence e ON e.project = ? AND e.ref >= p.value AND e.ref < p.value || 'g'",
+                (json.dumps(list(part)), project),
+            )
+            found += [row[0] for row in await cursor.fetchall()]
+        return found
+
+    async def neighbours(self, project: str, hits: Sequence[EvidenceRow], where: SearchFilter, span: int) -> list[tuple[int, EvidenceRow]]:
+        """Up to `span` records on each side of each hit among the records of the same source (insertion order),
+        as (hit id, neighbour) pairs; neighbours that fail the filters are left out."""
+        if not hits:
+            return []
+        side = ("(SELECT group_concat(id) FROM (SELECT p.id FROM evidence p WHERE p.project = ? AND p.source = h.source "
+                "AND p.id {op} h.id ORDER BY p.id {order} LIMIT ?))")
+        cursor = await self._conn.execute(
+            "WITH h(id, source) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)) "
+            f"SELECT h.id, {side.format(op='<', order='DESC')}, {side.format(op='>', order='ASC')} FROM h",
+            (json.dumps([[row.id, row.source] for row in hits]), project, span, project, span),
+        )
+        near: dict[int, list[int]] = {}
+        for hit, *sides in await cursor.fetchall():
+            for neighbour in ",".join(str(ids) for ids in sides if ids).split(","):
+                if neighbour:
+                    near.setdefault(int(neighbour), []).append(int(hit))
+        pairs: list[tuple[int, EvidenceRow]] = []
+        conditions, params = _conditions(project, where)
+        for part in _chunks([str(i) for i in sorted(near)]):
+            cursor = await self._conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
+                f"WHERE e.id IN ({','.join('?' * len(part))}) AND {conditions} ORDER BY e.id", (*map(int, part), *params),
+            )
+            pairs += [(hit, EvidenceRow(*row)) for row in await cursor.fetchall() for hit in near[row[16]]]
+        return pairs
+
     async def blob(self, blob_id: int) -> bytes:
         cursor = await self._conn.execute("SELECT data FROM blobs WHERE id = ?", (blob_id,))
         row = await cursor.fetchone()
         if row is None:
             raise LookupError(f"blob {blob_id} is missing")
         return bytes(row[0])
+
+    async def blobs(self, blob_ids: Sequence[int]) -> dict[int, bytes]:
+        found: dict[int, bytes] = {}
+        for part in _chunks([str(i) for i in sorted(set(blob_ids))]):
+            cursor = await self._conn.execute(f"SELECT id, data FROM blobs WHERE id IN ({','.join('?' * len(part))})", tuple(map(int, part)))
+            found.update((int(row[0]), bytes(row[1])) for row in await cursor.fetchall())
+        return found
 
     async def document_frequencies(self, hashed_terms: Sequence[str]) -> dict[str, int]:
         """How many records (all projects) hold each term; absent terms are left out."""

@@ -89,6 +89,18 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (project, source)
         ) WITHOUT ROWID;
     """),
+    (4, "the latest working set of each task; conversation neighbours", """
+        CREATE TABLE working_sets (
+            project TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            focus_key TEXT NOT NULL,
+            selection_json TEXT NOT NULL,
+            claims_json TEXT NOT NULL,
+            built_at TEXT NOT NULL,
+            PRIMARY KEY (project, task_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX evidence_by_source ON evidence (project, source, id);
+    """),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -12,6 +12,7 @@ import hashlib
 import json
 import zlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any
@@ -152,12 +153,26 @@ class ContentCache:
     async def content(self, tx: Tx, row: EvidenceRow) -> str:
         text = self._items.get(row.sha256)
         if text is None:
-            text = zlib.decompress(await tx.evidence.blob(row.blob_id)).decode("utf-8")
-            self._items[row.sha256] = text
-            self._chars += len(text)
-            while self._chars > self._max and len(self._items) > 1:
-                self._chars -= len(self._items.popitem(last=False)[1])
+            text = self._keep(row.sha256, zlib.decompress(await tx.evidence.blob(row.blob_id)).decode("utf-8"))
         self._items.move_to_end(row.sha256)
+        return text
+
+    async def contents(self, tx: Tx, rows: Sequence[EvidenceRow]) -> dict[str, str]:
+        """The content of each row by ref, reading the blobs not cached in one query."""
+        missing = {row.blob_id: row.sha256 for row in rows if row.sha256 not in self._items}
+        found = {missing[blob_id]: zlib.decompress(data).decode("utf-8") for blob_id, data in (await tx.evidence.blobs(list(missing))).items()}
+        texts = {row.ref: found[row.sha256] if row.sha256 in found else self._items.get(row.sha256) for row in rows}
+        for sha256, text in found.items():
+            self._keep(sha256, text)
+        if any(text is None for text in texts.values()):
+            raise LookupError("a blob vanished while its record was being read")
+        return {ref: text for ref, text in texts.items() if text is not None}
+
+    def _keep(self, sha256: str, text: str) -> str:
+        self._items[sha256] = text
+        self._chars += len(text)
+        while self._chars > self._max and len(self._items) > 1:
+            self._chars -= len(self._items.popitem(last=False)[1])
         return text
 
     def forget(self, sha256: str) -> None:

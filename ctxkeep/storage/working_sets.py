@@ -1,0 +1,39 @@
+"""The latest working set built for each task: what it selected, so the next one can diff and stay stable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import aiosqlite
+
+
+@dataclass(frozen=True)
+class WorkingSetRow:
+    """`selection_json`: the evidence picked, in order, with how each was shown; `claims_json`: the state lines shown."""
+
+    task_id: str
+    focus_key: str
+    selection_json: str
+    claims_json: str
+    built_at: str
+
+
+class WorkingSets:
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def put(self, project: str, row: WorkingSetRow) -> None:
+        await self._conn.execute(
+            "INSERT INTO working_sets (project, task_id, focus_key, selection_json, claims_json, built_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (project, task_id) DO UPDATE SET focus_key = excluded.focus_key, selection_json = excluded.selection_json, "
+            "claims_json = excluded.claims_json, built_at = excluded.built_at",
+            (project, row.task_id, row.focus_key, row.selection_json, row.claims_json, row.built_at),
+        )
+
+    async def get(self, project: str, task_id: str) -> WorkingSetRow | None:
+        cursor = await self._conn.execute(
+            "SELECT task_id, focus_key, selection_json, claims_json, built_at FROM working_sets WHERE project = ? AND task_id = ?",
+            (project, task_id),
+        )
+        row = await cursor.fetchone()
+        return WorkingSetRow(*row) if row else None
