@@ -57,3 +57,9 @@ def count_tokens(text: str) -> int:
 def count_tokens_many(texts: list[str]) -> list[int]:
     """Token counts of many texts; the tokenizer releases the GIL, so this runs well beside other work."""
     return [count_tokens(text) for text in texts]
+
+
+def token_ids(text: str) -> list[int]:
+    """The token ids of `text` (its UTF-8 bytes when the tokenizer could not load), e.g. to compare prefixes."""
+    encoder, _ = _load()
+    return list(text.encode("utf-8", "surrogatepass")) if encoder is None else list(encoder.encode(text, disallowed_special=()))

@@ -112,7 +112,7 @@ class WorkingSetResult(BaseModel):
     blocks: list[Block]
     tokens_total: int = Field(description="Tokens of the rendered output (cl100k_base); never above budget_tokens.")
     budget_tokens: int
-    slot_budgets: dict[str, int] = Field(description="The tokens each slot was allowed after caps and flows.")
+    slot_budgets: dict[Slot, int] = Field(description="The tokens each slot was allowed after caps and flows.")
     cache_breakpoint: CacheBreakpoint | None
     evidence_refs: list[str] = Field(description="Full refs of the evidence shown, in order (the text shows unique prefixes).")
     dropped: list[DroppedItem]

@@ -21,6 +21,7 @@ from ctxkeep.server.compress_tools import register_compress_tools
 from ctxkeep.server.errors import CtxkeepServer
 from ctxkeep.server.evidence_tools import register_evidence_tools
 from ctxkeep.server.resources import register_resources
+from ctxkeep.server.working_set_tools import register_working_set_tools
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
 from ctxkeep.tools.scope import Scope
@@ -35,6 +36,8 @@ ctxkeep keeps your task state outside your context so nothing important is lost 
 - verify_checkpoint checks a summary state against the previous one without saving; checkpoint_diff shows what changed.
 - Large tool output, files, pages: evidence_put them and keep only the returned preview + ref in your context;
   evidence_search finds them again, evidence_get brings back exactly the lines, matches or chunk you need.
+- Each step of a long task, or after a compaction or restart: build_working_set(task_id, focus) returns your context
+  rebuilt from the records within a token budget (stable first, so prompt caches keep hitting); follow its compress_advice.
 - When the history grows long or a phase ends: compress_history(messages or transcript_path, task_id) and continue
   from the messages it returns; its summary_request tells you what your own summary must keep.
 """
@@ -68,5 +71,6 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     register_checkpoint_tools(server, runtime)
     register_evidence_tools(server, runtime, settings)
     register_compress_tools(server, runtime)
+    register_working_set_tools(server, runtime)
     register_resources(server, runtime.get)
     return server

@@ -65,6 +65,7 @@ class SearchFilter:
     tags: Sequence[str]
     valid_at: str | None
     exclude_expired_at: str | None
+    shared: bool = False  # with task_id: the project's records without a task match too
 
 
 def match_expression(hashed_terms: Sequence[str]) -> str:
@@ -78,7 +79,10 @@ def match_expression(hashed_terms: Sequence[str]) -> str:
 def _conditions(project: str, where: SearchFilter) -> tuple[str, list[str]]:
     """The WHERE clause (over the alias `e`) and its parameters for the filters of a search."""
     clauses, params = ["e.project = ?"], [project]
-    for column, value in (("e.task_id", where.task_id), ("e.kind", where.kind)):
+    if where.task_id is not None and where.shared:
+        clauses.append("(e.task_id = ? OR e.task_id IS NULL)")
+        params.append(where.task_id)
+    for column, value in (("e.task_id", None if where.shared else where.task_id), ("e.kind", where.kind)):
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)

@@ -96,6 +96,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             focus_key TEXT NOT NULL,
             selection_json TEXT NOT NULL,
             claims_json TEXT NOT NULL,
+            recent_json TEXT NOT NULL,
             built_at TEXT NOT NULL,
             PRIMARY KEY (project, task_id)
         ) WITHOUT ROWID;

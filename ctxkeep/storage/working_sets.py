@@ -9,12 +9,14 @@ import aiosqlite
 
 @dataclass(frozen=True)
 class WorkingSetRow:
-    """`selection_json`: the evidence picked, in order, with how each was shown; `claims_json`: the state lines shown."""
+    """`selection_json`: the evidence picked, in order, with how each was shown; `claims_json`: the state lines shown;
+    `recent_json`: where the kept recent messages started (index and a hash of that message)."""
 
     task_id: str
     focus_key: str
     selection_json: str
     claims_json: str
+    recent_json: str
     built_at: str
 
 
@@ -24,15 +26,16 @@ class WorkingSets:
 
     async def put(self, project: str, row: WorkingSetRow) -> None:
         await self._conn.execute(
-            "INSERT INTO working_sets (project, task_id, focus_key, selection_json, claims_json, built_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (project, task_id) DO UPDATE SET focus_key = excluded.focus_key, selection_json = excluded.selection_json, "
-            "claims_json = excluded.claims_json, built_at = excluded.built_at",
-            (project, row.task_id, row.focus_key, row.selection_json, row.claims_json, row.built_at),
+            "INSERT INTO working_sets (project, task_id, focus_key, selection_json, claims_json, recent_json, built_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, task_id) DO UPDATE SET focus_key = excluded.focus_key, "
+            "selection_json = excluded.selection_json, claims_json = excluded.claims_json, recent_json = excluded.recent_json, "
+            "built_at = excluded.built_at",
+            (project, row.task_id, row.focus_key, row.selection_json, row.claims_json, row.recent_json, row.built_at),
         )
 
     async def get(self, project: str, task_id: str) -> WorkingSetRow | None:
         cursor = await self._conn.execute(
-            "SELECT task_id, focus_key, selection_json, claims_json, built_at FROM working_sets WHERE project = ? AND task_id = ?",
+            "SELECT task_id, focus_key, selection_json, claims_json, recent_json, built_at FROM working_sets WHERE project = ? AND task_id = ?",
             (project, task_id),
         )
         row = await cursor.fetchone()

@@ -16,13 +16,13 @@ BRIEF_TOKENS = 6_000
 _CAPS: list[tuple[int | None, int | None]] = [(None, None), (50, 1_000), (20, 500), (10, 300), (5, 200), (2, 120), (1, 80)]
 
 
-def _fact_line(fact: Fact) -> str:
+def fact_line(fact: Fact) -> str:
     unit = f" {fact.unit}" if fact.unit else ""
     source = f" (source: {fact.source_ref})" if fact.source_ref else ""
     return f"{fact.key} = {fact.value}{unit}{source}"
 
 
-def _approval_line(approval: Approval) -> str:
+def approval_line(approval: Approval) -> str:
     parts = [f"[{approval.status}] {approval.id}: {approval.action}"]
     if approval.target:
         parts.append(f"on {approval.target}")
@@ -73,12 +73,12 @@ def _brief(task_id: str, version: int, state: TaskState, checks: ResumeChecks, _
         *_section("Goal", [state.goal]),
         *_section("Done when", state.done_criteria),
         *_section("Constraints (must hold)", state.constraints),
-        *_section("Approvals", [_approval_line(a) for a in state.approvals]),
+        *_section("Approvals", [approval_line(a) for a in state.approvals]),
         *_section("Pending", state.pending),
         *_section("Completed", state.completed),
         *_section("Plan", state.plan),
         *_section("Decisions", state.decisions),
-        *_section("Facts (exact)", [_fact_line(f) for f in state.facts]),
+        *_section("Facts (exact)", [fact_line(f) for f in state.facts]),
         *_section("Assumptions (unverified)", state.assumptions),
         *_section("Failed approaches (do not retry)", [f"{f.approach}: {f.reason}" for f in state.failed_approaches]),
         *_section("Open questions", state.open_questions),

@@ -97,7 +97,7 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
     return _save_result(row, violations)
 
 
-async def _row(tx: Tx, scope: Scope, task_id: str, version: int | None) -> tuple[CheckpointRow, int]:
+async def load_version(tx: Tx, scope: Scope, task_id: str, version: int | None) -> tuple[CheckpointRow, int]:
     found = await tx.checkpoints.get(scope.project, task_id, version)
     if found:
         return found
@@ -148,7 +148,7 @@ def _resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskSta
 async def checkpoint_load(scope: Scope, task_id: str, version: int | None = None) -> CheckpointLoadResult:
     """A version of a task (the latest by default) with its resume brief and checks; raises NotFound."""
     async with scope.store.snapshot() as tx:
-        row, latest = await _row(tx, scope, task_id, version)
+        row, latest = await load_version(tx, scope, task_id, version)
     if row.state_schema > STATE_SCHEMA_VERSION:
         raise SchemaTooNew(f"task {task_id!r} v{row.version} was saved by a newer ctxkeep; upgrade ctxkeep to load it")
     state = parse_state(row)
@@ -182,8 +182,8 @@ async def checkpoint_list(scope: Scope, limit: int = 50) -> CheckpointListResult
 async def load_pair(scope: Scope, task_id: str, from_version: int, to_version: int) -> tuple[TaskState, TaskState, str | None]:
     """Two versions' states and the later one's goal_change_reason; raises NotFound."""
     async with scope.store.snapshot() as tx:
-        old, _ = await _row(tx, scope, task_id, from_version)
-        new, _ = await _row(tx, scope, task_id, to_version)
+        old, _ = await load_version(tx, scope, task_id, from_version)
+        new, _ = await load_version(tx, scope, task_id, to_version)
     return parse_state(old), parse_state(new), new.goal_change_reason
 
 
@@ -224,8 +224,8 @@ async def _verify_range(scope: Scope, task_id: str, first: int, last: int) -> li
     if first > last:
         raise InvalidInput(f"from_version ({first}) is after to_version ({last}); send the older version first")
     async with scope.store.snapshot() as tx:
-        await _row(tx, scope, task_id, first)
-        await _row(tx, scope, task_id, last)
+        await load_version(tx, scope, task_id, first)
+        await load_version(tx, scope, task_id, last)
         rows = await tx.checkpoints.chain(scope.project, task_id, first, last)
     found: dict[tuple[str, str], Violation] = {}
     for older, newer in zip(rows, rows[1:]):

@@ -260,3 +260,8 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
         skipped_records=skipped, summary_request=_summary_request(pinned, recent - 1, state, req.task_id),
         verification=verification, semantic_boundary=_boundary(messages, every_step),
     )
+
+
+def semantic_boundary(messages: list[Message]) -> SemanticBoundary | None:
+    """The latest phase end in `messages` (verification passed, approval asked, subagent returned, plan done)."""
+    return _boundary(messages, _steps(messages))

@@ -56,6 +56,10 @@ def chunk_size(chars: int, tokens: int) -> int:
     return max(1_000, min(MAX_CHUNK_CHARS, CHUNK_TOKENS * chars // max(tokens, 1)))
 
 
+REF_CHARS = 27  # "ev_" + 24 hex digits
+MIN_PREFIX_CHARS = 9  # "ev_" + 6 hex digits
+
+
 def evidence_ref(project: str, sha256: str, item: EvidenceItem) -> str:
     identity = "\0".join([project, sha256, item.kind, item.source or "", item.title or "", item.task_id or ""])
     return "ev_" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:24]
@@ -182,9 +186,16 @@ class ContentCache:
 CONTENTS = ContentCache()
 
 
-async def load_row(tx: Tx, scope: Scope, ref: str) -> EvidenceRow:
-    """The record behind a ref in this project; raises NotFound."""
+async def load_row(tx: Tx, scope: Scope, ref: str, prefix_ok: bool = False) -> EvidenceRow:
+    """The record behind a ref in this project, or behind a unique prefix of one (at least ev_ + 6 hex digits, as
+    working sets show them) when `prefix_ok`; raises NotFound, or InvalidInput for an ambiguous prefix."""
     row = (await tx.evidence.rows(scope.project, [ref])).get(ref)
+    if row is None and prefix_ok and MIN_PREFIX_CHARS <= len(ref) < REF_CHARS:
+        matches = await tx.evidence.by_prefix(scope.project, ref)
+        if len(matches) > 1:
+            raise InvalidInput(f"{ref!r} is the start of more than one evidence ref; send more of it (the full refs are in "
+                               "evidence_refs of the working set, or in evidence_search hits)")
+        row = matches[0] if matches else None
     if row is None:
         raise NotFound(f"no evidence {ref!r} in this project; refs come from evidence_put or evidence_search")
     return row

@@ -154,10 +154,12 @@ def _select(req: EvidenceGetRequest, text: str, row: EvidenceRow, chunks: int) -
 
 
 async def evidence_get(scope: Scope, req: EvidenceGetRequest) -> EvidenceContent:
-    """The requested part of an item; raises NotFound for an unknown ref, InvalidInput for a bad pattern or chunk."""
+    """The requested part of an item; raises NotFound for an unknown ref, InvalidInput for a bad pattern or chunk,
+    or a short ref (as working sets show) that more than one record starts with."""
     async with scope.store.snapshot() as tx:
-        row = await load_row(tx, scope, req.ref)
+        row = await load_row(tx, scope, req.ref, prefix_ok=True)
         text = await CONTENTS.content(tx, row)
+    req = req.model_copy(update={"ref": row.ref})  # `next` names the full ref
     chunks = max(1, -(-len(text) // row.chunk_chars))
     part = await anyio.to_thread.run_sync(_select, req, text, row, chunks)  # long greps must not stall the server
     return EvidenceContent(

@@ -1,0 +1,263 @@
+"""build_working_set: the context for an agent's next step, rebuilt from stored state within a token budget.
+
+Slots in a fixed order, stable first: policy, goal, state, memory, history, evidence, recent,
+next action (reserve is headroom, never filled). Hard filters (project, task, validity, expiry)
+run in the evidence query, before any ranking. Control rules are never cut: a budget that cannot
+hold them is refused. The result is deterministic for the same stored records and request, and
+the selection is remembered per task so the next call can report a diff and keep its picks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ctxkeep.errors import InvalidInput
+from ctxkeep.models.working_set import (
+    Block,
+    CacheBreakpoint,
+    CompressAdvice,
+    DroppedItem,
+    Slot,
+    WorkingSetDiff,
+    WorkingSetRequest,
+    WorkingSetResult,
+)
+from ctxkeep.storage import CheckpointRow, DigestRow, SearchFilter, Tx, WorkingSetRow
+from ctxkeep.text import match_key
+from ctxkeep.tokens import count_tokens
+from ctxkeep.tools.budget import allocate, make_room
+from ctxkeep.tools.checkpoint import load_version, parse_state
+from ctxkeep.tools.compress import semantic_boundary
+from ctxkeep.tools.evidence import utc_text
+from ctxkeep.tools.evidence_slot import EvidenceSlot, evidence_slot
+from ctxkeep.tools.history import detect_format, parse, render_for_count
+from ctxkeep.tools.recent import RecentSlot, RecentStart, check_format, recent_slot
+from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.state_blocks import (
+    EMPTY,
+    Rendered,
+    goal_block,
+    history_block,
+    next_action_block,
+    policy_block,
+    state_block,
+    state_control_tokens,
+)
+
+STABLE: frozenset[Slot] = frozenset({"policy", "goal", "state", "memory", "history"})
+ORDER: tuple[Slot, ...] = ("policy", "goal", "state", "memory", "history", "evidence", "recent", "next_action")
+MAX_LISTED = 50
+MAX_DROPPED = 30
+RESOURCE_THRESHOLD = 0.75
+
+
+@dataclass
+class _Parts:
+    """Every slot's rendering while the working set is assembled."""
+
+    blocks: dict[Slot, Rendered]
+    evidence: EvidenceSlot
+    recent: RecentSlot
+    evidence_limit: int  # the evidence slot's size before any final trim: picks stay while it is unchanged
+
+
+async def build_working_set(scope: Scope, req: WorkingSetRequest) -> WorkingSetResult:
+    """The working set of `req.task_id`; raises NotFound (no checkpoint) or InvalidInput (a budget too small for
+    the control rules, recent messages in another format)."""
+    if req.recent_messages and req.format != "markdown":
+        check_format(req.recent_messages, req.format)
+    async with scope.store.snapshot() as tx:
+        row, _ = await load_version(tx, scope, req.task_id, None)
+        digest = await tx.digests.get(scope.project, req.task_id)
+        previous = await tx.working_sets.get(scope.project, req.task_id)
+        state = parse_state(row)
+        focus = req.focus or state.next_action or state.goal
+        parts, allocation = await _assemble(tx, scope, req, row, digest, focus, previous)
+    result = _result(req, row, focus, parts, allocation, previous, digest)
+    async with scope.store.transaction() as tx:
+        await tx.working_sets.put(scope.project, WorkingSetRow(
+            req.task_id, match_key(focus), _selection(parts),
+            json.dumps(_claims(parts)), json.dumps(parts.recent.start.__dict__ if parts.recent.start else None),
+            utc_text(scope.clock()) or ""))
+    return result
+
+
+def _sticky(previous: WorkingSetRow | None, focus: str, limit: int) -> list[tuple[str, int]]:
+    """The previous picks, kept as they were while the focus and the evidence slot's size are unchanged
+    (no re-ranking: a stable cache prefix)."""
+    if previous is None or previous.focus_key != match_key(focus):
+        return []
+    selection = json.loads(previous.selection_json)
+    return [(str(ref), int(chars)) for ref, chars in selection["picks"]] if selection["limit"] == limit else []
+
+
+def _selection(parts: _Parts) -> str:
+    return json.dumps({"limit": parts.evidence_limit, "picks": [[p.row.ref, p.chars] for p in parts.evidence.picks]})
+
+
+async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None,
+                    focus: str, previous: WorkingSetRow | None) -> tuple[_Parts, dict[Slot, int]]:
+    state = parse_state(row)
+    previous_start = RecentStart(**json.loads(previous.recent_json)) if previous and previous.recent_json != "null" else None
+    caps = dict(req.slot_budgets)
+    allocation = allocate(req.budget_tokens, caps)
+    fixed = {"policy": policy_block(req.policy, count_tokens), "goal": goal_block(req.task_id, state, count_tokens),
+             "next_action": next_action_block(state, count_tokens)}
+    for slot, rendered in fixed.items():
+        make_room(allocation, caps, slot, rendered.tokens, req.budget_tokens)  # type: ignore[arg-type]
+    make_room(allocation, caps, "state", state_control_tokens(row.version, state, count_tokens), req.budget_tokens)
+    blocks: dict[Slot, Rendered] = {**fixed, "state": state_block(row.version, state, allocation["state"], count_tokens), "memory": EMPTY}  # type: ignore[dict-item]
+    blocks["history"] = history_block(digest, allocation["history"], count_tokens)
+    # what unnamed slots leave unused flows on: to evidence, then history, then recent (never the reserve)
+    pool = sum(allocation[s] - blocks[s].tokens for s in ("policy", "goal", "state", "memory", "history", "next_action") if s not in caps)
+    where = _filter(scope, req)
+    evidence_limit = allocation["evidence"] + (pool if "evidence" not in caps else 0)
+    sticky = _sticky(previous, focus, evidence_limit)
+    evidence = await evidence_slot(tx, scope.project, focus, where, evidence_limit, count_tokens, sticky)
+    if "evidence" not in caps:
+        pool = evidence_limit - evidence.tokens
+    if "history" not in caps and blocks["history"].dropped:
+        before = blocks["history"].tokens
+        blocks["history"] = history_block(digest, allocation["history"] + pool, count_tokens)
+        pool -= blocks["history"].tokens - before
+    recent_limit = allocation["recent"] + (max(0, pool) if "recent" not in caps else 0)
+    recent = recent_slot(req.recent_messages or [], req.format, recent_limit, count_tokens, previous_start)
+    parts = _Parts(blocks, evidence, recent, evidence_limit)
+    while _total(req, parts) > req.budget_tokens and evidence.picks:  # boundaries between blocks can cost a few tokens
+        evidence_limit = max(0, evidence.tokens - (_total(req, parts) - req.budget_tokens) - 8)
+        evidence = await evidence_slot(tx, scope.project, focus, where, evidence_limit, count_tokens, sticky)
+        parts = _Parts(blocks, evidence, recent, parts.evidence_limit)
+    excess = _total(req, parts) - req.budget_tokens
+    if excess > 0 and blocks["history"].tokens:
+        blocks["history"] = history_block(digest, max(0, blocks["history"].tokens - excess - 8), count_tokens)
+    if _total(req, parts) > req.budget_tokens:
+        raise InvalidInput(f"budget_tokens = {req.budget_tokens} cannot hold this task's working set without cutting its control "
+                           f"rules or recent messages; send a larger budget_tokens or fewer recent_messages")
+    return parts, allocation
+
+
+def _filter(scope: Scope, req: WorkingSetRequest) -> SearchFilter:
+    """Hard filters: this task's records and the project's shared ones, valid at as_of (default now)."""
+    moment = utc_text(req.as_of or scope.clock())
+    return SearchFilter(task_id=req.task_id, kind=None, tags=[], valid_at=moment, exclude_expired_at=None, shared=True)
+
+
+def _texts(parts: _Parts) -> list[tuple[Slot, str, int]]:
+    """(slot, text, items) of each non-empty slot, in output order."""
+    out: list[tuple[Slot, str, int]] = []
+    for slot in ORDER:
+        if slot == "evidence":
+            text, items = parts.evidence.text, len(parts.evidence.picks)
+        elif slot == "recent":
+            text, items = parts.recent.text, len(parts.recent.messages)
+            if not text and parts.recent.messages:
+                text = "\n".join(json.dumps(m, sort_keys=True, ensure_ascii=False) for m in parts.recent.messages)
+        else:
+            text, items = parts.blocks[slot].text, parts.blocks[slot].items
+        if text:  # the blank line between blocks opens the next block, so appending to a block keeps the bytes before
+            out.append((slot, ("\n" if out else "") + text, items))
+    return out
+
+
+def _messages(req: WorkingSetRequest, parts: _Parts, breakpoint_slot: Slot | None) -> list[dict[str, Any]]:
+    """The working set as provider messages: context blocks as text parts of one user message (the policy as a
+    system message for OpenAI), then the recent messages as sent, then the next action."""
+    context = [(slot, text.lstrip("\n")) for slot, text, _ in _texts(parts)
+               if slot not in ("recent", "next_action", "policy" if req.format == "openai" else "")]
+    parts_out = []
+    for slot, text in context:
+        part: dict[str, Any] = {"type": "text", "text": text}
+        if req.format == "anthropic" and slot == breakpoint_slot:
+            part["cache_control"] = {"type": "ephemeral"}
+        parts_out.append(part)
+    messages: list[dict[str, Any]] = []
+    if req.format == "openai" and parts.blocks["policy"].text:
+        messages.append({"role": "system", "content": parts.blocks["policy"].text})
+    if parts_out:
+        messages.append({"role": "user", "content": parts_out})
+    messages += parts.recent.messages
+    if parts.blocks["next_action"].text:
+        messages.append({"role": "user", "content": [{"type": "text", "text": parts.blocks["next_action"].text}]})
+    return messages
+
+
+def _total(req: WorkingSetRequest, parts: _Parts) -> int:
+    """Tokens of the rendered output: the markdown text, or each message's role and content text."""
+    if req.format == "markdown":
+        return count_tokens("".join(text for _, text, _ in _texts(parts)))
+    return sum(count_tokens(render_for_count(m)) for m in _messages(req, parts, None))
+
+
+def _claims(parts: _Parts) -> list[str]:
+    return sorted({claim for slot in ("policy", "goal", "state", "next_action") for claim in parts.blocks[slot].claims})
+
+
+def _breakpoint(texts: list[tuple[Slot, str, int]]) -> CacheBreakpoint | None:
+    """The end of the leading run of stable blocks."""
+    index, chars = -1, 0
+    for i, (slot, text, _) in enumerate(texts):
+        if slot not in STABLE:
+            break
+        index, chars = i, chars + len(text)
+    if index < 0:
+        return None
+    prefix = "".join(text for _, text, _ in texts[:index + 1])
+    return CacheBreakpoint(block_index=index, char_offset=chars, token_offset=count_tokens(prefix))
+
+
+def _diff(previous: WorkingSetRow | None, focus: str, claims: list[str], refs: list[str]) -> WorkingSetDiff:
+    if previous is None:
+        return WorkingSetDiff(first=True)
+    before_claims = set(json.loads(previous.claims_json))
+    before_refs = [str(ref) for ref, _ in json.loads(previous.selection_json)["picks"]]
+    lists = {
+        "claims_added": sorted(set(claims) - before_claims), "claims_removed": sorted(before_claims - set(claims)),
+        "evidence_added": [r for r in refs if r not in set(before_refs)], "evidence_removed": [r for r in before_refs if r not in set(refs)],
+    }
+    more = sum(max(0, len(items) - MAX_LISTED) for items in lists.values())
+    return WorkingSetDiff(first=False, previous_built_at=previous.built_at, focus_changed=previous.focus_key != match_key(focus),
+                          more=more, **{name: items[:MAX_LISTED] for name, items in lists.items()})
+
+
+def _advice(req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None, parts: _Parts,
+            allocation: dict[Slot, int]) -> CompressAdvice:
+    history_needed = history_block(digest, 10**9, count_tokens).tokens
+    room = allocation["history"] + allocation["recent"]
+    needed = history_needed + parts.recent.needed
+    resource = room > 0 and needed > RESOURCE_THRESHOLD * room
+    resource_reason = f"history and recent messages need {needed} of their {room} tokens (over 75%): compress_history" if resource else None
+    boundary = semantic_boundary(parse(req.recent_messages, detect_format(req.recent_messages))) if req.recent_messages else None
+    semantic_reason = None
+    if boundary is not None:
+        semantic_reason = f"{boundary.kind.replace('_', ' ')} at recent message {boundary.message_index}: checkpoint_save, then compress_history"
+    elif row.trigger == "semantic" and (digest is None or digest.updated_at < row.created_at):
+        semantic_reason = "the latest checkpoint marks a semantic boundary and the history was not compressed since"
+    reasons = [reason for reason in (resource_reason, semantic_reason) if reason]
+    return CompressAdvice(resource=resource, semantic=semantic_reason is not None, reason="; ".join(reasons) or "no compression needed")
+
+
+def _result(req: WorkingSetRequest, row: CheckpointRow, focus: str, parts: _Parts, allocation: dict[Slot, int],
+            previous: WorkingSetRow | None, digest: DigestRow | None) -> WorkingSetResult:
+    texts = _texts(parts)
+    cache = _breakpoint(texts)
+    blocks = [Block(slot=slot, tokens=count_tokens(text), hash=hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
+                    stable=slot in STABLE, items=items) for slot, text, items in texts]
+    refs = [pick.row.ref for pick in parts.evidence.picks]
+    dropped = [d for slot in ORDER if slot not in ("evidence", "recent") for d in parts.blocks[slot].dropped]
+    dropped += parts.recent.dropped + parts.evidence.dropped
+    messages = _messages(req, parts, texts[cache.block_index][0] if cache else None) if req.format != "markdown" else None
+    return WorkingSetResult(
+        task_id=req.task_id, version=row.version, focus=focus, format=req.format,
+        text="".join(text for _, text, _ in texts) if req.format == "markdown" else None, messages=messages,
+        blocks=blocks, tokens_total=_total(req, parts), budget_tokens=req.budget_tokens, slot_budgets=dict(allocation),
+        cache_breakpoint=cache, evidence_refs=refs, dropped=_ordered(dropped)[:MAX_DROPPED], dropped_more=max(0, len(dropped) - MAX_DROPPED),
+        diff=_diff(previous, focus, _claims(parts), refs), compress_advice=_advice(req, row, digest, parts, allocation),
+    )
+
+
+def _ordered(dropped: list[DroppedItem]) -> list[DroppedItem]:
+    """Cuts of control-adjacent slots first, then budget drops before truncations (what was lost before what was shortened)."""
+    return sorted(dropped, key=lambda d: (d.reason != "budget", ORDER.index(d.slot) if d.slot in ORDER else len(ORDER)))
