@@ -103,7 +103,12 @@ async def run_demo(db: str | None = None, project: str | None = None) -> int:
             _say("\"where does 0.48 come from?\" - search the evidence", found)
             line = await _call(client, "evidence_get", {"ref": ref, "mode": "grep", "pattern": "Freight", "context": 0})
             _say("bring back exactly the line", line)
+            working = await client.call_tool("build_working_set", {"task_id": "procurement", "budget_tokens": 1_500,
+                                                                   "focus": "Supplier C freight per piece"})
+            blocks = ", ".join(f"{b['slot']} {b['tokens']}" for b in working.structured_content["blocks"])
+            _say(f"the next step's context, rebuilt within 1,500 tokens ({blocks})", _text(working))
         ok = (refused.startswith("REFUSED") and "pending_unaccounted" in refused and "saved procurement v2" in saved
-              and ref in found and "0.48 USD/piece" in line)
+              and ref in found and "0.48 USD/piece" in line and working.structured_content["tokens_total"] <= 1_500
+              and "0.48" in _text(working))
         print("demo finished: " + ("every step behaved as expected" if ok else "UNEXPECTED RESULT, see above"))
         return 0 if ok else 1

@@ -104,3 +104,19 @@ async def test_evidence_over_stdio_batch_get_search_resource_delete(db_path: Pat
             assert deleted.structured_content["deleted"] is True
             after = await client.call_tool("evidence_search", {"query": "freight test failed"})
             assert {h["ref"] for h in after.structured_content["hits"]} == set(refs[1:])
+
+
+async def test_a_working_set_over_stdio_in_both_formats(db_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with Client(stdio_params(db_path)) as client:
+            await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state()})
+            put = await client.call_tool("evidence_put", {"content": "供应商C：运费每件0.48美元", "source": "邮件", "kind": "message"})
+            markdown = await client.call_tool("build_working_set", {"task_id": "proc", "focus": "供应商C运费", "budget_tokens": 2_000})
+            assert not markdown.is_error and markdown.structured_content["tokens_total"] <= 2_000
+            assert "运费每件0.48美元" in tool_text(markdown) and "Supplier C freight missing" in tool_text(markdown)
+            assert markdown.structured_content["evidence_refs"] == [put.structured_content["ref"]]
+            messages = await client.call_tool("build_working_set", {"task_id": "proc", "format": "openai",
+                                                                    "recent_messages": [{"role": "user", "content": "status?"}]})
+            assert messages.structured_content["messages"][-2] == {"role": "user", "content": "status?"}
+            too_big = await client.call_tool("build_working_set", {"task_id": "proc", "budget_tokens": 50_000})
+            assert too_big.is_error and "less than or equal to 25000" in tool_text(too_big)

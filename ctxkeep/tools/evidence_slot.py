@@ -11,7 +11,7 @@ unchanged, the earlier picks stay as they were, in place and shape, and nothing 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ctxkeep.models.working_set import DroppedItem
@@ -57,14 +57,14 @@ def _dropped(row: EvidenceRow, reason: Literal["budget", "truncated"]) -> Droppe
     return DroppedItem(slot="evidence", item=_one_line(row.title or row.source or row.kind, 80), reason=reason, ref=row.ref)
 
 
-def _group(row: EvidenceRow) -> str:
+def group_header(row: EvidenceRow) -> str:
     when = (row.effective_at or row.created_at)[:10]
     return f"### source: {_one_line(row.source, 60) or row.kind} · {when}\n"
 
 
-def _line(pick: Pick, short: str) -> str:
+def record_line(pick: Pick, short: str) -> str:
     head = f"{_one_line(pick.row.title, 80)} {short}" if pick.row.title else short
-    first, *rest = pick.text.split("\n") or [""]
+    first, *rest = pick.text.rstrip("\n").split("\n")
     return f"> {head}: {first}\n" + "".join(f"> {line}\n" for line in rest)
 
 
@@ -72,8 +72,8 @@ def display_order(picks: list[Pick]) -> list[Pick]:
     """Records grouped by source and date (groups in the order of their first record), each group in stored order."""
     first: dict[str, int] = {}
     for pick in sorted(picks, key=lambda p: p.row.id):
-        first.setdefault(_group(pick.row), pick.row.id)
-    return sorted(picks, key=lambda p: (first[_group(p.row)], p.row.id))
+        first.setdefault(group_header(pick.row), pick.row.id)
+    return sorted(picks, key=lambda p: (first[group_header(p.row)], p.row.id))
 
 
 def render_evidence(picks: list[Pick], shorts: dict[str, str]) -> str:
@@ -82,10 +82,10 @@ def render_evidence(picks: list[Pick], shorts: dict[str, str]) -> str:
         return ""
     parts, group = [HEADER], ""
     for pick in display_order(picks):
-        if _group(pick.row) != group:
-            group = _group(pick.row)
+        if group_header(pick.row) != group:
+            group = group_header(pick.row)
             parts.append(group)
-        parts.append(_line(pick, shorts[pick.row.ref]))
+        parts.append(record_line(pick, shorts[pick.row.ref]))
     return "".join(parts)
 
 
@@ -119,16 +119,20 @@ class _Filler:
     shorts: dict[str, str]
     used: int = 0
     groups: set[str] | None = None
+    header_tokens: dict[str, int] = field(default_factory=dict)
 
     def cost(self, pick: Pick) -> int:
-        header = 0 if _group(pick.row) in (self.groups or set()) else self.count(_group(pick.row))
-        return self.count(_line(pick, self.shorts[pick.row.ref])) + header
+        group = group_header(pick.row)
+        if group not in (self.groups or set()) and group not in self.header_tokens:
+            self.header_tokens[group] = self.count(group)
+        header = 0 if group in (self.groups or set()) else self.header_tokens[group]
+        return self.count(record_line(pick, self.shorts[pick.row.ref])) + header
 
     def take(self, pick: Pick, cost: int) -> bool:
         if self.used + cost > self.limit:
             return False
         self.used += cost
-        self.groups = (self.groups or set()) | {_group(pick.row)}
+        self.groups = (self.groups or set()) | {group_header(pick.row)}
         return True
 
 

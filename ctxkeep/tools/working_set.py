@@ -52,6 +52,7 @@ ORDER: tuple[Slot, ...] = ("policy", "goal", "state", "memory", "history", "evid
 MAX_LISTED = 50
 MAX_DROPPED = 30
 RESOURCE_THRESHOLD = 0.75
+SEPARATOR_TOKENS = 2  # the blank line that opens every block after the first (counted generously)
 
 
 @dataclass
@@ -98,45 +99,59 @@ def _selection(parts: _Parts) -> str:
     return json.dumps({"limit": parts.evidence_limit, "picks": [[p.row.ref, p.chars] for p in parts.evidence.picks]})
 
 
+def _control_blocks(req: WorkingSetRequest, row: CheckpointRow, allocation: dict[Slot, int], caps: dict[Slot, int]) -> dict[Slot, Rendered]:
+    """Policy, goal, state and next action, after making room for their control rules (which raises when it cannot)."""
+    state = parse_state(row)
+    fixed: dict[Slot, Rendered] = {"policy": policy_block(req.policy, count_tokens), "goal": goal_block(req.task_id, state, count_tokens),
+                                   "next_action": next_action_block(state, count_tokens)}
+    for slot, rendered in fixed.items():
+        make_room(allocation, caps, slot, rendered.tokens + SEPARATOR_TOKENS, req.budget_tokens)
+    make_room(allocation, caps, "state", state_control_tokens(row.version, state, count_tokens) + SEPARATOR_TOKENS, req.budget_tokens)
+    return {**fixed, "state": state_block(row.version, state, allocation["state"] - SEPARATOR_TOKENS, count_tokens), "memory": EMPTY}
+
+
 async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None,
                     focus: str, previous: WorkingSetRow | None) -> tuple[_Parts, dict[Slot, int]]:
-    state = parse_state(row)
-    previous_start = RecentStart(**json.loads(previous.recent_json)) if previous and previous.recent_json != "null" else None
     caps = dict(req.slot_budgets)
     allocation = allocate(req.budget_tokens, caps)
-    fixed = {"policy": policy_block(req.policy, count_tokens), "goal": goal_block(req.task_id, state, count_tokens),
-             "next_action": next_action_block(state, count_tokens)}
-    for slot, rendered in fixed.items():
-        make_room(allocation, caps, slot, rendered.tokens, req.budget_tokens)  # type: ignore[arg-type]
-    make_room(allocation, caps, "state", state_control_tokens(row.version, state, count_tokens), req.budget_tokens)
-    blocks: dict[Slot, Rendered] = {**fixed, "state": state_block(row.version, state, allocation["state"], count_tokens), "memory": EMPTY}  # type: ignore[dict-item]
-    blocks["history"] = history_block(digest, allocation["history"], count_tokens)
+    blocks = _control_blocks(req, row, allocation, caps)
+    blocks["history"] = history_block(digest, allocation["history"] - SEPARATOR_TOKENS, count_tokens)
     # what unnamed slots leave unused flows on: to evidence, then history, then recent (never the reserve)
-    pool = sum(allocation[s] - blocks[s].tokens for s in ("policy", "goal", "state", "memory", "history", "next_action") if s not in caps)
+    pool = sum(allocation[s] - blocks[s].tokens - (SEPARATOR_TOKENS if blocks[s].tokens else 0)
+               for s in ("policy", "goal", "state", "memory", "history", "next_action") if s not in caps)
     where = _filter(scope, req)
-    evidence_limit = allocation["evidence"] + (pool if "evidence" not in caps else 0)
+    evidence_limit = allocation["evidence"] - SEPARATOR_TOKENS + (pool if "evidence" not in caps else 0)
     sticky = _sticky(previous, focus, evidence_limit)
     evidence = await evidence_slot(tx, scope.project, focus, where, evidence_limit, count_tokens, sticky)
     if "evidence" not in caps:
         pool = evidence_limit - evidence.tokens
     if "history" not in caps and blocks["history"].dropped:
         before = blocks["history"].tokens
-        blocks["history"] = history_block(digest, allocation["history"] + pool, count_tokens)
+        blocks["history"] = history_block(digest, allocation["history"] - SEPARATOR_TOKENS + pool, count_tokens)
         pool -= blocks["history"].tokens - before
-    recent_limit = allocation["recent"] + (max(0, pool) if "recent" not in caps else 0)
+    recent_limit = allocation["recent"] - SEPARATOR_TOKENS + (max(0, pool) if "recent" not in caps else 0)
+    previous_start = RecentStart(**json.loads(previous.recent_json)) if previous and previous.recent_json != "null" else None
     recent = recent_slot(req.recent_messages or [], req.format, recent_limit, count_tokens, previous_start)
     parts = _Parts(blocks, evidence, recent, evidence_limit)
-    while _total(req, parts) > req.budget_tokens and evidence.picks:  # boundaries between blocks can cost a few tokens
-        evidence_limit = max(0, evidence.tokens - (_total(req, parts) - req.budget_tokens) - 8)
-        evidence = await evidence_slot(tx, scope.project, focus, where, evidence_limit, count_tokens, sticky)
-        parts = _Parts(blocks, evidence, recent, parts.evidence_limit)
+    return await _within_budget(tx, scope, req, parts, digest, focus, sticky), allocation
+
+
+async def _within_budget(tx: Tx, scope: Scope, req: WorkingSetRequest, parts: _Parts, digest: DigestRow | None, focus: str,
+                         sticky: list[tuple[str, int]]) -> _Parts:
+    """The parts trimmed to the budget exactly (the blank lines between blocks can cost a few tokens more than the
+    slots counted): evidence first, then history; InvalidInput if control rules and recent messages alone exceed it."""
+    evidence = parts.evidence
+    while _total(req, parts) > req.budget_tokens and evidence.picks:
+        limit = max(0, evidence.tokens - (_total(req, parts) - req.budget_tokens) - 8)
+        evidence = await evidence_slot(tx, scope.project, focus, _filter(scope, req), limit, count_tokens, sticky)
+        parts = _Parts(parts.blocks, evidence, parts.recent, parts.evidence_limit)
     excess = _total(req, parts) - req.budget_tokens
-    if excess > 0 and blocks["history"].tokens:
-        blocks["history"] = history_block(digest, max(0, blocks["history"].tokens - excess - 8), count_tokens)
+    if excess > 0 and parts.blocks["history"].tokens:
+        parts.blocks["history"] = history_block(digest, max(0, parts.blocks["history"].tokens - excess - 8), count_tokens)
     if _total(req, parts) > req.budget_tokens:
         raise InvalidInput(f"budget_tokens = {req.budget_tokens} cannot hold this task's working set without cutting its control "
                            f"rules or recent messages; send a larger budget_tokens or fewer recent_messages")
-    return parts, allocation
+    return parts
 
 
 def _filter(scope: Scope, req: WorkingSetRequest) -> SearchFilter:
