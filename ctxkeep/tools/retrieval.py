@@ -32,7 +32,7 @@ async def _hits(tx: Tx, project: str, focus: str, where: SearchFilter, limit: in
     frequencies = await tx.evidence.document_frequencies(terms)
     chosen = selective_terms(terms, frequencies)
     found = await tx.evidence.search(project, chosen, where, limit) if chosen else []
-    if len(found) < limit and len(chosen) < len(frequencies):  # the rare terms may live in other projects
+    if len(found) < limit // 4 and len(chosen) < len(frequencies):  # too few: the rare terms may live in other projects
         found = await tx.evidence.search(project, sorted(frequencies), where, limit)
     return found
 

@@ -9,6 +9,7 @@ the selection is remembered per task so the next call can report a diff and keep
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -202,8 +203,14 @@ def _messages(req: WorkingSetRequest, parts: _Parts, breakpoint_slot: Slot | Non
 def _total(req: WorkingSetRequest, parts: _Parts) -> int:
     """Tokens of the rendered output: the markdown text, or each message's role and content text."""
     if req.format == "markdown":
-        return count_tokens("".join(text for _, text, _ in _texts(parts)))
-    return sum(count_tokens(render_for_count(m)) for m in _messages(req, parts, None))
+        return _count("".join(text for _, text, _ in _texts(parts)))
+    return sum(_count(render_for_count(m)) for m in _messages(req, parts, None))
+
+
+@functools.lru_cache(maxsize=32)
+def _count(text: str) -> int:
+    """count_tokens for whole renderings, which are counted more than once while a working set is checked."""
+    return count_tokens(text)
 
 
 def _claims(parts: _Parts) -> list[str]:
@@ -258,7 +265,7 @@ def _result(req: WorkingSetRequest, row: CheckpointRow, focus: str, parts: _Part
             previous: WorkingSetRow | None, digest: DigestRow | None) -> WorkingSetResult:
     texts = _texts(parts)
     cache = _breakpoint(texts)
-    blocks = [Block(slot=slot, tokens=count_tokens(text), hash=hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
+    blocks = [Block(slot=slot, tokens=_count(text), hash=hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
                     stable=slot in STABLE, items=items) for slot, text, items in texts]
     refs = [pick.row.ref for pick in parts.evidence.picks]
     dropped = [d for slot in ORDER if slot not in ("evidence", "recent") for d in parts.blocks[slot].dropped]
