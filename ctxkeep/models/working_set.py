@@ -77,7 +77,7 @@ class DroppedItem(BaseModel):
 
     slot: Slot
     item: str
-    reason: Literal["budget", "truncated", "duplicate"]
+    reason: Literal["budget", "truncated"]
     ref: str | None = None
 
 

@@ -1,9 +1,9 @@
 """The evidence slot of a working set: the records that answer the focus, as quoted data within a token budget.
 
-Every candidate first takes a short passage (its best-matching sentences; short records whole),
-so many records fit; room left over then widens the best-ranked ones. Records are shown in
-the order they were stored, under their source and date, each line quoted ("> ") and led by
-its title and a unique prefix of its ref (evidence_get accepts it). While the focus is
+Every candidate first takes a short passage (its best-matching window; short records whole),
+so many records fit; room left over then widens the best-ranked ones. Records are grouped by
+source and date (groups in the order of their first record, records in stored order), each
+line quoted ("> ") and led by its title and a unique prefix of its ref (evidence_get accepts it). While the focus is
 unchanged, the earlier picks stay as they were, in place and shape, and nothing is re-ranked
 (a stable cache prefix); a new focus ranks afresh.
 """
@@ -67,7 +67,7 @@ def group_header(row: EvidenceRow) -> str:
 
 def record_line(pick: Pick, short: str) -> str:
     head = f"{_one_line(pick.row.title, 80)} {short}" if pick.row.title else short
-    first, *rest = pick.text.rstrip("\n").split("\n")
+    first, *rest = pick.text.splitlines() or [""]  # every line break a viewer honours (\r, U+2028, …) is quoted
     return f"> {head}: {first}\n" + "".join(f"> {line}\n" for line in rest)
 
 
@@ -93,7 +93,7 @@ def render_evidence(picks: list[Pick], shorts: dict[str, str]) -> str:
 
 
 async def short_refs(tx: Tx, project: str, refs: list[str]) -> dict[str, str]:
-    """For each ref, its shortest prefix (at least ev_ + 8 hex digits) that no other record of the project shares."""
+    """For each ref, its shortest prefix (at least ev_ + 6 hex digits) that no other record of the project shares."""
     shorts: dict[str, str] = {}
     for size in (SHORT_REF_HEX, 10, 16):
         prefixes = {ref: ref[:3 + size] for ref in refs if ref not in shorts}
@@ -151,10 +151,11 @@ async def evidence_slot(tx: Tx, project: str, focus: str, where: SearchFilter, l
         return EvidenceSlot("", 0, [], [])
     pattern = surface_pattern(focus)
     passage_chars = max(PASSAGE_CHARS, min(MAX_PASSAGE_CHARS, limit // 16 - 64))
-    # while the focus is unchanged the previous picks stand alone: new records would move the prefix behind them
-    candidates = [] if sticky else await rank_evidence(tx, project, focus, where, max(20, min(MAX_HITS, limit // HITS_PER_TOKENS)))
     kept_rows = await tx.evidence.rows(project, [ref for ref, _ in sticky])
     kept = [(kept_rows[ref], chars) for ref, chars in sticky if ref in kept_rows and _in_scope(kept_rows[ref], where)]
+    # while the focus is unchanged the previous picks stand alone (new records would move the prefix behind them);
+    # when none of them is left, rank afresh
+    candidates = [] if kept else await rank_evidence(tx, project, focus, where, max(20, min(MAX_HITS, limit // HITS_PER_TOKENS)))
     texts = await CONTENTS.contents(tx, [row for row, _ in kept])
     filler = _Filler(limit - count(HEADER), count, await short_refs(tx, project, [row.ref for row, _ in kept] + [c.row.ref for c in candidates]))
     picks, dropped = await _first_pass(tx, kept, candidates, texts, pattern, filler, passage_chars)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.working_set import DroppedItem, WorkingSetFormat
-from ctxkeep.tools.history import Message, detect_format, parse, render_for_count
+from ctxkeep.tools.history import Message, detect_format, parse
 
 HEADER = "## Recent messages (since the last compression)\n"
 _TOOL_TEXT_CHARS = 2_000
@@ -41,13 +41,32 @@ class RecentSlot:
     start: RecentStart | None = None
 
 
+def message_json(message: dict[str, Any]) -> str:
+    """How a recent message is counted in the message formats: all of it (images, thinking, extra keys), as JSON."""
+    return json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def anchor(message: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(message, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+_ANTHROPIC_ONLY = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+
+
+def _shape(messages: list[dict[str, Any]]) -> str:
+    """openai when OpenAI tool structure appears, anthropic when Anthropic tool blocks do, else generic (both read it)."""
+    if detect_format(messages) == "openai":
+        return "openai"
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in _ANTHROPIC_ONLY for b in content):
+            return "anthropic"
+    return "generic"
+
+
 def check_format(messages: list[dict[str, Any]], fmt: WorkingSetFormat) -> None:
-    """Refuses recent messages in a different provider shape than the requested output format."""
-    detected = detect_format(messages)
+    """Refuses recent messages whose tool calls are in the other provider's shape than the requested format."""
+    detected = _shape(messages)
     if fmt != "markdown" and detected not in ("generic", fmt):
         raise InvalidInput(f"recent_messages are {detected}-shaped but format is '{fmt}'; send format='{detected}' "
                            f"or the messages in {fmt} shape")
@@ -93,7 +112,7 @@ def recent_slot(raw: list[dict[str, Any]], fmt: WorkingSetFormat, limit: int, co
     if not raw:
         return RecentSlot([], "", 0, 0, [])
     messages = parse(raw, detect_format(raw))
-    costs = [count(_markdown(m) if fmt == "markdown" else render_for_count(m.raw)) for m in messages]
+    costs = [count(_markdown(m) if fmt == "markdown" else message_json(m.raw)) for m in messages]
     header = count(HEADER) if fmt == "markdown" else 0
     needed = header + sum(costs)
     start = _start(costs, header, limit, previous, raw)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ctxkeep.models import TaskState
-from ctxkeep.models.working_set import DroppedItem, Slot
+from ctxkeep.models.working_set import DroppedItem
 from ctxkeep.storage import DigestRow
 from ctxkeep.tools.brief import approval_line, fact_line
 
@@ -152,7 +152,7 @@ def _state(version: int, state: TaskState, count: Count, cap: tuple[int | None, 
     return Rendered(text, count(text) if text else 0, claims, dropped, len(claims))
 
 
-def history_block(digest: DigestRow | None, limit: int, count: Count, slot: Slot = "history") -> Rendered:
+def history_block(digest: DigestRow | None, limit: int, count: Count) -> Rendered:
     """The accepted summary and the digest of earlier steps, cut from the end (least important last) to fit."""
     if digest is None or not (digest.digest or digest.summary):
         return EMPTY
@@ -166,9 +166,9 @@ def history_block(digest: DigestRow | None, limit: int, count: Count, slot: Slot
         tokens = count(text)
         if tokens <= limit:
             left = len(body) - keep
-            dropped = [DroppedItem(slot=slot, item=f"{left} digest lines", reason="budget")] if left else []
+            dropped = [DroppedItem(slot="history", item=f"{left} digest lines", reason="budget")] if left else []
             return Rendered(text, tokens, [], dropped, keep)
-    return Rendered("", 0, [], [DroppedItem(slot=slot, item="history digest", reason="budget")], 0)
+    return Rendered("", 0, [], [DroppedItem(slot="history", item="history digest", reason="budget")], 0)
 
 
 def _shrinking(lines: int) -> list[int]:

@@ -35,8 +35,9 @@ from ctxkeep.tools.compress import semantic_boundary
 from ctxkeep.tools.evidence import utc_text
 from ctxkeep.tools.evidence_slot import EvidenceSlot, evidence_slot
 from ctxkeep.tools.history import detect_format, parse, render_for_count
-from ctxkeep.tools.recent import RecentSlot, RecentStart, check_format, recent_slot
+from ctxkeep.tools.recent import RecentSlot, RecentStart, check_format, message_json, recent_slot
 from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import query_terms
 from ctxkeep.tools.state_blocks import (
     EMPTY,
     Rendered,
@@ -76,21 +77,26 @@ async def build_working_set(scope: Scope, req: WorkingSetRequest) -> WorkingSetR
         digest = await tx.digests.get(scope.project, req.task_id)
         previous = await tx.working_sets.get(scope.project, req.task_id)
         state = parse_state(row)
-        focus = req.focus or state.next_action or state.goal
+        focus = req.focus if req.focus and query_terms(req.focus) else (state.next_action or state.goal)
         parts, allocation = await _assemble(tx, scope, req, row, digest, focus, previous)
     result = _result(req, row, focus, parts, allocation, previous, digest)
     async with scope.store.transaction() as tx:
         await tx.working_sets.put(scope.project, WorkingSetRow(
-            req.task_id, match_key(focus), _selection(parts),
+            req.task_id, _focus_key(req, focus), _selection(parts),
             json.dumps(_claims(parts)), json.dumps(parts.recent.start.__dict__ if parts.recent.start else None),
             utc_text(scope.clock()) or ""))
     return result
 
 
+def _focus_key(req: WorkingSetRequest, focus: str) -> str:
+    """What the evidence selection depends on besides the slot size: the focus and the as_of time."""
+    return match_key(focus) + (f"\n@{utc_text(req.as_of)}" if req.as_of else "")
+
+
 def _sticky(previous: WorkingSetRow | None, focus: str, limit: int) -> list[tuple[str, int]]:
     """The previous picks, kept as they were while the focus and the evidence slot's size are unchanged
     (no re-ranking: a stable cache prefix)."""
-    if previous is None or previous.focus_key != match_key(focus):
+    if previous is None or previous.focus_key != focus:
         return []
     selection = json.loads(previous.selection_json)
     return [(str(ref), int(chars)) for ref, chars in selection["picks"]] if selection["limit"] == limit else []
@@ -100,13 +106,18 @@ def _selection(parts: _Parts) -> str:
     return json.dumps({"limit": parts.evidence_limit, "picks": [[p.row.ref, p.chars] for p in parts.evidence.picks]})
 
 
+def _cost(block: Rendered) -> int:
+    """A block's tokens with the blank line that opens it (an empty block costs nothing)."""
+    return block.tokens + SEPARATOR_TOKENS if block.tokens else 0
+
+
 def _control_blocks(req: WorkingSetRequest, row: CheckpointRow, allocation: dict[Slot, int], caps: dict[Slot, int]) -> dict[Slot, Rendered]:
     """Policy, goal, state and next action, after making room for their control rules (which raises when it cannot)."""
     state = parse_state(row)
     fixed: dict[Slot, Rendered] = {"policy": policy_block(req.policy, count_tokens), "goal": goal_block(req.task_id, state, count_tokens),
                                    "next_action": next_action_block(state, count_tokens)}
     for slot, rendered in fixed.items():
-        make_room(allocation, caps, slot, rendered.tokens + SEPARATOR_TOKENS, req.budget_tokens)
+        make_room(allocation, caps, slot, _cost(rendered), req.budget_tokens)
     make_room(allocation, caps, "state", state_control_tokens(row.version, state, count_tokens) + SEPARATOR_TOKENS, req.budget_tokens)
     return {**fixed, "state": state_block(row.version, state, allocation["state"] - SEPARATOR_TOKENS, count_tokens), "memory": EMPTY}
 
@@ -116,20 +127,20 @@ async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: Checkpoin
     caps = dict(req.slot_budgets)
     allocation = allocate(req.budget_tokens, caps)
     blocks = _control_blocks(req, row, allocation, caps)
-    blocks["history"] = history_block(digest, allocation["history"] - SEPARATOR_TOKENS, count_tokens)
-    # what unnamed slots leave unused flows on: to evidence, then history, then recent (never the reserve)
-    pool = sum(allocation[s] - blocks[s].tokens - (SEPARATOR_TOKENS if blocks[s].tokens else 0)
-               for s in ("policy", "goal", "state", "memory", "history", "next_action") if s not in caps)
+    # history is settled before evidence (it must not change with the focus): it takes its share, plus what the
+    # fixed slots leave when evidence is capped; otherwise what they leave flows to evidence, and what evidence
+    # leaves flows to recent
+    pool = sum(allocation[s] - _cost(blocks[s]) for s in ("policy", "goal", "state", "memory", "next_action") if s not in caps)
+    history_limit = allocation["history"] - SEPARATOR_TOKENS + (pool if "evidence" in caps and "history" not in caps else 0)
+    blocks["history"] = history_block(digest, history_limit, count_tokens)
+    if "history" not in caps:
+        pool = max(0, history_limit - blocks["history"].tokens) + (pool if "evidence" not in caps else 0)
     where = _filter(scope, req)
     evidence_limit = allocation["evidence"] - SEPARATOR_TOKENS + (pool if "evidence" not in caps else 0)
-    sticky = _sticky(previous, focus, evidence_limit)
+    sticky = _sticky(previous, _focus_key(req, focus), evidence_limit)
     evidence = await evidence_slot(tx, scope.project, focus, where, evidence_limit, count_tokens, sticky)
     if "evidence" not in caps:
         pool = evidence_limit - evidence.tokens
-    if "history" not in caps and blocks["history"].dropped:
-        before = blocks["history"].tokens
-        blocks["history"] = history_block(digest, allocation["history"] - SEPARATOR_TOKENS + pool, count_tokens)
-        pool -= blocks["history"].tokens - before
     recent_limit = allocation["recent"] - SEPARATOR_TOKENS + (max(0, pool) if "recent" not in caps else 0)
     previous_start = RecentStart(**json.loads(previous.recent_json)) if previous and previous.recent_json != "null" else None
     recent = recent_slot(req.recent_messages or [], req.format, recent_limit, count_tokens, previous_start)
@@ -150,8 +161,8 @@ async def _within_budget(tx: Tx, scope: Scope, req: WorkingSetRequest, parts: _P
     if excess > 0 and parts.blocks["history"].tokens:
         parts.blocks["history"] = history_block(digest, max(0, parts.blocks["history"].tokens - excess - 8), count_tokens)
     if _total(req, parts) > req.budget_tokens:
-        raise InvalidInput(f"budget_tokens = {req.budget_tokens} cannot hold this task's working set without cutting its control "
-                           f"rules or recent messages; send a larger budget_tokens or fewer recent_messages")
+        raise InvalidInput(f"budget_tokens = {req.budget_tokens} cannot hold this task's control rules and the blank lines "
+                           "between its blocks; send a larger budget_tokens")
     return parts
 
 
@@ -170,7 +181,7 @@ def _texts(parts: _Parts) -> list[tuple[Slot, str, int]]:
         elif slot == "recent":
             text, items = parts.recent.text, len(parts.recent.messages)
             if not text and parts.recent.messages:
-                text = "\n".join(json.dumps(m, sort_keys=True, ensure_ascii=False) for m in parts.recent.messages)
+                text = "\n".join(message_json(m) for m in parts.recent.messages)
         else:
             text, items = parts.blocks[slot].text, parts.blocks[slot].items
         if text:  # the blank line between blocks opens the next block, so appending to a block keeps the bytes before
@@ -204,7 +215,8 @@ def _total(req: WorkingSetRequest, parts: _Parts) -> int:
     """Tokens of the rendered output: the markdown text, or each message's role and content text."""
     if req.format == "markdown":
         return _count("".join(text for _, text, _ in _texts(parts)))
-    return sum(_count(render_for_count(m)) for m in _messages(req, parts, None))
+    recent = {id(m) for m in parts.recent.messages}
+    return sum(_count(message_json(m) if id(m) in recent else render_for_count(m)) for m in _messages(req, parts, None))
 
 
 @functools.lru_cache(maxsize=32)
@@ -230,17 +242,18 @@ def _breakpoint(texts: list[tuple[Slot, str, int]]) -> CacheBreakpoint | None:
     return CacheBreakpoint(block_index=index, char_offset=chars, token_offset=count_tokens(prefix))
 
 
-def _diff(previous: WorkingSetRow | None, focus: str, claims: list[str], refs: list[str]) -> WorkingSetDiff:
+def _diff(previous: WorkingSetRow | None, key: str, claims: list[str], refs: list[str]) -> WorkingSetDiff:
     if previous is None:
         return WorkingSetDiff(first=True)
     before_claims = set(json.loads(previous.claims_json))
     before_refs = [str(ref) for ref, _ in json.loads(previous.selection_json)["picks"]]
+    before, now = set(before_refs), set(refs)
     lists = {
         "claims_added": sorted(set(claims) - before_claims), "claims_removed": sorted(before_claims - set(claims)),
-        "evidence_added": [r for r in refs if r not in set(before_refs)], "evidence_removed": [r for r in before_refs if r not in set(refs)],
+        "evidence_added": [r for r in refs if r not in before], "evidence_removed": [r for r in before_refs if r not in now],
     }
     more = sum(max(0, len(items) - MAX_LISTED) for items in lists.values())
-    return WorkingSetDiff(first=False, previous_built_at=previous.built_at, focus_changed=previous.focus_key != match_key(focus),
+    return WorkingSetDiff(first=False, previous_built_at=previous.built_at, focus_changed=previous.focus_key != key,
                           more=more, **{name: items[:MAX_LISTED] for name, items in lists.items()})
 
 
@@ -276,7 +289,7 @@ def _result(req: WorkingSetRequest, row: CheckpointRow, focus: str, parts: _Part
         text="".join(text for _, text, _ in texts) if req.format == "markdown" else None, messages=messages,
         blocks=blocks, tokens_total=_total(req, parts), budget_tokens=req.budget_tokens, slot_budgets=dict(allocation),
         cache_breakpoint=cache, evidence_refs=refs, dropped=_ordered(dropped)[:MAX_DROPPED], dropped_more=max(0, len(dropped) - MAX_DROPPED),
-        diff=_diff(previous, focus, _claims(parts), refs), compress_advice=_advice(req, row, digest, parts, allocation),
+        diff=_diff(previous, _focus_key(req, focus), _claims(parts), refs), compress_advice=_advice(req, row, digest, parts, allocation),
     )
 
 
