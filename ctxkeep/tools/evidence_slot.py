@@ -121,21 +121,21 @@ class _Filler:
     count: Callable[[str], int]
     shorts: dict[str, str]
     used: int = 0
-    groups: set[str] | None = None
+    groups: set[str] = field(default_factory=set)
     header_tokens: dict[str, int] = field(default_factory=dict)
 
     def cost(self, pick: Pick) -> int:
         group = group_header(pick.row)
-        if group not in (self.groups or set()) and group not in self.header_tokens:
+        if group not in self.groups and group not in self.header_tokens:
             self.header_tokens[group] = self.count(group)
-        header = 0 if group in (self.groups or set()) else self.header_tokens[group]
+        header = 0 if group in self.groups else self.header_tokens[group]
         return self.count(record_line(pick, self.shorts[pick.row.ref])) + header
 
     def take(self, pick: Pick, cost: int) -> bool:
         if self.used + cost > self.limit:
             return False
         self.used += cost
-        self.groups = (self.groups or set()) | {group_header(pick.row)}
+        self.groups.add(group_header(pick.row))
         return True
 
 
