@@ -17,6 +17,7 @@ from ctxkeep.tools.terms import query_terms
 
 NEIGHBOUR_WEIGHTS = (0.5, 0.3)
 NEIGHBOUR_KINDS = frozenset({"message"})
+POSTINGS_BUDGET = 8_000  # postings ranked per working set: the rarest terms first (see evidence_search.selective_terms)
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ async def _hits(tx: Tx, project: str, focus: str, where: SearchFilter, limit: in
     if not terms:
         return []
     frequencies = await tx.evidence.document_frequencies(terms)
-    chosen = selective_terms(terms, frequencies)
+    chosen = selective_terms(terms, frequencies, POSTINGS_BUDGET)
     found = await tx.evidence.search(project, chosen, where, limit) if chosen else []
     if len(found) < limit // 4 and len(chosen) < len(frequencies):  # too few: the rare terms may live in other projects
         found = await tx.evidence.search(project, sorted(frequencies), where, limit)
