@@ -23,7 +23,7 @@ STATE_SCHEMA_VERSION = 1
 MAX_NUMBER = 2**53  # the largest integer every JSON client reads exactly
 
 
-def _clean_text(value: str) -> str:
+def clean_text(value: str) -> str:
     problem = find_bad_character(value)
     if problem:
         raise ValueError(f"{problem}; send plain text (tab and newline are allowed)")
@@ -56,12 +56,12 @@ def _dedupe_strings(items: list[str]) -> list[str]:
     return kept
 
 
-Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS), AfterValidator(_clean_text)]
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS), AfterValidator(clean_text)]
 RequiredText = Annotated[Text, AfterValidator(_required_text)]
 TaskId = Annotated[
     str,
     Field(min_length=1, max_length=MAX_TASK_ID_CHARS, description="Your name for the task, e.g. 'fix-login-bug'."),
-    AfterValidator(_clean_text),
+    AfterValidator(clean_text),
     AfterValidator(_required_text),
 ]
 ItemList = Annotated[list[Text], Field(max_length=MAX_ITEMS), AfterValidator(_dedupe_strings)]

@@ -6,8 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
-from ctxkeep.models.common import StrictModel, TaskId, Timestamp
-from ctxkeep.text import find_bad_character
+from ctxkeep.models.common import StrictModel, TaskId, Text, Timestamp, clean_text
 
 Slot = Literal["policy", "goal", "state", "memory", "history", "evidence", "recent", "next_action", "reserve"]
 SLOTS: tuple[Slot, ...] = ("policy", "goal", "state", "memory", "history", "evidence", "recent", "next_action", "reserve")
@@ -23,25 +22,18 @@ MAX_POLICY_CHARS = 40_000
 MAX_RECENT_MESSAGES = 10_000
 
 
-def _plain(value: str) -> str:
-    problem = find_bad_character(value)
-    if problem:
-        raise ValueError(f"{problem}; send plain text (tab and newline are allowed)")
-    return value.strip()
-
-
 class WorkingSetRequest(StrictModel):
     """What to assemble the next step's context for, and within how many tokens."""
 
     task_id: TaskId
-    focus: Annotated[str | None, Field(max_length=4_000), AfterValidator(lambda v: _plain(v) if v is not None else v)] = Field(
+    focus: Text | None = Field(
         default=None, description="The question or next action evidence is ranked for; default the checkpoint's next_action.")
     budget_tokens: int = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
     slot_budgets: dict[Slot, Annotated[int, Field(ge=0, le=MAX_BUDGET)]] = Field(
         default_factory=dict, description="Hard caps in tokens for some slots, e.g. {\"evidence\": 2000}; the others share the rest.")
     recent_messages: Annotated[list[dict[str, Any]] | None, Field(max_length=MAX_RECENT_MESSAGES)] = Field(
         default=None, description="The messages since your last compression, appended as sent (append-only keeps the cache warm).")
-    policy: Annotated[str | None, Field(max_length=MAX_POLICY_CHARS), AfterValidator(lambda v: _plain(v) if v is not None else v)] = None
+    policy: Annotated[str, Field(max_length=MAX_POLICY_CHARS), AfterValidator(clean_text)] | None = None
     as_of: Timestamp | None = Field(default=None, description="Build as of this time: evidence valid then (RFC 3339).")
     format: WorkingSetFormat = "markdown"
 
