@@ -366,3 +366,29 @@ async def test_message_formats_count_everything_the_recent_messages_carry(scope:
     openai = await _build(scope, budget_tokens=8_000, format="openai", recent_messages=image)
     assert openai.tokens_total <= 8_000
     assert sum(count_tokens(json.dumps(m, sort_keys=True, ensure_ascii=False)) for m in openai.messages or [] if m in image) <= openai.tokens_total
+
+
+async def test_a_short_ref_that_two_records_share_is_refused_and_shown_longer(scope: Scope) -> None:
+    import hashlib
+
+    from ctxkeep.tools.evidence import evidence_ref
+
+    content = "Supplier C freight is 0.48 USD per piece"
+    sha = hashlib.sha256(content.encode()).hexdigest()
+    seen: dict[str, str] = {}
+    for i in range(200_000):  # two titles whose refs share their first 6 hex digits (a birthday search, ~5,000 tries)
+        title = f"mail {i}"
+        prefix = evidence_ref(PROJECT, sha, EvidenceItem(content=content, title=title))[:9]
+        if prefix in seen:
+            break
+        seen[prefix] = title
+    pair = [seen[prefix], title]
+    await _save(scope)
+    stored = await evidence_put(scope, [EvidenceItem(content=content, title=t) for t in pair])
+    assert stored.refs[0][:9] == stored.refs[1][:9]
+    with pytest.raises(InvalidInput, match="start of more than one evidence ref"):
+        await evidence_get(scope, EvidenceGetRequest(ref=prefix))
+    result = await _build(scope, focus="Supplier C freight")
+    shown = re.findall(r"\b(ev_[0-9a-f]+)\b", result.text or "")
+    assert len(shown) == 1 and len(shown[0]) > 9, "a shared prefix is shown longer, so it stays unique"
+    assert (await evidence_get(scope, EvidenceGetRequest(ref=shown[0]))).ref in stored.refs

@@ -143,12 +143,14 @@ class Evidence:
             [(i.tags_json, i.effective_at, i.expires_at, project, i.ref) for i in items],
         )
 
-    async def rows(self, project: str, refs: Sequence[str]) -> dict[str, EvidenceRow]:
+    async def rows(self, project: str, refs: Sequence[str], where: SearchFilter | None = None) -> dict[str, EvidenceRow]:
+        """The records behind `refs` in the project (only those passing `where`, when given)."""
         found: dict[str, EvidenceRow] = {}
+        conditions, params = _conditions(project, where) if where else ("e.project = ?", [project])
         for part in _chunks(refs):
             cursor = await self._conn.execute(
                 f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
-                f"WHERE e.project = ? AND e.ref IN ({','.join('?' * len(part))})", (project, *part),
+                f"WHERE {conditions} AND e.ref IN ({','.join('?' * len(part))})", (*params, *part),
             )
             found.update((row[0], EvidenceRow(*row)) for row in await cursor.fetchall())
         return found

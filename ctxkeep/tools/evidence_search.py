@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ctxkeep.models.evidence import EvidenceHit, EvidenceSearchRequest, EvidenceSearchResult
-from ctxkeep.storage import EvidenceRow, SearchFilter
+from ctxkeep.storage import EvidenceRow, SearchFilter, Tx
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.evidence import CONTENTS, utc_text
 from ctxkeep.tools.scope import Scope
@@ -34,6 +34,22 @@ def selective_terms(terms: list[str], frequencies: dict[str, int], budget: int =
     return chosen
 
 
+async def ranked_hits(tx: Tx, project: str, query: str, where: SearchFilter, limit: int, postings_budget: int = POSTINGS_BUDGET,
+                      widen_below: int | None = None) -> list[tuple[EvidenceRow, float]]:
+    """The best `limit` records for `query` with their BM25 score, ranking the rarest terms within `postings_budget`;
+    all the terms are ranked again when fewer than `widen_below` (default `limit`) records match (the rare terms
+    may live in other projects, or the filters may leave too few)."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    frequencies = await tx.evidence.document_frequencies(terms)
+    chosen = selective_terms(terms, frequencies, postings_budget)
+    found = await tx.evidence.search(project, chosen, where, limit) if chosen else []
+    if len(found) < (limit if widen_below is None else widen_below) and len(chosen) < len(frequencies):
+        found = await tx.evidence.search(project, sorted(frequencies), where, limit)
+    return found
+
+
 def make_snippet(text: str, pattern: re.Pattern[str] | None) -> str:
     """About 280 characters around the first match of the query's words (the start when none is found)."""
     found = pattern.search(text, 0, _SCAN_CHARS) if pattern else None
@@ -45,20 +61,13 @@ def make_snippet(text: str, pattern: re.Pattern[str] | None) -> str:
 
 async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceSearchResult:
     """Best-matching records first; an empty list when nothing matches (never an error for odd queries)."""
-    terms = query_terms(req.query)
-    if not terms:
-        return EvidenceSearchResult(hits=[])
     where = SearchFilter(
         task_id=req.task_id, kind=req.kind, tags=sorted(set(req.tags)), valid_at=utc_text(req.as_of),
         exclude_expired_at=None if req.include_expired or req.as_of else utc_text(scope.clock()),
     )
     pattern = surface_pattern(req.query)
     async with scope.store.snapshot() as tx:
-        frequencies = await tx.evidence.document_frequencies(terms)
-        chosen = selective_terms(terms, frequencies)
-        found = await tx.evidence.search(scope.project, chosen, where, req.limit) if chosen else []
-        if len(found) < req.limit and len(chosen) < len(frequencies):  # the rare terms may live in other projects
-            found = await tx.evidence.search(scope.project, sorted(frequencies), where, req.limit)
+        found = await ranked_hits(tx, scope.project, req.query, where, req.limit)
         texts = [await CONTENTS.content(tx, row) for row, _ in found]
     hits: list[EvidenceHit] = []
     used = 0

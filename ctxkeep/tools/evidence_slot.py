@@ -104,15 +104,6 @@ async def short_refs(tx: Tx, project: str, refs: list[str]) -> dict[str, str]:
     return {ref: shorts.get(ref, ref) for ref in refs}
 
 
-def _in_scope(row: EvidenceRow, where: SearchFilter) -> bool:
-    """The search's hard filters, for records picked earlier and looked up by ref."""
-    if where.task_id is not None and row.task_id != where.task_id and not (where.shared and row.task_id is None):
-        return False
-    if where.valid_at is not None and not ((row.effective_at or "") <= where.valid_at and (row.expires_at or "~") > where.valid_at):
-        return False
-    return where.exclude_expired_at is None or (row.expires_at or "~") > where.exclude_expired_at
-
-
 @dataclass
 class _Filler:
     """Adds picks while an estimate of the slot's tokens stays within the limit (checked exactly afterwards)."""
@@ -151,8 +142,8 @@ async def evidence_slot(tx: Tx, project: str, focus: str, where: SearchFilter, l
         return EvidenceSlot("", 0, [], [])
     pattern = surface_pattern(focus)
     passage_chars = max(PASSAGE_CHARS, min(MAX_PASSAGE_CHARS, limit // 16 - 64))
-    kept_rows = await tx.evidence.rows(project, [ref for ref, _ in sticky])
-    kept = [(kept_rows[ref], chars) for ref, chars in sticky if ref in kept_rows and _in_scope(kept_rows[ref], where)]
+    kept_rows = await tx.evidence.rows(project, [ref for ref, _ in sticky], where)  # the same hard filters as the search
+    kept = [(kept_rows[ref], chars) for ref, chars in sticky if ref in kept_rows]
     # while the focus is unchanged the previous picks stand alone (new records would move the prefix behind them);
     # when none of them is left, rank afresh
     candidates = [] if kept else await rank_evidence(tx, project, focus, where, max(20, min(MAX_HITS, limit // HITS_PER_TOKENS)))

@@ -12,8 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ctxkeep.storage import EvidenceRow, SearchFilter, Tx
-from ctxkeep.tools.evidence_search import selective_terms
-from ctxkeep.tools.terms import query_terms
+from ctxkeep.tools.evidence_search import ranked_hits
 
 NEIGHBOUR_WEIGHTS = (0.5, 0.3)
 NEIGHBOUR_KINDS = frozenset({"message"})
@@ -26,18 +25,6 @@ class Candidate:
     score: float
 
 
-async def _hits(tx: Tx, project: str, focus: str, where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
-    terms = query_terms(focus)
-    if not terms:
-        return []
-    frequencies = await tx.evidence.document_frequencies(terms)
-    chosen = selective_terms(terms, frequencies, POSTINGS_BUDGET)
-    found = await tx.evidence.search(project, chosen, where, limit) if chosen else []
-    if len(found) < limit // 4 and len(chosen) < len(frequencies):  # too few: the rare terms may live in other projects
-        found = await tx.evidence.search(project, sorted(frequencies), where, limit)
-    return found
-
-
 def _spread(hit: EvidenceRow, near: list[EvidenceRow]) -> list[tuple[EvidenceRow, float]]:
     """Each neighbour of `hit` with the weight its distance (in records of that source) gives it."""
     before = sorted((row for row in near if row.id < hit.id), key=lambda row: -row.id)
@@ -47,7 +34,7 @@ def _spread(hit: EvidenceRow, near: list[EvidenceRow]) -> list[tuple[EvidenceRow
 
 async def rank_evidence(tx: Tx, project: str, focus: str, where: SearchFilter, limit: int) -> list[Candidate]:
     """The records in scope that best answer `focus`, best first (at most `limit` hits plus their neighbours)."""
-    hits = await _hits(tx, project, focus, where, limit)
+    hits = await ranked_hits(tx, project, focus, where, limit, POSTINGS_BUDGET, widen_below=limit // 4)
     rows = {row.id: row for row, _ in hits}
     scores: dict[int, float] = defaultdict(float, {row.id: score for row, score in hits})
     turns = [row for row, _ in hits if row.kind in NEIGHBOUR_KINDS and row.source is not None]

@@ -145,17 +145,17 @@ async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: Checkpoin
     previous_start = RecentStart(**json.loads(previous.recent_json)) if previous and previous.recent_json != "null" else None
     recent = recent_slot(req.recent_messages or [], req.format, recent_limit, count_tokens, previous_start)
     parts = _Parts(blocks, evidence, recent, evidence_limit)
-    return await _within_budget(tx, scope, req, parts, digest, focus, sticky), allocation
+    return await _within_budget(tx, scope, req, parts, digest, focus, where, sticky), allocation
 
 
 async def _within_budget(tx: Tx, scope: Scope, req: WorkingSetRequest, parts: _Parts, digest: DigestRow | None, focus: str,
-                         sticky: list[tuple[str, int]]) -> _Parts:
+                         where: SearchFilter, sticky: list[tuple[str, int]]) -> _Parts:
     """The parts trimmed to the budget exactly (the blank lines between blocks can cost a few tokens more than the
     slots counted): evidence first, then history; InvalidInput if control rules and recent messages alone exceed it."""
     evidence = parts.evidence
     while _total(req, parts) > req.budget_tokens and evidence.picks:
         limit = max(0, evidence.tokens - (_total(req, parts) - req.budget_tokens) - 8)
-        evidence = await evidence_slot(tx, scope.project, focus, _filter(scope, req), limit, count_tokens, sticky)
+        evidence = await evidence_slot(tx, scope.project, focus, where, limit, count_tokens, sticky)
         parts = _Parts(parts.blocks, evidence, parts.recent, parts.evidence_limit)
     excess = _total(req, parts) - req.budget_tokens
     if excess > 0 and parts.blocks["history"].tokens:
@@ -259,7 +259,8 @@ def _diff(previous: WorkingSetRow | None, key: str, claims: list[str], refs: lis
 
 def _advice(req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None, parts: _Parts,
             allocation: dict[Slot, int]) -> CompressAdvice:
-    history_needed = history_block(digest, 10**9, count_tokens).tokens
+    shown = parts.blocks["history"]
+    history_needed = shown.tokens if not shown.dropped else history_block(digest, 10**9, count_tokens).tokens
     room = allocation["history"] + allocation["recent"]
     needed = history_needed + parts.recent.needed
     resource = room > 0 and needed > RESOURCE_THRESHOLD * room
