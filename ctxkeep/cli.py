@@ -28,7 +28,7 @@ def _with_scope(settings: Settings, work: Callable[..., Awaitable[T]]) -> T:
 
         store = await Store.open(settings.db_path, settings.busy_timeout_ms)
         try:
-            return await work(Scope(store=store, project=settings.project))
+            return await work(Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days))
         finally:
             await store.close()
 

@@ -5,6 +5,7 @@
     ├── NotFound                 a task or version that does not exist in this project
     ├── VersionConflict          `expected_version` is not the task's current version
     ├── CheckpointRefused        a strict save broke verification rules (carries the violations)
+    ├── Refused                  a valid request a rule forbids (memory gate, a second journal result)
     └── StorageError             the database cannot serve the request
         ├── SchemaTooNew         the file was written by a newer ctxkeep
         └── DatabaseUnavailable  locked, full, read-only or corrupt; names the file
@@ -57,6 +58,10 @@ class CheckpointRefused(CtxkeepError):
 def _one_line(text: str) -> str:
     """A field of a `rule | item | detail` line: no line breaks, no bare separators."""
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("|", "\\|")
+
+
+class Refused(CtxkeepError):
+    """The request is well-formed but a rule forbids it (a memory without provenance, a second result); nothing stored."""
 
 
 class StorageError(CtxkeepError):

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
+from ctxkeep.models.memory import DEFAULT_TTL_DAYS
 from ctxkeep.project import resolve_project
 
 
@@ -33,6 +34,21 @@ def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int 
     return int(raw)
 
 
+def _ttl_days(env: Mapping[str, str]) -> dict[str, int | None]:
+    """Each memory kind's default lifetime from CTXKEEP_TTL_<KIND>_DAYS: a whole number of days, or 'none'."""
+    ttl: dict[str, int | None] = {}
+    for kind, default in DEFAULT_TTL_DAYS.items():
+        name = f"CTXKEEP_TTL_{kind.upper()}_DAYS"
+        raw = env.get(name)
+        if raw is not None and raw.strip().lower() == "none":
+            ttl[kind] = None
+        elif raw is None and default is None:
+            ttl[kind] = None
+        else:
+            ttl[kind] = _whole_number(env, name, default or 1, minimum=1)
+    return ttl
+
+
 class Settings(BaseModel):
     """Everything configurable, with the environment variable that sets it."""
 
@@ -41,6 +57,8 @@ class Settings(BaseModel):
     busy_timeout_ms: int = Field(default=5_000, ge=0, description="How long a write waits for another writer (CTXKEEP_BUSY_TIMEOUT_MS).")
     log_level: str = Field(default="WARNING", description="stderr log level (CTXKEEP_LOG_LEVEL).")
     max_evidence_bytes: int = Field(default=MAX_EVIDENCE_BYTES, ge=1, description="Largest evidence item in UTF-8 bytes (CTXKEEP_MAX_EVIDENCE_BYTES).")
+    memory_ttl_days: dict[str, int | None] = Field(default_factory=lambda: dict(DEFAULT_TTL_DAYS),
+                                                   description="Default lifetime of each memory kind (CTXKEEP_TTL_<KIND>_DAYS, a number or 'none').")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
@@ -51,4 +69,5 @@ class Settings(BaseModel):
             busy_timeout_ms=_whole_number(env, "CTXKEEP_BUSY_TIMEOUT_MS", 5_000),
             max_evidence_bytes=_whole_number(env, "CTXKEEP_MAX_EVIDENCE_BYTES", MAX_EVIDENCE_BYTES, minimum=1),
             log_level=env.get("CTXKEEP_LOG_LEVEL", "WARNING").upper(),
+            memory_ttl_days=_ttl_days(env),
         )

@@ -20,6 +20,7 @@ from ctxkeep.models.common import (
     Trigger,
     StrictModel,
 )
+from ctxkeep.models.journal import Action
 from ctxkeep.text import canonical_json, find_bad_character, match_key
 
 
@@ -166,6 +167,12 @@ class ResumeChecks(BaseModel):
     latest_version: int
     saved_with_violations: int = Field(description="Violations accepted by a non-strict save of this version.")
     pending_approvals: list[Approval]
+    open_intents: list[Action] = Field(default=[], description="Side effects of this task recorded as intended but without a result: "
+                                                               "look each key up in the system of record before retrying.")
+    evidence_expired: list[str] = Field(default=[], description="Evidence refs the state cites that have expired.")
+    evidence_missing: list[str] = Field(default=[], description="Evidence refs the state cites that are no longer stored.")
+    memories_expired: list[str] = Field(default=[], description="Memories the task relied on (cited in the state or shown in its "
+                                                                "last working set) that are expired, superseded or forgotten.")
     warnings: list[str]
 
 

@@ -20,6 +20,7 @@ from ctxkeep.server.common import Runtime
 from ctxkeep.server.compress_tools import register_compress_tools
 from ctxkeep.server.errors import CtxkeepServer
 from ctxkeep.server.evidence_tools import register_evidence_tools
+from ctxkeep.server.memory_tools import register_memory_tools
 from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
 from ctxkeep.settings import Settings
@@ -38,6 +39,12 @@ ctxkeep keeps your task state outside your context so nothing important is lost 
   evidence_search finds them again, evidence_get brings back exactly the lines, matches or chunk you need.
 - Each step of a long task, or after a compaction or restart: build_working_set(task_id, focus) returns your context
   rebuilt from the records within a token budget (stable first, so prompt caches keep hitting); follow its compress_advice.
+- Right before a side effect on an external system (payment, email, deploy, ticket): action_intent with an idempotency
+  key 'task:object:step'; right after: action_result. On resume, an intent without a result means: look the key up in
+  the system of record before retrying.
+- memory_write only what should outlive the task, with its source: a preference the user confirmed, a fact with a
+  receipt, an approved policy, a skill learned in a task (never a guess); memory_search finds them, memory_forget
+  removes one everywhere.
 - When the history grows long or a phase ends: compress_history(messages or transcript_path, task_id) and continue
   from the messages it returns; its summary_request tells you what your own summary must keep.
 """
@@ -58,7 +65,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
             runtime.failure = exc
             yield None
             return
-        runtime.scope = Scope(store=store, project=settings.project)
+        runtime.scope = Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days)
         try:
             yield None
         finally:
@@ -72,5 +79,6 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     register_evidence_tools(server, runtime, settings)
     register_compress_tools(server, runtime)
     register_working_set_tools(server, runtime)
+    register_memory_tools(server, runtime)
     register_resources(server, runtime.get)
     return server

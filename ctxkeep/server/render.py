@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ctxkeep.models import CheckpointDiffResult, CheckpointListResult, CheckpointSaveResult, VerifyResult
 from ctxkeep.models.evidence import EvidenceBatchResult, EvidenceContent, EvidenceSearchResult
+from ctxkeep.models.journal import ActionResultResult
+from ctxkeep.models.memory import Memory, MemoryForgetResult, MemorySearchResult, MemoryWriteResult
 
 
 def save(result: CheckpointSaveResult) -> str:
@@ -66,3 +68,38 @@ def hits(result: EvidenceSearchResult) -> str:
     if not result.hits:
         return "no matches"
     return "\n".join(f"{h.ref} (score {h.score:.3g}) {h.title or h.source or h.kind}: {h.snippet}" for h in result.hits)
+
+
+def _memory_line(memory: Memory) -> str:
+    return (f"{memory.memory_id} [{memory.kind}, {memory.status}] {memory.key}: {memory.content[:200]}"
+            f" (v{memory.version}, {memory.age_seconds // 86400} d old, confidence {memory.confidence})")
+
+
+def memory_written(result: MemoryWriteResult) -> str:
+    lines = [("already stored: " if result.deduplicated else "stored: ") + _memory_line(result.memory)]
+    if result.conflict is not None:
+        lines.append(f"conflict on {result.conflict.key}: {result.conflict.reason}")
+    return "\n".join(lines)
+
+
+def memories(result: MemorySearchResult) -> str:
+    lines = [_memory_line(m) for m in result.memories] or ["no memories match"]
+    if result.not_shown:
+        lines.append(f"({result.not_shown} more not shown: superseded, expired or scheduled versions, or over the limit)")
+    return "\n".join(lines)
+
+
+def forgotten(result: MemoryForgetResult) -> str:
+    if result.already_forgotten:
+        return f"already forgotten: {', '.join(t.memory_id for t in result.forgotten)}"
+    lines = [f"forgot {', '.join(t.memory_id for t in result.forgotten)}; cleared {result.working_sets_cleared} cached working set(s), "
+             f"scrubbed {result.digests_scrubbed} digest(s)"]
+    if result.still_quoted_in:
+        lines.append("still quoted in (not derived from the memory; delete or supersede them yourself): " + ", ".join(result.still_quoted_in))
+    return "\n".join(lines)
+
+
+def action(result: ActionResultResult) -> str:
+    entry = result.entry
+    return f"{'recorded' if result.recorded else 'already recorded'}: {entry.idempotency_key} {entry.status}" + (
+        f" (external_id {entry.external_id})" if entry.external_id else "")

@@ -94,3 +94,11 @@ class Checkpoints:
             (project, limit),
         )
         return [TaskRow(*row) for row in await cursor.fetchall()]
+
+    async def quoting(self, project: str, needle: str, limit: int) -> list[tuple[str, int]]:
+        """(task_id, version) of the versions whose state JSON contains `needle` verbatim."""
+        cursor = await self._conn.execute(
+            "SELECT task_id, version FROM checkpoints WHERE project = ? AND instr(state_json, ?) > 0 "
+            "ORDER BY task_id, version LIMIT ?", (project, needle, limit),
+        )
+        return [(row[0], int(row[1])) for row in await cursor.fetchall()]

@@ -20,8 +20,10 @@ import anyio
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
 from ctxkeep.storage.checkpoints import Checkpoints
 from ctxkeep.storage.digests import Cursors, Digests
-from ctxkeep.storage.working_sets import WorkingSets
 from ctxkeep.storage.evidence import Evidence
+from ctxkeep.storage.journal import Journal
+from ctxkeep.storage.memories import Memories
+from ctxkeep.storage.working_sets import WorkingSets
 from ctxkeep.storage.migrations import LATEST, MIGRATIONS
 
 
@@ -53,6 +55,8 @@ class Tx:
         self.digests = Digests(conn)
         self.cursors = Cursors(conn)
         self.working_sets = WorkingSets(conn)
+        self.memories = Memories(conn)
+        self.journal = Journal(conn)
 
 
 class Store:

@@ -38,6 +38,19 @@ class Digests:
         row = await cursor.fetchone()
         return DigestRow(*row) if row else None
 
+    async def all(self, project: str) -> list[DigestRow]:
+        cursor = await self._conn.execute(
+            "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = ? ORDER BY task_id", (project,)
+        )
+        return [DigestRow(*row) for row in await cursor.fetchall()]
+
+    async def rewrite(self, project: str, row: DigestRow) -> None:
+        """Replace a task's digest and summary text as given (nothing merged)."""
+        await self._conn.execute(
+            "UPDATE task_digests SET digest = ?, summary = ? WHERE project = ? AND task_id = ?",
+            (row.digest, row.summary, project, row.task_id),
+        )
+
 
 @dataclass(frozen=True)
 class CursorRow:

@@ -102,6 +102,59 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ) WITHOUT ROWID;
         CREATE INDEX evidence_by_source ON evidence (project, source, id);
     """),
+    (5, "long-term memories, their tombstones, the action journal", """
+        CREATE TABLE memories (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            project TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            key_match TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            content TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            source_json TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            effective_at TEXT,
+            expires_at TEXT,
+            UNIQUE (project, memory_id),
+            UNIQUE (project, key_match, version)
+        );
+        CREATE TRIGGER memories_are_immutable BEFORE UPDATE ON memories
+        BEGIN SELECT RAISE(ABORT, 'memory versions are immutable'); END;
+        CREATE VIRTUAL TABLE memory_fts USING fts5 (terms, content = '', tokenize = 'unicode61');
+        CREATE TABLE memory_tombstones (
+            project TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            key_sha256 TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            forgotten_at TEXT NOT NULL,
+            reason TEXT,
+            PRIMARY KEY (project, memory_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_tombstones_by_key ON memory_tombstones (project, key_sha256);
+        CREATE TABLE actions (
+            project TEXT NOT NULL,
+            idempotency_key TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            params_summary TEXT,
+            intent_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',
+            external_id TEXT,
+            receipt_ref TEXT,
+            detail TEXT,
+            result_at TEXT,
+            PRIMARY KEY (project, idempotency_key)
+        ) WITHOUT ROWID;
+        CREATE INDEX actions_by_task ON actions (project, task_id, status);
+        CREATE TRIGGER action_results_are_final BEFORE UPDATE ON actions WHEN OLD.status != 'open'
+        BEGIN SELECT RAISE(ABORT, 'an action result is final'); END;
+        ALTER TABLE working_sets ADD COLUMN memories_json TEXT NOT NULL DEFAULT '[]';
+    """),
 ]
 
 LATEST = MIGRATIONS[-1][0]

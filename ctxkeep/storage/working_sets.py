@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import aiosqlite
@@ -10,7 +11,8 @@ import aiosqlite
 @dataclass(frozen=True)
 class WorkingSetRow:
     """`selection_json`: the evidence picked, in order, with how each was shown; `claims_json`: the state lines shown;
-    `recent_json`: where the kept recent messages started (index and a hash of that message)."""
+    `recent_json`: where the kept recent messages started (index and a hash of that message); `memories_json`: the
+    memory ids shown."""
 
     task_id: str
     focus_key: str
@@ -18,6 +20,7 @@ class WorkingSetRow:
     claims_json: str
     recent_json: str
     built_at: str
+    memories_json: str = "[]"
 
 
 class WorkingSets:
@@ -26,17 +29,26 @@ class WorkingSets:
 
     async def put(self, project: str, row: WorkingSetRow) -> None:
         await self._conn.execute(
-            "INSERT INTO working_sets (project, task_id, focus_key, selection_json, claims_json, recent_json, built_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, task_id) DO UPDATE SET focus_key = excluded.focus_key, "
+            "INSERT INTO working_sets (project, task_id, focus_key, selection_json, claims_json, recent_json, built_at, memories_json) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, task_id) DO UPDATE SET focus_key = excluded.focus_key, "
             "selection_json = excluded.selection_json, claims_json = excluded.claims_json, recent_json = excluded.recent_json, "
-            "built_at = excluded.built_at",
-            (project, row.task_id, row.focus_key, row.selection_json, row.claims_json, row.recent_json, row.built_at),
+            "built_at = excluded.built_at, memories_json = excluded.memories_json",
+            (project, row.task_id, row.focus_key, row.selection_json, row.claims_json, row.recent_json, row.built_at, row.memories_json),
         )
 
     async def get(self, project: str, task_id: str) -> WorkingSetRow | None:
         cursor = await self._conn.execute(
-            "SELECT task_id, focus_key, selection_json, claims_json, recent_json, built_at FROM working_sets WHERE project = ? AND task_id = ?",
+            "SELECT task_id, focus_key, selection_json, claims_json, recent_json, built_at, memories_json FROM working_sets "
+            "WHERE project = ? AND task_id = ?",
             (project, task_id),
         )
         row = await cursor.fetchone()
         return WorkingSetRow(*row) if row else None
+
+    async def delete_showing(self, project: str, memory_ids: list[str]) -> int:
+        """Drop the cached working sets that showed any of the memories; how many were dropped."""
+        cursor = await self._conn.execute(
+            "DELETE FROM working_sets WHERE project = ? AND EXISTS (SELECT 1 FROM json_each(memories_json) shown "
+            "JOIN json_each(?) gone ON gone.value = shown.value)", (project, json.dumps(memory_ids)),
+        )
+        return cursor.rowcount

@@ -19,7 +19,6 @@ from ctxkeep.models import (
     CheckpointLoadResult,
     CheckpointSaveRequest,
     CheckpointSaveResult,
-    ResumeChecks,
     TaskState,
     TaskSummary,
     Verification,
@@ -31,10 +30,9 @@ from ctxkeep.storage import CheckpointRow
 from ctxkeep.storage.db import Tx
 from ctxkeep.tools.brief import render_brief
 from ctxkeep.tools.diff import diff_states
+from ctxkeep.tools.resume import resume_checks, resume_records
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.verify import check_new_state, verify_states, verify_summary
-
-STALE_AFTER_SECONDS = 24 * 3600
 
 
 def chain_hash(parent_hash: str | None, task_id: str, version: int, state_json: str) -> str:
@@ -126,33 +124,15 @@ def parse_state(row: CheckpointRow) -> TaskState:
     return state if state is not None else _remember(row.hash, TaskState.model_validate_json(row.state_json))
 
 
-def _resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskState) -> ResumeChecks:
-    saved_at = datetime.fromisoformat(row.created_at)
-    age = max(0, int((scope.clock() - saved_at).total_seconds()))
-    pending = [a for a in state.approvals if a.status == "pending"]
-    violations = _violations(row)
-    warnings = [f"approval {a.id} is pending: do not {a.action} until it is approved" for a in pending]
-    if row.version != latest:
-        warnings.append(f"this is version {row.version}; the latest is {latest}")
-    if violations:
-        warnings.append(f"saved without strict checks despite {len(violations)} violation(s): {', '.join(sorted({v.rule for v in violations}))}")
-    if age > STALE_AFTER_SECONDS:
-        warnings.append(f"saved {age // 3600} h ago: re-check external state (files, tickets, orders) before acting")
-    return ResumeChecks(
-        schema_version=row.state_schema, schema_compatible=row.state_schema <= STATE_SCHEMA_VERSION,
-        saved_at=saved_at, age_seconds=age, is_latest=row.version == latest, latest_version=latest,
-        saved_with_violations=len(violations), pending_approvals=pending, warnings=warnings,
-    )
-
-
 async def checkpoint_load(scope: Scope, task_id: str, version: int | None = None) -> CheckpointLoadResult:
     """A version of a task (the latest by default) with its resume brief and checks; raises NotFound."""
     async with scope.store.snapshot() as tx:
         row, latest = await load_version(tx, scope, task_id, version)
-    if row.state_schema > STATE_SCHEMA_VERSION:
-        raise SchemaTooNew(f"task {task_id!r} v{row.version} was saved by a newer ctxkeep; upgrade ctxkeep to load it")
-    state = parse_state(row)
-    checks = _resume_checks(scope, row, latest, state)
+        if row.state_schema > STATE_SCHEMA_VERSION:
+            raise SchemaTooNew(f"task {task_id!r} v{row.version} was saved by a newer ctxkeep; upgrade ctxkeep to load it")
+        state = parse_state(row)
+        records = await resume_records(tx, scope, task_id, state)
+    checks = resume_checks(scope, row, latest, state, records)
     return CheckpointLoadResult(
         task_id=task_id, version=row.version, hash=row.hash, parent_hash=row.parent_hash,
         created_at=checks.saved_at, trigger=row.trigger,  # type: ignore[arg-type]

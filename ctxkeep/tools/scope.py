@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from ctxkeep.models.memory import DEFAULT_TTL_DAYS
 from ctxkeep.storage import Store
 
 
@@ -15,8 +16,10 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class Scope:
-    """Where a tool call reads and writes: one database, one project; `clock` is injectable for tests."""
+    """Where a tool call reads and writes: one database, one project; `clock` is injectable for tests;
+    `memory_ttl_days` gives each memory kind's default lifetime (None: no expiry)."""
 
     store: Store
     project: str
     clock: Callable[[], datetime] = field(default=utc_now)
+    memory_ttl_days: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))

@@ -8,7 +8,7 @@ is left out is reported. The same state always renders the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ctxkeep.models import TaskState
@@ -94,9 +94,10 @@ def next_action_block(state: TaskState, count: Count) -> Rendered:
     return _fixed([], [Section("Next action", "next", [state.next_action])], count)
 
 
-def _control_sections(state: TaskState) -> list[Section]:
+def _control_sections(state: TaskState, intents: Sequence[str]) -> list[Section]:
     open_approvals = [a for a in state.approvals if a.status == "pending"]
-    return [Section("Open approvals (wait for them)", "approval", [approval_line(a) for a in open_approvals]),
+    return [Section("Open side effects (outcome unknown: look each key up in the system of record before retrying)", "intent", list(intents)),
+            Section("Open approvals (wait for them)", "approval", [approval_line(a) for a in open_approvals]),
             Section("Pending", "pending", state.pending)]
 
 
@@ -115,26 +116,27 @@ def _flexible_sections(state: TaskState) -> list[Section]:
     ]
 
 
-def state_control_tokens(version: int, state: TaskState, count: Count) -> int:
+def state_control_tokens(version: int, state: TaskState, count: Count, intents: Sequence[str] = ()) -> int:
     """Tokens the state slot needs at the least: its control sections whole, everything else left out."""
-    return _state(version, state, count, _CAPS[-1]).tokens
+    return _state(version, state, count, _CAPS[-1], intents).tokens
 
 
-def state_block(version: int, state: TaskState, limit: int, count: Count) -> Rendered:
-    """The state within `limit` tokens (control sections always whole), or its smallest form when none fits."""
+def state_block(version: int, state: TaskState, limit: int, count: Count, intents: Sequence[str] = ()) -> Rendered:
+    """The state within `limit` tokens (control sections, open intents among them, always whole), or its smallest form
+    when none fits."""
     rendered = EMPTY
     for cap in _CAPS:
-        rendered = _state(version, state, count, cap)
+        rendered = _state(version, state, count, cap, intents)
         if rendered.tokens <= limit:
             break
     return rendered
 
 
-def _state(version: int, state: TaskState, count: Count, cap: tuple[int | None, int | None]) -> Rendered:
+def _state(version: int, state: TaskState, count: Count, cap: tuple[int | None, int | None], intents: Sequence[str]) -> Rendered:
     lines: list[str] = []
     claims: list[str] = []
     dropped: list[DroppedItem] = []
-    for section in _control_sections(state):
+    for section in _control_sections(state, intents):
         body, shown, _ = _render_section(section, (None, None))
         lines, claims = lines + body, claims + shown
     left_total = 0

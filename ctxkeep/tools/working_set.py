@@ -35,11 +35,12 @@ from ctxkeep.tools.compress import semantic_boundary
 from ctxkeep.tools.evidence import utc_text
 from ctxkeep.tools.evidence_slot import EvidenceSlot, evidence_slot
 from ctxkeep.tools.history import detect_format, parse, render_for_count
+from ctxkeep.tools.journal import describe
+from ctxkeep.tools.memory_slot import memory_slot
 from ctxkeep.tools.recent import RecentSlot, RecentStart, check_format, message_json, recent_slot
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import query_terms
 from ctxkeep.tools.state_blocks import (
-    EMPTY,
     Rendered,
     goal_block,
     history_block,
@@ -65,6 +66,7 @@ class _Parts:
     evidence: EvidenceSlot
     recent: RecentSlot
     evidence_limit: int  # the evidence slot's size before any final trim: picks stay while it is unchanged
+    memory_ids: list[str]
 
 
 async def build_working_set(scope: Scope, req: WorkingSetRequest) -> WorkingSetResult:
@@ -84,7 +86,7 @@ async def build_working_set(scope: Scope, req: WorkingSetRequest) -> WorkingSetR
         await tx.working_sets.put(scope.project, WorkingSetRow(
             req.task_id, _focus_key(req, focus), _selection(parts),
             json.dumps(_claims(parts)), json.dumps(parts.recent.start.__dict__ if parts.recent.start else None),
-            utc_text(scope.clock()) or ""))
+            utc_text(scope.clock()) or "", json.dumps(parts.memory_ids)))
     return result
 
 
@@ -111,22 +113,29 @@ def _cost(block: Rendered) -> int:
     return block.tokens + SEPARATOR_TOKENS if block.tokens else 0
 
 
-def _control_blocks(req: WorkingSetRequest, row: CheckpointRow, allocation: dict[Slot, int], caps: dict[Slot, int]) -> dict[Slot, Rendered]:
-    """Policy, goal, state and next action, after making room for their control rules (which raises when it cannot)."""
+def _control_blocks(req: WorkingSetRequest, row: CheckpointRow, allocation: dict[Slot, int], caps: dict[Slot, int],
+                    intents: list[str]) -> dict[Slot, Rendered]:
+    """Policy, goal, state (with the open intents) and next action, after making room for their control rules (which
+    raises when it cannot)."""
     state = parse_state(row)
     fixed: dict[Slot, Rendered] = {"policy": policy_block(req.policy, count_tokens), "goal": goal_block(req.task_id, state, count_tokens),
                                    "next_action": next_action_block(state, count_tokens)}
     for slot, rendered in fixed.items():
         make_room(allocation, caps, slot, _cost(rendered), req.budget_tokens)
-    make_room(allocation, caps, "state", state_control_tokens(row.version, state, count_tokens) + SEPARATOR_TOKENS, req.budget_tokens)
-    return {**fixed, "state": state_block(row.version, state, allocation["state"] - SEPARATOR_TOKENS, count_tokens), "memory": EMPTY}
+    control = state_control_tokens(row.version, state, count_tokens, intents) + SEPARATOR_TOKENS
+    make_room(allocation, caps, "state", control, req.budget_tokens)
+    return {**fixed, "state": state_block(row.version, state, allocation["state"] - SEPARATOR_TOKENS, count_tokens, intents)}
 
 
 async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None,
                     focus: str, previous: WorkingSetRow | None) -> tuple[_Parts, dict[Slot, int]]:
     caps = dict(req.slot_budgets)
     allocation = allocate(req.budget_tokens, caps)
-    blocks = _control_blocks(req, row, allocation, caps)
+    intents = [describe(intent) for intent in await tx.journal.open_for_task(scope.project, req.task_id)]
+    blocks = _control_blocks(req, row, allocation, caps, intents)
+    moment = utc_text(req.as_of or scope.clock()) or ""
+    memories = await memory_slot(tx, scope.project, focus, moment, allocation["memory"] - SEPARATOR_TOKENS, count_tokens)
+    blocks["memory"] = memories.rendered
     # history is settled before evidence (it must not change with the focus): it takes its share, plus what the
     # fixed slots leave when evidence is capped; otherwise what they leave flows to evidence, and what evidence
     # leaves flows to recent
@@ -144,7 +153,7 @@ async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: Checkpoin
     recent_limit = allocation["recent"] - SEPARATOR_TOKENS + (max(0, pool) if "recent" not in caps else 0)
     previous_start = RecentStart(**json.loads(previous.recent_json)) if previous and previous.recent_json != "null" else None
     recent = recent_slot(req.recent_messages or [], req.format, recent_limit, count_tokens, previous_start)
-    parts = _Parts(blocks, evidence, recent, evidence_limit)
+    parts = _Parts(blocks, evidence, recent, evidence_limit, memories.memory_ids)
     return await _within_budget(tx, scope, req, parts, digest, focus, where, sticky), allocation
 
 
@@ -156,7 +165,7 @@ async def _within_budget(tx: Tx, scope: Scope, req: WorkingSetRequest, parts: _P
     while _total(req, parts) > req.budget_tokens and evidence.picks:
         limit = max(0, evidence.tokens - (_total(req, parts) - req.budget_tokens) - 8)
         evidence = await evidence_slot(tx, scope.project, focus, where, limit, count_tokens, sticky)
-        parts = _Parts(parts.blocks, evidence, parts.recent, parts.evidence_limit)
+        parts = _Parts(parts.blocks, evidence, parts.recent, parts.evidence_limit, parts.memory_ids)
     excess = _total(req, parts) - req.budget_tokens
     if excess > 0 and parts.blocks["history"].tokens:
         parts.blocks["history"] = history_block(digest, max(0, parts.blocks["history"].tokens - excess - 8), count_tokens)
@@ -226,7 +235,7 @@ def _count(text: str) -> int:
 
 
 def _claims(parts: _Parts) -> list[str]:
-    return sorted({claim for slot in ("policy", "goal", "state", "next_action") for claim in parts.blocks[slot].claims})
+    return sorted({claim for slot in ("policy", "goal", "state", "memory", "next_action") for claim in parts.blocks[slot].claims})
 
 
 def _breakpoint(texts: list[tuple[Slot, str, int]]) -> CacheBreakpoint | None:

@@ -1,0 +1,106 @@
+"""The long-term memory tools (write, search, forget) and the action journal (intent, result)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from ctxkeep.models import MAX_NUMBER, TaskId
+from ctxkeep.models.journal import ActionIntentRequest, ActionIntentResult, ActionResultRequest, ActionResultResult, ActionStatus
+from ctxkeep.models.memory import (
+    MemoryForgetRequest,
+    MemoryForgetResult,
+    MemoryKind,
+    MemorySearchRequest,
+    MemorySearchResult,
+    MemoryWriteRequest,
+    MemoryWriteResult,
+    StoredKind,
+)
+from ctxkeep.server import render
+from ctxkeep.server.common import DELETE, READ, WRITE, Runtime, reply
+from ctxkeep.tools import forget, journal, memory
+
+Optional = Annotated[str | None, Field(max_length=4000)]
+
+
+def register_memory_tools(server: MCPServer[Any], runtime: Runtime) -> None:
+    @server.tool(annotations=WRITE)
+    async def memory_write(
+        kind: Annotated[MemoryKind, Field(description="user_preference, task_fact, project_policy or skill (speculation is refused).")],
+        key: Annotated[str, Field(max_length=200, description="What it is about, e.g. 'report-format'; one current memory per key.")],
+        content: Annotated[str, Field(max_length=4000, description="The memory itself, one statement.")],
+        confidence: Annotated[float, Field(ge=0, le=1, description="0 to 1; below 0.5 is speculation and refused.")] = 1.0,
+        explicit_confirmation: Annotated[bool, Field(description="user_preference: the user said or confirmed it.")] = False,
+        source_message_id: Annotated[str | None, Field(max_length=4000, description="user_preference: the user's message id.")] = None,
+        evidence_ref: Annotated[str | None, Field(max_length=4000, description="task_fact: the stored receipt (evidence ref).")] = None,
+        task_id: Annotated[TaskId | None, Field(description="skill: the task it was learned from; task_fact: with source_version.")] = None,
+        source_version: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="task_fact: the checkpoint version that records it.")] = None,
+        review_status: Annotated[Literal["draft", "in_review", "approved", "rejected"] | None, Field(description="project_policy: must be approved.")] = None,
+        effective_at: Annotated[datetime | None, Field(description="project_policy: when it takes effect.")] = None,
+        owner: Annotated[str | None, Field(max_length=4000, description="project_policy: who owns it.")] = None,
+        expires_at: Annotated[datetime | None, Field(description="Overrides the kind's default lifetime (preference 180 days, fact 7, skill 90, policy none).")] = None,
+    ) -> Annotated[CallToolResult, MemoryWriteResult]:
+        """Remember something beyond this task, with its provenance: a preference the user confirmed, a fact with a receipt, an approved policy, a skill learned in a task. Guesses are refused; a write that contradicts the current memory of its key is kept and reported."""
+        request = MemoryWriteRequest(
+            kind=kind, key=key, content=content, confidence=confidence, explicit_confirmation=explicit_confirmation,
+            source_message_id=source_message_id, evidence_ref=evidence_ref, task_id=task_id, source_version=source_version,
+            review_status=review_status, effective_at=effective_at, owner=owner, expires_at=expires_at)
+        result = await memory.memory_write(runtime.get(), request)
+        return reply(result, render.memory_written(result))
+
+    @server.tool(annotations=READ)
+    async def memory_search(
+        query: Annotated[str | None, Field(max_length=4000, description="Words to look for; omit to list the newest.")] = None,
+        kind: StoredKind | None = None,
+        key: Annotated[str | None, Field(max_length=200)] = None,
+        include_history: Annotated[bool, Field(description="Also superseded, expired and scheduled versions.")] = False,
+        as_of: Annotated[datetime | None, Field(description="Judge expiry at this time (default now).")] = None,
+        limit: Annotated[int, Field(ge=1, le=200)] = 20,
+    ) -> Annotated[CallToolResult, MemorySearchResult]:
+        """Find long-term memories (current and unexpired ones unless include_history), each with its source, age and how to forget it."""
+        request = MemorySearchRequest(query=query, kind=kind, key=key, include_history=include_history, as_of=as_of, limit=limit)
+        result = await memory.memory_search(runtime.get(), request)
+        return reply(result, render.memories(result))
+
+    @server.tool(annotations=DELETE)
+    async def memory_forget(
+        memory_id: Annotated[str | None, Field(max_length=4000, description="Forget this version.")] = None,
+        key: Annotated[str | None, Field(max_length=200, description="Forget every version of this key.")] = None,
+        reason: Annotated[str | None, Field(max_length=4000, description="Kept in the tombstone; do not repeat the content.")] = None,
+    ) -> Annotated[CallToolResult, MemoryForgetResult]:
+        """Delete a memory (one version, or every version of a key) with its index entries and the text derived from it (cached working sets, digest quotes); leaves a tombstone without the content."""
+        result = await forget.memory_forget(runtime.get(), MemoryForgetRequest(memory_id=memory_id, key=key, reason=reason))
+        return reply(result, render.forgotten(result))
+
+    @server.tool(annotations=WRITE)
+    async def action_intent(
+        task_id: TaskId,
+        idempotency_key: Annotated[str, Field(max_length=200, description="One key per side effect: 'task:object:step'.")],
+        action: Annotated[str, Field(max_length=4000, description="What will be done, e.g. 'send refund'.")],
+        target: Annotated[str, Field(max_length=4000, description="What it is done to, e.g. 'order 8812'.")],
+        params_summary: Optional = None,
+    ) -> Annotated[CallToolResult, ActionIntentResult]:
+        """Record a side effect on an external system (payment, email, deploy, ticket) right before you perform it; then call action_result. Sending the same intent again tells you whether it already ran."""
+        request = ActionIntentRequest(task_id=task_id, idempotency_key=idempotency_key, action=action, target=target,
+                                      params_summary=params_summary)
+        result = await journal.action_intent(runtime.get(), request)
+        return reply(result, result.advice)
+
+    @server.tool(annotations=WRITE)
+    async def action_result(
+        idempotency_key: Annotated[str, Field(max_length=200)],
+        status: ActionStatus,
+        external_id: Optional = None,
+        receipt_ref: Annotated[str | None, Field(max_length=4000, description="An evidence ref holding the receipt.")] = None,
+        detail: Optional = None,
+    ) -> Annotated[CallToolResult, ActionResultResult]:
+        """Record the outcome of a side effect you announced with action_intent (once; a result is final)."""
+        request = ActionResultRequest(idempotency_key=idempotency_key, status=status, external_id=external_id,
+                                      receipt_ref=receipt_ref, detail=detail)
+        result = await journal.action_result(runtime.get(), request)
+        return reply(result, render.action(result))

@@ -1,0 +1,62 @@
+"""Queries over the action journal: one row per idempotency key, its result written once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import aiosqlite
+
+_COLUMNS = ("idempotency_key, task_id, action, target, params_summary, intent_at, status, external_id, receipt_ref, "
+            "detail, result_at")
+
+
+@dataclass(frozen=True)
+class ActionRow:
+    idempotency_key: str
+    task_id: str
+    action: str
+    target: str
+    params_summary: str | None
+    intent_at: str
+    status: str
+    external_id: str | None
+    receipt_ref: str | None
+    detail: str | None
+    result_at: str | None
+
+
+class Journal:
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def get(self, project: str, key: str) -> ActionRow | None:
+        cursor = await self._conn.execute(
+            f"SELECT {_COLUMNS} FROM actions WHERE project = ? AND idempotency_key = ?", (project, key)
+        )
+        row = await cursor.fetchone()
+        return ActionRow(*row) if row else None
+
+    async def insert_intent(self, project: str, row: ActionRow) -> None:
+        await self._conn.execute(
+            "INSERT INTO actions (project, idempotency_key, task_id, action, target, params_summary, intent_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (project, row.idempotency_key, row.task_id, row.action, row.target, row.params_summary, row.intent_at),
+        )
+
+    async def set_result(self, project: str, row: ActionRow) -> None:
+        """Record the result of an open intent (the table refuses to change a result once written)."""
+        cursor = await self._conn.execute(
+            "UPDATE actions SET status = ?, external_id = ?, receipt_ref = ?, detail = ?, result_at = ? "
+            "WHERE project = ? AND idempotency_key = ? AND status = 'open'",
+            (row.status, row.external_id, row.receipt_ref, row.detail, row.result_at, project, row.idempotency_key),
+        )
+        if cursor.rowcount != 1:
+            raise LookupError(f"intent {row.idempotency_key!r} is not open")
+
+    async def open_for_task(self, project: str, task_id: str) -> list[ActionRow]:
+        """The task's intents without a result, oldest first."""
+        cursor = await self._conn.execute(
+            f"SELECT {_COLUMNS} FROM actions WHERE project = ? AND task_id = ? AND status = 'open' ORDER BY intent_at, idempotency_key",
+            (project, task_id),
+        )
+        return [ActionRow(*row) for row in await cursor.fetchall()]

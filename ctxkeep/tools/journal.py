@@ -1,0 +1,93 @@
+"""The action journal: action_intent before an external side effect, action_result after it.
+
+One entry per idempotency key. The same intent sent again is the same entry (and says what
+is known of it); a different intent under a used key, a result without an intent, and a
+second, different result are refused, the last showing the result already recorded.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ctxkeep.errors import NotFound, Refused
+from ctxkeep.models.journal import Action, ActionIntentRequest, ActionIntentResult, ActionResultRequest, ActionResultResult
+from ctxkeep.storage import ActionRow
+from ctxkeep.tools.evidence import load_row, utc_text
+from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.scope import Scope
+
+
+def to_action(row: ActionRow) -> Action:
+    return Action(
+        idempotency_key=row.idempotency_key, task_id=row.task_id, action=row.action, target=row.target,
+        params_summary=row.params_summary, intent_at=datetime.fromisoformat(row.intent_at), status=row.status,  # type: ignore[arg-type]
+        external_id=row.external_id, receipt_ref=row.receipt_ref, detail=row.detail,
+        result_at=datetime.fromisoformat(row.result_at) if row.result_at else None,
+    )
+
+
+def describe(row: ActionRow) -> str:
+    """One line naming the entry: key, action, target, and its result when there is one."""
+    line = f"{row.idempotency_key}: {row.action} on {row.target} (intended {row.intent_at[:19]}Z)"
+    if row.status == "open":
+        return line
+    extras = [f"external_id {row.external_id}" if row.external_id else "", f"receipt {row.receipt_ref}" if row.receipt_ref else ""]
+    return f"{line}; result {row.status} at {(row.result_at or '')[:19]}Z" + "".join(f", {e}" for e in extras if e)
+
+
+def open_intent_warning(row: ActionRow) -> str:
+    return (f"outcome unknown: look up `{row.idempotency_key}` in the system of record before retrying "
+            f"({row.action} on {row.target}, intended {row.intent_at[:19]}Z); then record action_result")
+
+
+def _advice(row: ActionRow, recorded: bool) -> str:
+    if recorded:
+        return (f"recorded: perform the side effect with idempotency key {row.idempotency_key!r} where the system supports one, "
+                "then call action_result with its outcome")
+    if row.status == "open":
+        return "this intent was already recorded and has no result: " + open_intent_warning(row)
+    return f"already done, do not repeat it: {describe(row)}"
+
+
+async def action_intent(scope: Scope, req: ActionIntentRequest) -> ActionIntentResult:
+    """Record that a side effect is about to happen. Raises Refused when the key is taken by a different intent."""
+    params = redact_secrets(req.params_summary)[0] if req.params_summary else None
+    row = ActionRow(req.idempotency_key, req.task_id, req.action, req.target, params, utc_text(scope.clock()) or "",
+                    "open", None, None, None, None)
+    async with scope.store.transaction() as tx:
+        held = await tx.journal.get(scope.project, req.idempotency_key)
+        if held is None:
+            await tx.journal.insert_intent(scope.project, row)
+    if held is None:
+        return ActionIntentResult(entry=to_action(row), recorded=True, advice=_advice(row, True))
+    if (held.task_id, held.action, held.target, held.params_summary) != (row.task_id, row.action, row.target, row.params_summary):
+        raise Refused(f"action_intent refused: idempotency key {req.idempotency_key!r} already names another side effect "
+                      f"(task {held.task_id}: {held.action} on {held.target}, params {held.params_summary or 'none'}); "
+                      "use a new key (task:object:step) for a different action")
+    return ActionIntentResult(entry=to_action(held), recorded=False, advice=_advice(held, False))
+
+
+async def action_result(scope: Scope, req: ActionResultRequest) -> ActionResultResult:
+    """Record the outcome of an intended side effect, once. Raises Refused without an intent or when a different
+    result is already recorded (shown in the message); a receipt_ref must be stored evidence."""
+    async with scope.store.transaction() as tx:
+        held = await tx.journal.get(scope.project, req.idempotency_key)
+        if held is None:
+            raise Refused(f"action_result refused: no intent recorded for {req.idempotency_key!r}. Call action_intent before "
+                          "a side effect; if it already ran without one, record the intent now, then this result")
+        receipt = req.receipt_ref
+        if receipt is not None:
+            try:
+                receipt = (await load_row(tx, scope, receipt, prefix_ok=True)).ref
+            except NotFound as exc:
+                raise Refused(f"action_result refused: receipt_ref {receipt!r} is not stored in this project; evidence_put the "
+                              "receipt first and send the ref it returns") from exc
+        row = ActionRow(held.idempotency_key, held.task_id, held.action, held.target, held.params_summary, held.intent_at,
+                        req.status, req.external_id, receipt, req.detail, utc_text(scope.clock()))
+        if held.status == "open":
+            await tx.journal.set_result(scope.project, row)
+            return ActionResultResult(entry=to_action(row), recorded=True)
+    if (held.status, held.external_id, held.receipt_ref, held.detail) == (row.status, row.external_id, row.receipt_ref, row.detail):
+        return ActionResultResult(entry=to_action(held), recorded=False)
+    raise Refused(f"action_result refused: {req.idempotency_key!r} already has a result, and a result is final: {describe(held)}"
+                  f"{'; detail: ' + held.detail if held.detail else ''}. Record a follow-up side effect under a new key")

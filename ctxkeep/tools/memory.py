@@ -1,0 +1,223 @@
+"""Long-term memory: memory_write (provenance gate, lifetime, conflicts by key) and memory_search.
+
+Each write is an immutable version of its key. Which version is current is decided when it is
+read, so expiry needs no background job: among the versions in force (not expired, already
+effective), the most authoritative kind wins (project_policy > user_preference > task_fact and
+skill), then the newest. The others stay as history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timedelta
+
+from ctxkeep.errors import InvalidInput, NotFound, Refused
+from ctxkeep.models.memory import (
+    AUTHORITY,
+    Memory,
+    MemoryConflict,
+    MemorySearchRequest,
+    MemorySearchResult,
+    MemorySource,
+    MemoryWriteRequest,
+    MemoryWriteResult,
+)
+from ctxkeep.storage import MemoryRow, Tx
+from ctxkeep.text import match_key
+from ctxkeep.tools.checkpoint import load_version
+from ctxkeep.tools.evidence import load_row, utc_text
+from ctxkeep.tools.memory_status import current_by_key, status_of
+from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import index_terms, query_terms
+
+MAX_KEYS = 1_000  # keys looked at by one search or working set
+
+
+def _missing(req: MemoryWriteRequest) -> list[str]:
+    """What the kind's gate requires and the request lacks (empty: the write may proceed)."""
+    missing: list[str] = []
+    if req.kind == "user_preference":
+        if not req.explicit_confirmation:
+            missing.append("explicit_confirmation: true (the user said or confirmed it; a preference you inferred is speculation)")
+        if not req.source_message_id:
+            missing.append("source_message_id (the id of the user's message that says it)")
+    elif req.kind == "task_fact":
+        if not req.evidence_ref and req.source_version is None:
+            missing.append("a receipt: evidence_ref (evidence_put the tool output first) or task_id + source_version "
+                           "(the checkpoint version that records it)")
+        if req.source_version is not None and not req.task_id:
+            missing.append("task_id, the task whose checkpoint source_version is")
+    elif req.kind == "project_policy":
+        if req.review_status != "approved":
+            missing.append(f"review_status: 'approved' (it is {req.review_status or 'not given'}; write a policy once it is approved)")
+        if req.effective_at is None:
+            missing.append("effective_at (when the policy takes effect)")
+        if not req.owner:
+            missing.append("owner (who owns the policy)")
+    elif req.kind == "skill" and not req.task_id:
+        missing.append("task_id (the task the skill was learned from)")
+    return missing
+
+
+def check_gate(req: MemoryWriteRequest) -> None:
+    """Raise Refused, naming every missing requirement, unless the request passes its kind's provenance gate."""
+    keep_instead = ("keep it in the task state's assumptions or open_questions; write a task_fact once a receipt confirms "
+                    "it, or a user_preference once the user confirms it")
+    if req.kind == "speculation":
+        raise Refused(f"memory_write refused: speculation is never stored as memory (a guess would come back as a fact); {keep_instead}")
+    if req.confidence < 0.5:
+        raise Refused(f"memory_write refused: confidence {req.confidence} is below 0.5, which is speculation; {keep_instead}")
+    missing = _missing(req)
+    if missing:
+        raise Refused(f"memory_write refused: a {req.kind} needs " + "; ".join(missing))
+
+
+async def _check_receipts(tx: Tx, scope: Scope, req: MemoryWriteRequest) -> str | None:
+    """The receipts a write names must exist here; returns the full evidence ref (a unique prefix is accepted)."""
+    if req.task_id and (req.source_version is not None or req.kind == "skill"):
+        try:
+            await load_version(tx, scope, req.task_id, req.source_version)
+        except NotFound as exc:
+            raise Refused(f"memory_write refused: its source is not stored: {exc}") from exc
+    if not req.evidence_ref:
+        return None
+    try:
+        return (await load_row(tx, scope, req.evidence_ref, prefix_ok=True)).ref
+    except NotFound as exc:
+        raise Refused(f"memory_write refused: evidence_ref {req.evidence_ref!r} is not stored in this project; "
+                      "evidence_put the receipt first and send the ref it returns") from exc
+
+
+def memory_terms(key: str, content: str) -> str:
+    return index_terms(f"{key}\n{content}")
+
+
+def key_digest(key_match: str) -> str:
+    """How a tombstone names a forgotten key without keeping it readable."""
+    return hashlib.sha256(key_match.encode("utf-8")).hexdigest()
+
+
+def to_memory(row: MemoryRow, now: datetime, current: dict[str, MemoryRow]) -> Memory:
+    created = datetime.fromisoformat(row.created_at)
+    return Memory(
+        memory_id=row.memory_id, key=row.key, kind=row.kind, content=row.content, confidence=row.confidence,  # type: ignore[arg-type]
+        source=MemorySource.model_validate_json(row.source_json), version=row.version, created_at=created,
+        effective_at=datetime.fromisoformat(row.effective_at) if row.effective_at else None,
+        expires_at=datetime.fromisoformat(row.expires_at) if row.expires_at else None,
+        status=status_of(row, utc_text(now) or "", current), age_seconds=max(0, int((now - created).total_seconds())),
+        forget=f"memory_forget(memory_id={row.memory_id!r})",
+    )
+
+
+def _expiry(scope: Scope, req: MemoryWriteRequest, now: datetime) -> datetime | None:
+    if req.expires_at is not None:
+        if req.expires_at <= now:
+            raise InvalidInput(f"expires_at {req.expires_at.isoformat()} is not in the future; send a later time, or none for the "
+                               "kind's default lifetime")
+        return req.expires_at
+    days = scope.memory_ttl_days.get(req.kind)
+    return now + timedelta(days=days) if days else None
+
+
+def _source(req: MemoryWriteRequest, evidence_ref: str | None) -> MemorySource:
+    return MemorySource(explicit_confirmation=req.explicit_confirmation, source_message_id=req.source_message_id,
+                        evidence_ref=evidence_ref, task_id=req.task_id, source_version=req.source_version,
+                        review_status=req.review_status, owner=req.owner)
+
+
+def _same_write(rows: list[MemoryRow], req: MemoryWriteRequest, source_json: str) -> MemoryRow | None:
+    """A stored version with this kind, content and source: a retry, stored once. (A new source is a re-confirmation.)"""
+    for row in rows:
+        if row.kind == req.kind and match_key(row.content) == match_key(req.content) and row.source_json == source_json:
+            return row
+    return None
+
+
+def _conflict(before: MemoryRow | None, written: MemoryRow, after: MemoryRow | None) -> MemoryConflict | None:
+    if before is None or before.id == written.id or match_key(before.content) == match_key(written.content):
+        return None
+    if after is not None and after.id == written.id:
+        rule = (f"{written.kind} outranks {before.kind}" if AUTHORITY[written.kind] > AUTHORITY[before.kind]
+                else "the newer memory of equal authority wins")
+        reason = f"{rule}: {written.memory_id} is current; {before.memory_id} is kept as history"
+    elif after is not None and after.id == before.id:
+        reason = (f"{before.kind} outranks {written.kind}: {before.memory_id} stays current; {written.memory_id} is kept as "
+                  "history and becomes current only if the other expires or is forgotten")
+    else:
+        reason = f"{written.memory_id} is not in force yet (effective_at) or already expired; {before.memory_id} stays current"
+    current = after.memory_id if after is not None else written.memory_id
+    return MemoryConflict(key=written.key, previous=before.memory_id, written=written.memory_id, current=current, reason=reason)
+
+
+async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResult:
+    """Store a memory that passes its kind's provenance gate, as the next version of its key.
+
+    Raises Refused (gate, receipts not stored; nothing written) or InvalidInput (expires_at in the past).
+    A write that contradicts the key's current memory is stored as well and reported as a conflict.
+    """
+    check_gate(req)
+    now = scope.clock()
+    now_text = utc_text(now) or ""
+    key_match = match_key(req.key)
+    async with scope.store.transaction() as tx:
+        evidence_ref = await _check_receipts(tx, scope, req)
+        source_json = _source(req, evidence_ref).model_dump_json()
+        versions = await tx.memories.versions(scope.project, [key_match])
+        before = current_by_key(versions, now_text).get(key_match)
+        same = _same_write(versions, req, source_json)
+        deduplicated = same is not None
+        if same is None:
+            version = await tx.memories.next_version(scope.project, key_match, key_digest(key_match))
+            material = "\n".join([scope.project, key_match, str(version), req.kind, req.content, now_text])
+            same = await tx.memories.insert(scope.project, MemoryRow(
+                0, "mem_" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:16], req.key, key_match, req.kind,
+                req.content, req.confidence, source_json, version, now_text, utc_text(req.effective_at), utc_text(_expiry(scope, req, now)),
+            ), memory_terms(req.key, req.content))
+            versions.append(same)
+    current = current_by_key(versions, now_text)
+    after = current.get(key_match)
+    written = to_memory(same, now, current)
+    return MemoryWriteResult(memory=written, deduplicated=deduplicated, current=to_memory(after, now, current) if after else written, conflict=None if deduplicated else _conflict(before, same, after))
+
+
+async def _candidate_keys(tx: Tx, scope: Scope, req: MemorySearchRequest) -> tuple[list[str], dict[str, float]]:
+    if req.key is not None:
+        return [match_key(req.key)], {}
+    if req.query is not None:
+        terms = query_terms(req.query)
+        if not terms:
+            raise InvalidInput(f"query {req.query!r} has no searchable words (only stopwords or punctuation); send content "
+                               "words, or no query to list the newest memories")
+        scored = await tx.memories.matching(scope.project, terms, MAX_KEYS)
+        return [key for key, _ in scored], dict(scored)
+    return await tx.memories.keys(scope.project, req.kind, MAX_KEYS), {}
+
+
+async def memory_search(scope: Scope, req: MemorySearchRequest) -> MemorySearchResult:
+    """Memories matching the query and filters: only current ones unless include_history, best match (or newest) first."""
+    now = req.as_of or scope.clock()
+    now_text = utc_text(now) or ""
+    async with scope.store.snapshot() as tx:
+        keys, scores = await _candidate_keys(tx, scope, req)
+        rows = await tx.memories.versions(scope.project, keys)
+    current = current_by_key(rows, now_text)
+    matching = [row for row in rows if req.kind is None or row.kind == req.kind]
+    shown = [row for row in matching if req.include_history or current.get(row.key_match) is row]
+    rank = {key: i for i, key in enumerate(keys)}
+    shown.sort(key=lambda r: (-scores.get(r.key_match, 0.0), rank[r.key_match], -r.version))
+    return MemorySearchResult(memories=[to_memory(row, now, current) for row in shown[:req.limit]],
+                              not_shown=len(matching) - len(shown) + max(0, len(shown) - req.limit))
+
+
+def source_label(memory: MemoryRow) -> str:
+    """Where a memory comes from, in a few words (for working sets and briefs)."""
+    source = MemorySource.model_validate_json(memory.source_json)
+    if memory.kind == "project_policy":
+        label = f"owner {source.owner}, effective {(memory.effective_at or '')[:10]}"
+    elif memory.kind == "user_preference":
+        label = f"confirmed in message {source.source_message_id}"
+    elif memory.kind == "skill":
+        label = f"learned in task {source.task_id}"
+    else:
+        label = f"receipt {source.evidence_ref}" if source.evidence_ref else f"task {source.task_id} v{source.source_version}"
+    return f"{label}; written {memory.created_at[:10]}" + (f", expires {memory.expires_at[:10]}" if memory.expires_at else "")
