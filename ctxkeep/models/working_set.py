@@ -107,6 +107,7 @@ class WorkingSetResult(BaseModel):
     slot_budgets: dict[Slot, int] = Field(description="The tokens each slot was allowed after caps and flows.")
     cache_breakpoint: CacheBreakpoint | None
     evidence_refs: list[str] = Field(description="Full refs of the evidence shown, in order (the text shows unique prefixes).")
+    memory_ids: list[str] = Field(default=[], description="The memories shown in the memory slot (memory_search and memory_forget take them).")
     dropped: list[DroppedItem]
     dropped_more: int = Field(default=0, description="Further dropped or cut items not listed.")
     diff: WorkingSetDiff

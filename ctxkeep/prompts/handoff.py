@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ctxkeep.models import CheckpointLoadResult
 from ctxkeep.tools.brief import Section, within_budget
+from ctxkeep.tools.journal import describe
 
 
 def handoff_text(loaded: CheckpointLoadResult) -> str:
@@ -38,5 +39,7 @@ def _handoff(loaded: CheckpointLoadResult, section: Section) -> str:
         *_lines("Assumptions (not verified)", state.assumptions),
         *_lines("Failed approaches (do not retry)", [f"{f.approach}: {f.reason}" for f in state.failed_approaches]),
         *_lines("Artifacts and external ids", state.evidence_refs + approvals),
+        *section("Open side effects (outcome unknown: look each key up in the system of record before retrying)",
+                 [describe(intent) for intent in loaded.resume_checks.open_intents]),
         *_lines("Next action", [state.next_action or "(not recorded)"] + [f"precondition: {p}" for p in preconditions]),
     ]).rstrip() + "\n"

@@ -26,27 +26,31 @@ def to_action(row: ActionRow) -> Action:
     )
 
 
-def describe(row: ActionRow) -> str:
+def _when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else "?"
+
+
+def describe(entry: Action) -> str:
     """One line naming the entry: key, action, target, and its result when there is one."""
-    line = f"{row.idempotency_key}: {row.action} on {row.target} (intended {row.intent_at[:19]}Z)"
-    if row.status == "open":
+    line = f"{entry.idempotency_key}: {entry.action} on {entry.target} (intended {_when(entry.intent_at)})"
+    if entry.status == "open":
         return line
-    extras = [f"external_id {row.external_id}" if row.external_id else "", f"receipt {row.receipt_ref}" if row.receipt_ref else ""]
-    return f"{line}; result {row.status} at {(row.result_at or '')[:19]}Z" + "".join(f", {e}" for e in extras if e)
+    extras = [f"external_id {entry.external_id}" if entry.external_id else "", f"receipt {entry.receipt_ref}" if entry.receipt_ref else ""]
+    return f"{line}; result {entry.status} at {_when(entry.result_at)}" + "".join(f", {e}" for e in extras if e)
 
 
-def open_intent_warning(row: ActionRow) -> str:
-    return (f"outcome unknown: look up `{row.idempotency_key}` in the system of record before retrying "
-            f"({row.action} on {row.target}, intended {row.intent_at[:19]}Z); then record action_result")
+def open_intent_warning(entry: Action) -> str:
+    return (f"outcome unknown: look up `{entry.idempotency_key}` in the system of record before retrying "
+            f"({entry.action} on {entry.target}, intended {_when(entry.intent_at)}); then record action_result")
 
 
-def _advice(row: ActionRow, recorded: bool) -> str:
+def _advice(entry: Action, recorded: bool) -> str:
     if recorded:
-        return (f"recorded: perform the side effect with idempotency key {row.idempotency_key!r} where the system supports one, "
-                "then call action_result with its outcome")
-    if row.status == "open":
-        return "this intent was already recorded and has no result: " + open_intent_warning(row)
-    return f"already done, do not repeat it: {describe(row)}"
+        return (f"recorded: perform the side effect with idempotency key {entry.idempotency_key!r} where the system supports "
+                "one, then call action_result with its outcome")
+    if entry.status == "open":
+        return "this intent was already recorded and has no result: " + open_intent_warning(entry)
+    return f"already done, do not repeat it: {describe(entry)}"
 
 
 async def action_intent(scope: Scope, req: ActionIntentRequest) -> ActionIntentResult:
@@ -59,12 +63,12 @@ async def action_intent(scope: Scope, req: ActionIntentRequest) -> ActionIntentR
         if held is None:
             await tx.journal.insert_intent(scope.project, row)
     if held is None:
-        return ActionIntentResult(entry=to_action(row), recorded=True, advice=_advice(row, True))
+        return ActionIntentResult(entry=to_action(row), recorded=True, advice=_advice(to_action(row), True))
     if (held.task_id, held.action, held.target, held.params_summary) != (row.task_id, row.action, row.target, row.params_summary):
         raise Refused(f"action_intent refused: idempotency key {req.idempotency_key!r} already names another side effect "
                       f"(task {held.task_id}: {held.action} on {held.target}, params {held.params_summary or 'none'}); "
                       "use a new key (task:object:step) for a different action")
-    return ActionIntentResult(entry=to_action(held), recorded=False, advice=_advice(held, False))
+    return ActionIntentResult(entry=to_action(held), recorded=False, advice=_advice(to_action(held), False))
 
 
 async def action_result(scope: Scope, req: ActionResultRequest) -> ActionResultResult:
@@ -89,5 +93,5 @@ async def action_result(scope: Scope, req: ActionResultRequest) -> ActionResultR
             return ActionResultResult(entry=to_action(row), recorded=True)
     if (held.status, held.external_id, held.receipt_ref, held.detail) == (row.status, row.external_id, row.receipt_ref, row.detail):
         return ActionResultResult(entry=to_action(held), recorded=False)
-    raise Refused(f"action_result refused: {req.idempotency_key!r} already has a result, and a result is final: {describe(held)}"
+    raise Refused(f"action_result refused: {req.idempotency_key!r} already has a result, and a result is final: {describe(to_action(held))}"
                   f"{'; detail: ' + held.detail if held.detail else ''}. Record a follow-up side effect under a new key")

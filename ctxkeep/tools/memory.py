@@ -26,7 +26,7 @@ from ctxkeep.storage import MemoryRow, Tx
 from ctxkeep.text import match_key
 from ctxkeep.tools.checkpoint import load_version
 from ctxkeep.tools.evidence import load_row, utc_text
-from ctxkeep.tools.memory_status import current_by_key, status_of
+from ctxkeep.tools.memory_status import current_by_key, in_force, status_of
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import index_terms, query_terms
 
@@ -133,18 +133,19 @@ def _same_write(rows: list[MemoryRow], req: MemoryWriteRequest, source_json: str
     return None
 
 
-def _conflict(before: MemoryRow | None, written: MemoryRow, after: MemoryRow | None) -> MemoryConflict | None:
+def _conflict(before: MemoryRow | None, written: MemoryRow, after: MemoryRow | None, now: str) -> MemoryConflict | None:
     if before is None or before.id == written.id or match_key(before.content) == match_key(written.content):
         return None
-    if after is not None and after.id == written.id:
+    if not in_force(written, now):
+        when = f"takes effect {written.effective_at[:10]}" if written.effective_at and written.effective_at > now else "has already expired"
+        reason = f"{written.memory_id} {when}: {before.memory_id} stays current until then"
+    elif after is not None and after.id == written.id:
         rule = (f"{written.kind} outranks {before.kind}" if AUTHORITY[written.kind] > AUTHORITY[before.kind]
                 else "the newer memory of equal authority wins")
         reason = f"{rule}: {written.memory_id} is current; {before.memory_id} is kept as history"
-    elif after is not None and after.id == before.id:
+    else:
         reason = (f"{before.kind} outranks {written.kind}: {before.memory_id} stays current; {written.memory_id} is kept as "
                   "history and becomes current only if the other expires or is forgotten")
-    else:
-        reason = f"{written.memory_id} is not in force yet (effective_at) or already expired; {before.memory_id} stays current"
     current = after.memory_id if after is not None else written.memory_id
     return MemoryConflict(key=written.key, previous=before.memory_id, written=written.memory_id, current=current, reason=reason)
 
@@ -177,7 +178,7 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
     current = current_by_key(versions, now_text)
     after = current.get(key_match)
     written = to_memory(same, now, current)
-    return MemoryWriteResult(memory=written, deduplicated=deduplicated, current=to_memory(after, now, current) if after else written, conflict=None if deduplicated else _conflict(before, same, after))
+    return MemoryWriteResult(memory=written, deduplicated=deduplicated, current=to_memory(after, now, current) if after else written, conflict=None if deduplicated else _conflict(before, same, after, now_text))
 
 
 async def _candidate_keys(tx: Tx, scope: Scope, req: MemorySearchRequest) -> tuple[list[str], dict[str, float]]:

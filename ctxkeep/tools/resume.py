@@ -86,7 +86,8 @@ def resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskStat
     age = max(0, int((now - saved_at).total_seconds()))
     pending = [a for a in state.approvals if a.status == "pending"]
     violations = [Violation.model_validate(v) for v in json.loads(row.violations_json)]
-    warnings = [open_intent_warning(intent) for intent in records.open_intents]
+    intents = [to_action(intent) for intent in records.open_intents]
+    warnings = [open_intent_warning(intent) for intent in intents]
     warnings += [f"approval {a.id} is pending: do not {a.action} until it is approved" for a in pending]
     expired = [ref for ref, ev in sorted(records.evidence.items()) if ev.expires_at is not None and ev.expires_at <= now_text]
     missing = [ref for ref in records.cited_refs if ref not in records.evidence]
@@ -104,6 +105,6 @@ def resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskStat
         schema_version=row.state_schema, schema_compatible=row.state_schema <= STATE_SCHEMA_VERSION,
         saved_at=saved_at, age_seconds=age, is_latest=row.version == latest, latest_version=latest,
         saved_with_violations=len(violations), pending_approvals=pending,
-        open_intents=[to_action(intent) for intent in records.open_intents], evidence_expired=expired,
+        open_intents=intents, evidence_expired=expired,
         evidence_missing=missing, memories_expired=stale_memories, warnings=warnings,
     )

@@ -35,7 +35,7 @@ from ctxkeep.tools.compress import semantic_boundary
 from ctxkeep.tools.evidence import utc_text
 from ctxkeep.tools.evidence_slot import EvidenceSlot, evidence_slot
 from ctxkeep.tools.history import detect_format, parse, render_for_count
-from ctxkeep.tools.journal import describe
+from ctxkeep.tools.journal import describe, to_action
 from ctxkeep.tools.memory_slot import memory_slot
 from ctxkeep.tools.recent import RecentSlot, RecentStart, check_format, message_json, recent_slot
 from ctxkeep.tools.scope import Scope
@@ -131,7 +131,7 @@ async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: Checkpoin
                     focus: str, previous: WorkingSetRow | None) -> tuple[_Parts, dict[Slot, int]]:
     caps = dict(req.slot_budgets)
     allocation = allocate(req.budget_tokens, caps)
-    intents = [describe(intent) for intent in await tx.journal.open_for_task(scope.project, req.task_id)]
+    intents = [describe(to_action(row)) for row in await tx.journal.open_for_task(scope.project, req.task_id)]
     blocks = _control_blocks(req, row, allocation, caps, intents)
     moment = utc_text(req.as_of or scope.clock()) or ""
     memories = await memory_slot(tx, scope.project, focus, moment, allocation["memory"] - SEPARATOR_TOKENS, count_tokens)
@@ -298,7 +298,7 @@ def _result(req: WorkingSetRequest, row: CheckpointRow, focus: str, parts: _Part
         task_id=req.task_id, version=row.version, focus=focus, format=req.format,
         text="".join(text for _, text, _ in texts) if req.format == "markdown" else None, messages=messages,
         blocks=blocks, tokens_total=_total(req, parts), budget_tokens=req.budget_tokens, slot_budgets=dict(allocation),
-        cache_breakpoint=cache, evidence_refs=refs, dropped=_ordered(dropped)[:MAX_DROPPED], dropped_more=max(0, len(dropped) - MAX_DROPPED),
+        cache_breakpoint=cache, evidence_refs=refs, memory_ids=parts.memory_ids, dropped=_ordered(dropped)[:MAX_DROPPED], dropped_more=max(0, len(dropped) - MAX_DROPPED),
         diff=_diff(previous, _focus_key(req, focus), _claims(parts), refs), compress_advice=_advice(req, row, digest, parts, allocation),
     )
 
