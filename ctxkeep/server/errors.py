@@ -35,6 +35,11 @@ class CtxkeepServer(MCPServer[Any]):
     """MCPServer whose tool errors carry ctxkeep's own messages verbatim."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        unknown = sorted(set(arguments) - set(tool.parameters.get("properties", {}))) if tool and isinstance(arguments, dict) else []
+        if unknown:  # the SDK would ignore them silently, and a typo would pass for a default
+            raise ToolError("\n".join([f"invalid arguments for {name}:", *(f"- {field}: unknown field; remove it" for field in unknown),
+                                       "Fix these fields and call again; the tool's input schema lists every field."]))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
