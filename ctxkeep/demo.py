@@ -3,7 +3,9 @@
 It starts `ctxkeep serve` as a subprocess on a temporary database, talks to it with the MCP
 SDK client, and shows a verified save, a refused save that silently lost a pending item,
 the corrected save, the resume brief a restarted agent would read, and the evidence behind a
-fact: stored once (secrets redacted), found by search, brought back line by line.
+fact: stored once (secrets redacted), found by search, brought back line by line. Then a
+policy remembered with its provenance (and a guess refused), a side effect journaled before it
+happens, and the next step's context rebuilt from all of it within 1,500 tokens.
 """
 
 from __future__ import annotations
@@ -58,6 +60,12 @@ def _with_source(state: dict[str, Any], ref: str) -> dict[str, Any]:
 LOSSY = {**V1, "pending": [], "next_action": "Compare landed cost"}
 V2 = {**V1, "pending": [], "completed": [*V1["completed"], PENDING],
       "phase": "compare", "next_action": "Compare landed cost across all 20 suppliers"}
+POLICY = {"kind": "project_policy", "key": "purchase order approval", "review_status": "approved", "owner": "procurement director",
+          "content": "Purchase orders over 100,000 USD need the procurement director's written approval",
+          "effective_at": "2026-01-01T00:00:00Z"}
+GUESS = {"kind": "speculation", "key": "director mood", "content": "The director will probably approve PO-7731 quickly"}
+INTENT = {"task_id": "procurement", "idempotency_key": "procurement:comparison-table:send", "action": "mail the comparison table",
+          "target": "procurement director", "params_summary": "20 suppliers, landed cost USD/piece"}
 
 
 def _say(title: str, body: str) -> None:
@@ -103,12 +111,20 @@ async def run_demo(db: str | None = None, project: str | None = None) -> int:
             _say("\"where does 0.48 come from?\" - search the evidence", found)
             line = await _call(client, "evidence_get", {"ref": ref, "mode": "grep", "pattern": "Freight", "context": 0})
             _say("bring back exactly the line", line)
+            _say("remember an approved policy, with its owner and effective date", await _call(client, "memory_write", POLICY))
+            guess = await _call(client, "memory_write", GUESS)
+            _say("try to remember a guess", guess)
+            _say("journal a side effect before performing it", await _call(client, "action_intent", INTENT))
             working = await client.call_tool("build_working_set", {"task_id": "procurement", "budget_tokens": 1_500,
                                                                    "focus": "Supplier C freight per piece"})
             blocks = ", ".join(f"{b['slot']} {b['tokens']}" for b in working.structured_content["blocks"])
             _say(f"the next step's context, rebuilt within 1,500 tokens ({blocks})", _text(working))
+            result = await _call(client, "action_result", {"idempotency_key": INTENT["idempotency_key"], "status": "succeeded",
+                                                          "external_id": "mail-20261130-0042"})
+            _say("record the side effect's result (a resumed agent will not send it twice)", result)
         ok = (refused.startswith("REFUSED") and "pending_unaccounted" in refused and "saved procurement v2" in saved
               and ref in found and "0.48 USD/piece" in line and working.structured_content["tokens_total"] <= 1_500
-              and "0.48" in _text(working))
+              and "0.48" in _text(working) and guess.startswith("REFUSED") and "written approval" in _text(working)
+              and INTENT["idempotency_key"] in _text(working) and result.startswith("recorded"))
         print("demo finished: " + ("every step behaved as expected" if ok else "UNEXPECTED RESULT, see above"))
         return 0 if ok else 1

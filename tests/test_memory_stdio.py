@@ -115,7 +115,7 @@ async def test_an_intent_survives_sigkill_and_is_reported_until_its_result(db_pa
             assert [i["idempotency_key"] for i in loaded["resume_checks"]["open_intents"]] == [KEY]
             assert f"outcome unknown: look up `{KEY}` in the system of record before retrying" in loaded["brief"]
             built = await _call(client, "build_working_set", {"task_id": "refunds"})
-            assert f"{KEY}: send refund on order 8812" in built["text"]
+            assert f"{KEY}: send refund → order 8812" in built["text"]
             again = await _call(client, "action_intent", INTENT)
             assert not again["recorded"] and "outcome unknown" in again["advice"]
             await _call(client, "action_result", {"idempotency_key": KEY, "status": "succeeded", "external_id": "re_77"})

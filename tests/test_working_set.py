@@ -17,6 +17,7 @@ from mcp import Client
 from ctxkeep.errors import InvalidInput, NotFound
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.evidence import EvidenceGetRequest, EvidenceItem
+from ctxkeep.models.memory import MemoryWriteRequest
 from ctxkeep.models.working_set import SLOTS, WorkingSetRequest, WorkingSetResult
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
@@ -25,6 +26,7 @@ from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint import checkpoint_save
 from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.evidence_get import evidence_get
+from ctxkeep.tools.memory import memory_write
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.working_set import build_working_set
 from tests.conftest import PROJECT, fixed_clock, procurement_state, tool_text
@@ -64,13 +66,24 @@ def big_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         store = await Store.open(path)
         scope = Scope(store, PROJECT)
         for start in range(0, 10_000, 1_000):
-            await evidence_put(scope, [EvidenceItem(content=_text_of(i), source=f"mail-{i % 40}", title=f"quote {i}", kind="document")
-                                       for i in range(start, start + 1_000)])
+            stored = await evidence_put(scope, [EvidenceItem(content=_text_of(i), source=f"mail-{i % 40}", title=f"quote {i}", kind="document")
+                                                for i in range(start, start + 1_000)])
         await _save(scope)
+        await _remember(scope, stored.refs[0])
         await store.close()
 
     anyio.run(fill)
     return path
+
+
+async def _remember(scope: Scope, receipt: str) -> None:
+    """Memories of every kind, long enough that the memory slot has to choose."""
+    await memory_write(scope, MemoryWriteRequest(kind="project_policy", key="lead times", content="Quote lead times in days. " * 30,
+                                                 review_status="approved", effective_at=datetime(2026, 1, 1, tzinfo=timezone.utc), owner="ops"))
+    for i in range(5):
+        await memory_write(scope, MemoryWriteRequest(kind="user_preference", key=f"style {i}", content=f"Cobalt prices as a table {i}. " * 20,
+                                                     explicit_confirmation=True, source_message_id=f"msg-{i}"))
+        await memory_write(scope, MemoryWriteRequest(kind="task_fact", key=f"cobalt {i}", content=f"Cobalt lead time note {i}", evidence_ref=receipt))
 
 
 @pytest.mark.parametrize("budget", [500, 1_000, 2_000, 8_000, 25_000, 100_000])
@@ -88,6 +101,8 @@ async def test_the_budget_is_never_exceeded_with_10000_items(big_db: Path, budge
         assert count_tokens(result.text or "") == result.tokens_total
     assert sum(b.tokens for b in result.blocks) <= budget + len(result.blocks)
     assert result.evidence_refs, "a 10,000-item project always has something about Cobalt"
+    if budget >= 2_000:
+        assert result.memory_ids, "memories about Cobalt are shown when the budget allows"
     if budget >= 8_000:
         assert result.tokens_total > budget // 3, "a large budget is used, not left empty"
 
@@ -106,7 +121,8 @@ async def test_the_budget_is_never_exceeded_for_an_empty_task(scope: Scope, budg
        focus=st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=40))
 async def test_any_budget_and_caps_either_fit_or_are_refused(scope: Scope, budget: int, caps: dict[str, int], focus: str) -> None:
     await _save(scope, task_id="prop")
-    await evidence_put(scope, [EvidenceItem(content=_text_of(i), source="mail") for i in range(30)])
+    stored = await evidence_put(scope, [EvidenceItem(content=_text_of(i), source="mail") for i in range(30)])
+    await _remember(scope, stored.refs[0])
     try:
         request = WorkingSetRequest(task_id="prop", budget_tokens=budget, slot_budgets=caps, focus=focus.strip() or None)
     except ValueError:

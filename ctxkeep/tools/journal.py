@@ -32,7 +32,7 @@ def _when(moment: datetime | None) -> str:
 
 def describe(entry: Action) -> str:
     """One line naming the entry: key, action, target, and its result when there is one."""
-    line = f"{entry.idempotency_key}: {entry.action} on {entry.target} (intended {_when(entry.intent_at)})"
+    line = f"{entry.idempotency_key}: {entry.action} → {entry.target} (intended {_when(entry.intent_at)})"
     if entry.status == "open":
         return line
     extras = [f"external_id {entry.external_id}" if entry.external_id else "", f"receipt {entry.receipt_ref}" if entry.receipt_ref else ""]
@@ -41,7 +41,7 @@ def describe(entry: Action) -> str:
 
 def open_intent_warning(entry: Action) -> str:
     return (f"outcome unknown: look up `{entry.idempotency_key}` in the system of record before retrying "
-            f"({entry.action} on {entry.target}, intended {_when(entry.intent_at)}); then record action_result")
+            f"({entry.action} → {entry.target}, intended {_when(entry.intent_at)}); then record action_result")
 
 
 def _advice(entry: Action, recorded: bool) -> str:
@@ -66,7 +66,7 @@ async def action_intent(scope: Scope, req: ActionIntentRequest) -> ActionIntentR
         return ActionIntentResult(entry=to_action(row), recorded=True, advice=_advice(to_action(row), True))
     if (held.task_id, held.action, held.target, held.params_summary) != (row.task_id, row.action, row.target, row.params_summary):
         raise Refused(f"action_intent refused: idempotency key {req.idempotency_key!r} already names another side effect "
-                      f"(task {held.task_id}: {held.action} on {held.target}, params {held.params_summary or 'none'}); "
+                      f"(task {held.task_id}: {held.action} → {held.target}, params {held.params_summary or 'none'}); "
                       "use a new key (task:object:step) for a different action")
     return ActionIntentResult(entry=to_action(held), recorded=False, advice=_advice(to_action(held), False))
 

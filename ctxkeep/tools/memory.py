@@ -211,14 +211,16 @@ async def memory_search(scope: Scope, req: MemorySearchRequest) -> MemorySearchR
 
 
 def source_label(memory: MemoryRow) -> str:
-    """Where a memory comes from, in a few words (for working sets and briefs)."""
+    """Where a memory comes from and when, in a few words (for working sets)."""
     source = MemorySource.model_validate_json(memory.source_json)
+    written = memory.created_at[:10]
     if memory.kind == "project_policy":
-        label = f"owner {source.owner}, effective {(memory.effective_at or '')[:10]}"
+        label = f"owner {source.owner}, effective {(memory.effective_at or written)[:10]}"
     elif memory.kind == "user_preference":
-        label = f"confirmed in message {source.source_message_id}"
+        label = f"user message {source.source_message_id}, {written}"
     elif memory.kind == "skill":
-        label = f"learned in task {source.task_id}"
+        label = f"learned in task {source.task_id}, {written}"
     else:
         label = f"receipt {source.evidence_ref}" if source.evidence_ref else f"task {source.task_id} v{source.source_version}"
-    return f"{label}; written {memory.created_at[:10]}" + (f", expires {memory.expires_at[:10]}" if memory.expires_at else "")
+        label += f", {written}"
+    return label + (f", expires {memory.expires_at[:10]}" if memory.expires_at else "")

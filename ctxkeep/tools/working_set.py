@@ -133,8 +133,11 @@ async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: Checkpoin
     allocation = allocate(req.budget_tokens, caps)
     intents = [describe(to_action(row)) for row in await tx.journal.open_for_task(scope.project, req.task_id)]
     blocks = _control_blocks(req, row, allocation, caps, intents)
+    # memories may borrow what the fixed slots leave, up to their own share again, before it flows to evidence
+    spare = sum(allocation[s] - _cost(blocks[s]) for s in ("policy", "goal", "state", "next_action") if s not in caps)
+    memory_limit = allocation["memory"] - SEPARATOR_TOKENS + (min(max(0, spare), allocation["memory"]) if "memory" not in caps else 0)
     moment = utc_text(req.as_of or scope.clock()) or ""
-    memories = await memory_slot(tx, scope.project, focus, moment, allocation["memory"] - SEPARATOR_TOKENS, count_tokens)
+    memories = await memory_slot(tx, scope.project, focus, moment, memory_limit, count_tokens)
     blocks["memory"] = memories.rendered
     # history is settled before evidence (it must not change with the focus): it takes its share, plus what the
     # fixed slots leave when evidence is capped; otherwise what they leave flows to evidence, and what evidence
