@@ -49,7 +49,7 @@ def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
         task_id: TaskId,
         version: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="A version; omit for the latest.")] = None,
     ) -> Annotated[CallToolResult, CheckpointLoadResult]:
-        """Load a task's checkpoint (latest by default) with a resume brief and checks (pending approvals, age). Call first after a restart or compaction."""
+        """Load a task's checkpoint (latest by default) with a resume brief and checks (pending approvals, side effects without a result, expired evidence and memories, age). Call first after a restart or compaction."""
         result = await checkpoint.checkpoint_load(runtime.get(), task_id, version)
         return reply(result, result.brief)
 

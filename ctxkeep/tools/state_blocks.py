@@ -1,7 +1,7 @@
 """The slots of a working set that come from the task's own records: policy, goal, state, history, next action.
 
-Control rules (policy, goal, done criteria, constraints, pending items, open approvals, the next
-action) are rendered whole or not at all: the caller makes room for them or refuses the budget.
+Control rules (policy, goal, done criteria, constraints, open side effects, pending items, open
+approvals, the next action) are rendered whole or not at all: the caller makes room for them or refuses the budget.
 The rest of the state shrinks list by list (fewer items, shorter items) until it fits; what
 is left out is reported. The same state always renders the same bytes.
 """

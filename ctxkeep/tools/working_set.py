@@ -2,7 +2,7 @@
 
 Slots in a fixed order, stable first: policy, goal, state, memory, history, evidence, recent,
 next action (reserve is headroom, never filled). Hard filters (project, task, validity, expiry)
-run in the evidence query, before any ranking. Control rules are never cut: a budget that cannot
+run in the evidence and memory queries, before any ranking. Control rules are never cut: a budget that cannot
 hold them is refused. The result is deterministic for the same stored records and request, and
 the selection is remembered per task so the next call can report a diff and keep its picks.
 """
