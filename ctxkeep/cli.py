@@ -23,14 +23,10 @@ T = TypeVar("T")
 
 def _with_scope(settings: Settings, work: Callable[..., Awaitable[T]]) -> T:
     async def run() -> T:
-        from ctxkeep.storage import Store
-        from ctxkeep.tools.scope import Scope
+        from ctxkeep.tools.scope import open_scope
 
-        store = await Store.open(settings.db_path, settings.busy_timeout_ms)
-        try:
-            return await work(Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days))
-        finally:
-            await store.close()
+        async with open_scope(settings) as scope:
+            return await work(scope)
 
     return anyio.run(run)
 
@@ -91,6 +87,26 @@ def cmd_gc(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
+    """Claude Code hooks: read the hook JSON on stdin, print what to inject (maybe nothing), always exit 0."""
+    import os
+
+    from ctxkeep.hooks.runner import run_hook
+
+    if args.hook == "pre-compact":
+        from ctxkeep.hooks.pre_compact import pre_compact as work
+    else:
+        from ctxkeep.hooks.session_start import session_start as work
+    try:
+        stdin_text = sys.stdin.read(16 * 1024 * 1024)
+    except (OSError, UnicodeDecodeError):
+        stdin_text = ""
+    output = run_hook(args.hook, work, stdin_text, os.environ)
+    if output:
+        print(output)
+    return 0
+
+
 def _positive(text: str) -> int:
     value = int(text) if text.strip().isdigit() else 0
     if value < 1:
@@ -120,11 +136,16 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--limit", type=_positive, default=10, help="at most this many hits (default 10, at most 50)")
     search.set_defaults(run=cmd_search)
     commands.add_parser("gc", help="delete expired evidence (keeps what a checkpoint cites) and unused blobs").set_defaults(run=cmd_gc)
+    hook = commands.add_parser("hook", help="a Claude Code hook (reads its JSON on stdin; never fails the user)")
+    hook.add_argument("hook", choices=["pre-compact", "session-start"])
+    hook.set_defaults(run=cmd_hook, no_settings=True)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "no_settings", False):  # hooks read their settings themselves (the project comes from their input)
+        return int(args.run(args, None))
     try:
         return int(args.run(args, Settings.from_env()))
     except CtxkeepError as exc:

@@ -41,6 +41,11 @@ def find_bad_character(text: str) -> str | None:
     return f"{kind} U+{ord(char):04X} at position {found.start()}"
 
 
+def without_bad_characters(text: str) -> str:
+    """`text` with every character `find_bad_character` would refuse removed (for text read from files)."""
+    return _BAD_CHARACTER.sub("", text)
+
+
 def canonical_json(data: Any) -> str:
     """Deterministic JSON: sorted keys, no spaces, UTF-8 text kept as is."""
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

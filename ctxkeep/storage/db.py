@@ -23,6 +23,7 @@ from ctxkeep.storage.digests import Cursors, Digests
 from ctxkeep.storage.evidence import Evidence
 from ctxkeep.storage.journal import Journal
 from ctxkeep.storage.memories import Memories
+from ctxkeep.storage.sessions import Sessions
 from ctxkeep.storage.working_sets import WorkingSets
 from ctxkeep.storage.migrations import LATEST, MIGRATIONS
 
@@ -57,6 +58,7 @@ class Tx:
         self.working_sets = WorkingSets(conn)
         self.memories = Memories(conn)
         self.journal = Journal(conn)
+        self.sessions = Sessions(conn)
 
 
 class Store:

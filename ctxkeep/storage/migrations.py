@@ -155,6 +155,19 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         BEGIN SELECT RAISE(ABORT, 'an action result is final'); END;
         ALTER TABLE working_sets ADD COLUMN memories_json TEXT NOT NULL DEFAULT '[]';
     """),
+    (6, "Claude Code sessions and the task each is bound to", """
+        CREATE TABLE sessions (
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            bound INTEGER NOT NULL,
+            transcript_path TEXT NOT NULL,
+            transcript_sha256 TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (project, session_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX sessions_by_update ON sessions (project, updated_at);
+    """),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ctxkeep.models.memory import DEFAULT_TTL_DAYS
+from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
 
 
@@ -23,3 +25,13 @@ class Scope:
     project: str
     clock: Callable[[], datetime] = field(default=utc_now)
     memory_ttl_days: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
+
+
+@asynccontextmanager
+async def open_scope(settings: Settings) -> AsyncIterator[Scope]:
+    """The settings' database opened (and closed afterwards) as a scope, for the CLI and hooks."""
+    store = await Store.open(settings.db_path, settings.busy_timeout_ms)
+    try:
+        yield Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days)
+    finally:
+        await store.close()

@@ -69,9 +69,10 @@ class _Parts:
     memory_ids: list[str]
 
 
-async def build_working_set(scope: Scope, req: WorkingSetRequest) -> WorkingSetResult:
+async def build_working_set(scope: Scope, req: WorkingSetRequest, record: bool = True) -> WorkingSetResult:
     """The working set of `req.task_id`; raises NotFound (no checkpoint) or InvalidInput (a budget too small for
-    the control rules, recent messages in another format)."""
+    the control rules, recent messages in another format). `record=False` leaves the task's remembered selection
+    (the base of the next diff and of stable picks) as it was."""
     if req.recent_messages and req.format != "markdown":
         check_format(req.recent_messages, req.format)
     async with scope.store.snapshot() as tx:
@@ -82,6 +83,8 @@ async def build_working_set(scope: Scope, req: WorkingSetRequest) -> WorkingSetR
         focus = req.focus if req.focus and query_terms(req.focus) else (state.next_action or state.goal)
         parts, allocation = await _assemble(tx, scope, req, row, digest, focus, previous)
     result = _result(req, row, focus, parts, allocation, previous, digest)
+    if not record:
+        return result
     async with scope.store.transaction() as tx:
         await tx.working_sets.put(scope.project, WorkingSetRow(
             req.task_id, _focus_key(req, focus), _selection(parts),

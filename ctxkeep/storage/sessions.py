@@ -1,0 +1,49 @@
+"""Claude Code sessions seen by the hooks: which task each is bound to (its own `cc-<id>` or the agent's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import aiosqlite
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    session_id: str
+    task_id: str
+    bound: bool  # True: the agent saved this task itself (checkpoint_save in the transcript)
+    transcript_path: str
+    transcript_sha256: str  # of the transcript as last ingested: the same file again is skipped
+    updated_at: str
+
+
+class Sessions:
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def put(self, project: str, row: SessionRow) -> None:
+        await self._conn.execute(
+            "INSERT INTO sessions (project, session_id, task_id, bound, transcript_path, transcript_sha256, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, session_id) DO UPDATE SET task_id = excluded.task_id, "
+            "bound = excluded.bound, transcript_path = excluded.transcript_path, "
+            "transcript_sha256 = excluded.transcript_sha256, updated_at = excluded.updated_at",
+            (project, row.session_id, row.task_id, int(row.bound), row.transcript_path, row.transcript_sha256, row.updated_at),
+        )
+
+    async def get(self, project: str, session_id: str) -> SessionRow | None:
+        cursor = await self._conn.execute(
+            "SELECT session_id, task_id, bound, transcript_path, transcript_sha256, updated_at FROM sessions "
+            "WHERE project = ? AND session_id = ?",
+            (project, session_id),
+        )
+        row = await cursor.fetchone()
+        return SessionRow(row[0], row[1], bool(row[2]), row[3], row[4], row[5]) if row else None
+
+    async def latest(self, project: str) -> SessionRow | None:
+        """The session the hooks saw last in this project."""
+        cursor = await self._conn.execute(
+            "SELECT session_id, task_id, bound, transcript_path, transcript_sha256, updated_at FROM sessions WHERE project = ? "
+            "ORDER BY updated_at DESC, session_id LIMIT 1", (project,),
+        )
+        row = await cursor.fetchone()
+        return SessionRow(row[0], row[1], bool(row[2]), row[3], row[4], row[5]) if row else None
