@@ -7,6 +7,7 @@ exit code 1. Heavy imports (the MCP SDK, tiktoken) happen inside the commands th
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -89,8 +90,6 @@ def cmd_gc(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
     """Claude Code hooks: read the hook JSON on stdin, print what to inject (maybe nothing), always exit 0."""
-    import os
-
     from ctxkeep.hooks.runner import run_hook
 
     if args.hook == "pre-compact":
@@ -104,6 +103,30 @@ def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
     output = run_hook(args.hook, work, stdin_text, os.environ)
     if output:
         print(output)
+    return 0
+
+
+def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
+    """Register the server and the hooks in Claude Code (or remove them: `uninstall`)."""
+    from pathlib import Path
+
+    from ctxkeep import install
+
+    action = args.command
+    executable = install.find_executable()
+    home = Path(os.environ.get("HOME") or Path.home())
+    changes = install.plan(action, args.scope, Path(settings.project), home, executable)
+    claude = install.user_mcp_command(action, executable) if args.scope == "user" else None
+    if args.dry_run:
+        for change in changes:
+            print(install.diff(change) or f"unchanged {change.path}")
+        if claude:
+            print("would run: " + " ".join(claude))
+        return 0
+    for line in install.apply(changes, backup=action == "install"):
+        print(line)
+    if claude:
+        print(install.run_claude(claude))
     return 0
 
 
@@ -136,6 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--limit", type=_positive, default=10, help="at most this many hits (default 10, at most 50)")
     search.set_defaults(run=cmd_search)
     commands.add_parser("gc", help="delete expired evidence (keeps what a checkpoint cites) and unused blobs").set_defaults(run=cmd_gc)
+    for action, text in (("install", "register the server and the hooks in Claude Code"),
+                         ("uninstall", "remove exactly what `install` added")):
+        sub = commands.add_parser(action, help=text)
+        sub.add_argument("client", choices=["claude-code"], help="the client (Claude Code)")
+        sub.add_argument("--scope", choices=["project", "user"], default="project",
+                         help="project: .mcp.json and .claude/settings.json here; user: ~/.claude/settings.json and `claude mcp`")
+        sub.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
+        sub.set_defaults(run=cmd_install)
     hook = commands.add_parser("hook", help="a Claude Code hook (reads its JSON on stdin; never fails the user)")
     hook.add_argument("hook", choices=["pre-compact", "session-start"])
     hook.set_defaults(run=cmd_hook, no_settings=True)

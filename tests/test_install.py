@@ -1,0 +1,135 @@
+"""`ctxkeep install claude-code` and `uninstall`: everything else preserved, idempotent, backed up, reversible."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxkeep import install
+from ctxkeep.errors import InvalidInput
+
+EXE = "/opt/ctx keep/bin/ctxkeep"  # a space in the path: commands must quote it
+SETTINGS: dict[str, Any] = {
+    "permissions": {"allow": ["Bash(ls)"]},
+    "hooks": {"PreCompact": [{"hooks": [{"type": "command", "command": "echo precompact-mine"}]}],
+              "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}],
+              "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "ruff format"}]}]},
+    "model": "opus",
+}
+MCP: dict[str, Any] = {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--stdio"]}}}
+
+
+def _write(path: Path, data: Any, indent: int = 4) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=indent) + "\n")
+    return path.read_bytes()
+
+
+def _run(action: str, project: Path, home: Path, executable: str = EXE, scope: install.Scope = "project") -> list[install.FileChange]:
+    changes = install.plan(action, scope, project, home, executable)  # type: ignore[arg-type]
+    install.apply(changes, backup=action == "install")
+    return changes
+
+
+def test_install_keeps_everything_else_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:
+    settings, mcp = tmp_path / ".claude" / "settings.json", tmp_path / ".mcp.json"
+    original_settings, original_mcp = _write(settings, SETTINGS), _write(mcp, MCP, indent=3)
+
+    _run("install", tmp_path, tmp_path / "home")
+    after = json.loads(settings.read_text())
+    assert after["permissions"] == SETTINGS["permissions"] and after["model"] == "opus"
+    assert after["hooks"]["PostToolUse"] == SETTINGS["hooks"]["PostToolUse"]
+    assert after["hooks"]["PreCompact"] == SETTINGS["hooks"]["PreCompact"] + [
+        {"hooks": [{"type": "command", "command": "'/opt/ctx keep/bin/ctxkeep' hook pre-compact"}]}]
+    assert after["hooks"]["SessionStart"] == SETTINGS["hooks"]["SessionStart"] + [
+        {"matcher": "compact|resume", "hooks": [{"type": "command", "command": "'/opt/ctx keep/bin/ctxkeep' hook session-start"}]}]
+    assert json.loads(mcp.read_text())["mcpServers"] == {**MCP["mcpServers"], "ctxkeep": {"command": EXE, "args": ["serve"]}}
+    assert (tmp_path / ".claude" / "settings.json.ctxkeep.bak").read_bytes() == original_settings
+    assert (tmp_path / ".mcp.json.ctxkeep.bak").read_bytes() == original_mcp
+
+    installed = settings.read_bytes(), mcp.read_bytes()
+    again = _run("install", tmp_path, tmp_path / "home")
+    assert not any(change.changed for change in again)
+    assert (settings.read_bytes(), mcp.read_bytes()) == installed
+
+    _run("uninstall", tmp_path, tmp_path / "home")
+    assert settings.read_bytes() == original_settings and mcp.read_bytes() == original_mcp
+
+
+def test_uninstall_keeps_changes_made_since_install(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    _write(settings, SETTINGS)
+    _run("install", tmp_path, tmp_path / "home")
+    data = json.loads(settings.read_text())
+    data["model"] = "sonnet"
+    settings.write_text(json.dumps(data))
+    _run("uninstall", tmp_path, tmp_path / "home")
+    assert json.loads(settings.read_text()) == {**SETTINGS, "model": "sonnet"}
+
+
+def test_files_install_created_are_removed_by_uninstall(tmp_path: Path) -> None:
+    _run("install", tmp_path, tmp_path / "home")
+    assert (tmp_path / ".mcp.json").exists() and (tmp_path / ".claude" / "settings.json").exists()
+    _run("uninstall", tmp_path, tmp_path / "home")
+    assert not (tmp_path / ".mcp.json").exists() and not (tmp_path / ".claude" / "settings.json").exists()
+
+
+def test_a_reinstall_from_another_path_replaces_the_old_hooks(tmp_path: Path) -> None:
+    _run("install", tmp_path, tmp_path / "home", executable="/old/venv/bin/ctxkeep")
+    _run("install", tmp_path, tmp_path / "home")
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
+    assert commands == ["'/opt/ctx keep/bin/ctxkeep' hook pre-compact", "'/opt/ctx keep/bin/ctxkeep' hook session-start"]
+
+
+@pytest.mark.parametrize("content", ['{"hooks": {', '["not", "an", "object"]', '{"hooks": []}', '{"hooks": {"PreCompact": {}}}'])
+def test_invalid_settings_are_refused_and_nothing_is_written(tmp_path: Path, content: str) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(content)
+    with pytest.raises(InvalidInput, match="nothing was changed"):
+        _run("install", tmp_path, tmp_path / "home")
+    assert settings.read_text() == content
+    assert not (tmp_path / ".mcp.json").exists() and not (tmp_path / ".claude" / "settings.json.ctxkeep.bak").exists()
+
+
+def _ctxkeep(args: list[str], home: Path, project: Path, path: str) -> subprocess.CompletedProcess[str]:
+    env = {"HOME": str(home), "PATH": path, "CTXKEEP_PROJECT": str(project), "CTXKEEP_DB": str(home / "db.sqlite")}
+    return subprocess.run([str(Path(sys.executable).parent / "ctxkeep"), *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.mark.slow
+def test_the_command_line_for_both_scopes(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir(parents=True)
+    exe = str(Path(sys.executable).parent / "ctxkeep")
+    dry = _ctxkeep(["install", "claude-code", "--dry-run"], home, project, "/usr/bin:/bin")
+    assert dry.returncode == 0 and f"{exe} hook pre-compact" in dry.stdout and not (project / ".mcp.json").exists()
+
+    alone = _ctxkeep(["install", "claude-code", "--scope", "user"], home, project, "/usr/bin:/bin")
+    assert alone.returncode == 0, alone.stderr
+    assert f"run this yourself: claude mcp add --scope user ctxkeep -- {exe} serve" in alone.stdout
+    assert f"{exe} hook session-start" in (home / ".claude" / "settings.json").read_text()
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'claude-calls'}\n")
+    fake.chmod(0o755)
+    with_claude = _ctxkeep(["install", "claude-code", "--scope", "user"], home, project, f"{bin_dir}:/usr/bin:/bin")
+    removed = _ctxkeep(["uninstall", "claude-code", "--scope", "user"], home, project, f"{bin_dir}:/usr/bin:/bin")
+    assert with_claude.returncode == 0 and removed.returncode == 0
+    assert (tmp_path / "claude-calls").read_text().splitlines() == [
+        f"mcp add --scope user ctxkeep -- {exe} serve", "mcp remove --scope user ctxkeep"]
+    assert not (home / ".claude" / "settings.json").exists()
+
+    (project / ".mcp.json").write_text("{broken")
+    refused = _ctxkeep(["install", "claude-code"], home, project, "/usr/bin:/bin")
+    assert refused.returncode == 1 and "is not valid JSON" in refused.stderr and "Traceback" not in refused.stderr
+    assert (project / ".mcp.json").read_text() == "{broken" and not os.path.exists(project / ".claude" / "settings.json")
