@@ -243,3 +243,23 @@ async def test_a_huge_state_gives_a_brief_within_6000_tokens(client: Client) -> 
     assert len(loaded["state"]["pending"]) == 150  # the state itself is whole
     handoff = (await client.get_prompt("handoff", {"task_id": "proc"})).messages[0].content.text
     assert count_tokens(handoff) <= 6_000
+
+
+async def test_prompts_default_to_the_active_task_and_task_ids_complete(client: Client) -> None:
+    from mcp.types import PromptReference, ResourceTemplateReference
+
+    with pytest.raises(Exception, match="no task in this project"):
+        await client.get_prompt("resume", {})
+    await save(client, procurement_state())
+    await client.call_tool("checkpoint_save", {"task_id": "proc-2", "state": {"goal": "Second task"}})
+    await client.call_tool("checkpoint_save", {"task_id": "other", "state": {"goal": "Third task"}})
+    resumed = (await client.get_prompt("resume", {})).messages[0].content.text
+    assert "You are resuming task 'other'" in resumed  # the task saved last
+    compress = (await client.get_prompt("compress", {})).messages[0].content.text
+    assert "Third task" in compress
+    by_prompt = await client.complete(PromptReference(name="handoff"), {"name": "task_id", "value": "pro"})
+    assert sorted(by_prompt.completion.values) == ["proc", "proc-2"]
+    by_resource = await client.complete(ResourceTemplateReference(uri="ctxkeep://tasks/{task_id}"), {"name": "task_id", "value": "OTH"})
+    assert by_resource.completion.values == ["other"]
+    nothing = await client.complete(PromptReference(name="handoff"), {"name": "other_argument", "value": "p"})
+    assert nothing.completion.values == []

@@ -19,6 +19,7 @@ from ctxkeep.storage import Store
 from ctxkeep.tools.checkpoint import checkpoint_load, checkpoint_save
 from ctxkeep.tools.evidence import evidence_delete, evidence_put
 from ctxkeep.tools.forget import memory_forget
+from ctxkeep.tools.handoff import handoff
 from ctxkeep.tools.journal import action_intent, action_result
 from ctxkeep.tools.memory import memory_write
 from ctxkeep.tools.scope import Scope
@@ -147,8 +148,9 @@ async def test_the_working_set_shows_open_intents_and_memories_as_quoted_data(ti
 
 async def test_the_handoff_lists_open_intents(timed: Scope) -> None:
     await action_intent(timed, ActionIntentRequest(**INTENT))
-    text = handoff_text(await checkpoint_load(timed, "refunds"))
+    text = handoff_text(await handoff(timed, "refunds"))
     assert "## Open side effects" in text and f"{KEY}: send refund → order 8812" in text
+    assert f"precondition: check `{KEY}` (send refund → order 8812) in the system of record" in text
 
 
 async def test_journal_tools_through_the_mcp_client(client: Client) -> None:

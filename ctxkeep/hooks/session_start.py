@@ -16,8 +16,9 @@ from ctxkeep.hooks.runner import HookInput
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.working_set import MIN_BUDGET, WorkingSetRequest
 from ctxkeep.settings import Settings
-from ctxkeep.tools.checkpoint import checkpoint_load, latest_state
+from ctxkeep.tools.checkpoint import checkpoint_load
 from ctxkeep.tools.scope import Scope, open_scope
+from ctxkeep.tools.sessions import session_task
 from ctxkeep.tools.working_set import build_working_set
 
 MAX_CHARS = 9_000
@@ -54,15 +55,9 @@ async def resume_context(scope: Scope, task_id: str, max_chars: int = MAX_CHARS)
     return _too_big(task_id, loaded.version, loaded.state.goal)
 
 
-async def active_task(scope: Scope, session_id: str) -> str | None:
-    async with scope.store.snapshot() as tx:
-        row = await tx.sessions.get(scope.project, session_id) or await tx.sessions.latest(scope.project)
-    return row.task_id if row is not None and await latest_state(scope, row.task_id) is not None else None
-
-
 async def session_start(hook: HookInput, settings: Settings, env: Mapping[str, str]) -> tuple[str, str]:
     async with open_scope(settings) as scope:
-        task_id = await active_task(scope, hook.session_id)
+        task_id = await session_task(scope, hook.session_id)
         if task_id is None:
             return "", "no active task: nothing injected"
         output = await resume_context(scope, task_id)

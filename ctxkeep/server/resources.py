@@ -8,7 +8,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
+from mcp.types import INVALID_PARAMS, Completion, CompletionArgument, PromptReference, ResourceTemplateReference
 
 from pydantic import ValidationError
 
@@ -19,7 +19,9 @@ from ctxkeep.prompts import compress_text, handoff_text, resume_text
 from ctxkeep.server import render
 from ctxkeep.tools import checkpoint
 from ctxkeep.tools.evidence_get import evidence_get as read_evidence
+from ctxkeep.tools.handoff import handoff as handoff_package
 from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.sessions import active_task, task_ids
 
 
 async def _brief(scope: Callable[[], Scope], task_id: str) -> str:
@@ -58,21 +60,35 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
             raise ResourceError(f"cannot read {ref!r}: {exc}") from exc
         return render.content(result)
 
-    @server.prompt(name="resume", description="Resume a task from its latest checkpoint: the brief as your first message.")
-    async def resume(task_id: str) -> str:
-        return await _prompt(lambda: _loaded(scope(), task_id, resume_text))
+    @server.prompt(name="resume", description="Resume a task (default: the active one) from its latest checkpoint: the brief as your first message.")
+    async def resume(task_id: str | None = None) -> str:
+        return await _prompt(lambda: _for_task(scope(), task_id, lambda loaded: resume_text(loaded)))
 
-    @server.prompt(name="handoff", description="Hand a task over: goal, done criteria, completed and verified, remaining, facts vs assumptions, artifacts, next action with its preconditions.")
+    @server.prompt(name="handoff", description="Hand a task over: goal, done criteria, completed and verified, remaining, facts vs assumptions, artifacts and external ids, open side effects, next action with its preconditions.")
     async def handoff(task_id: str) -> str:
-        return await _prompt(lambda: _loaded(scope(), task_id, handoff_text))
+        return await _prompt(lambda: _handoff(scope(), task_id))
 
-    @server.prompt(name="compress", description="Instructions for the summary compress_history checks: what it must keep for this task.")
-    async def compress(task_id: str) -> str:
-        return await _prompt(lambda: _loaded(scope(), task_id, lambda loaded: compress_text(task_id, loaded.state)))
+    @server.prompt(name="compress", description="Instructions for the summary compress_history checks: what it must keep for this task (default: the active one).")
+    async def compress(task_id: str | None = None) -> str:
+        return await _prompt(lambda: _for_task(scope(), task_id, lambda loaded: compress_text(loaded.task_id, loaded.state)))
+
+    @server.completion()  # type: ignore[untyped-decorator, no-untyped-call]  # the SDK leaves it untyped
+    async def complete(ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument, context: Any) -> Completion | None:
+        """Task ids for the prompts' and the task resource's `task_id`."""
+        if argument.name != "task_id":
+            return None
+        if isinstance(ref, ResourceTemplateReference) and ref.uri != "ctxkeep://tasks/{task_id}":
+            return None
+        found = await task_ids(scope(), argument.value)
+        return Completion(values=found, total=len(found), has_more=False)
 
 
-async def _loaded(scope: Scope, task_id: str, render_prompt: Callable[[CheckpointLoadResult], str]) -> str:
-    return render_prompt(await checkpoint.checkpoint_load(scope, task_id))
+async def _for_task(scope: Scope, task_id: str | None, render_prompt: Callable[[CheckpointLoadResult], str]) -> str:
+    return render_prompt(await checkpoint.checkpoint_load(scope, task_id or await active_task(scope)))
+
+
+async def _handoff(scope: Scope, task_id: str) -> str:
+    return handoff_text(await handoff_package(scope, task_id))
 
 
 async def _prompt(make: Callable[[], Awaitable[str]]) -> str:

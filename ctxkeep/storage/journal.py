@@ -60,3 +60,11 @@ class Journal:
             (project, task_id),
         )
         return [ActionRow(*row) for row in await cursor.fetchall()]
+
+    async def for_task(self, project: str, task_id: str) -> list[ActionRow]:
+        """Every journal entry of the task, oldest first."""
+        cursor = await self._conn.execute(
+            f"SELECT {_COLUMNS} FROM actions WHERE project = ? AND task_id = ? ORDER BY intent_at, idempotency_key",
+            (project, task_id),
+        )
+        return [ActionRow(*row) for row in await cursor.fetchall()]

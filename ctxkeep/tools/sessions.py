@@ -1,0 +1,33 @@
+"""Which task is active: the one a Claude Code session is bound to, else the latest the hooks saw, else (for
+prompts) the task saved most recently."""
+
+from __future__ import annotations
+
+from ctxkeep.errors import NotFound
+from ctxkeep.tools.checkpoint import checkpoint_list, latest_state
+from ctxkeep.tools.scope import Scope
+
+
+async def session_task(scope: Scope, session_id: str | None) -> str | None:
+    """The task of `session_id`, else of the latest session the hooks saw here, when it still has a checkpoint."""
+    async with scope.store.snapshot() as tx:
+        row = await tx.sessions.get(scope.project, session_id) if session_id else None
+        row = row or await tx.sessions.latest(scope.project)
+    return row.task_id if row is not None and await latest_state(scope, row.task_id) is not None else None
+
+
+async def active_task(scope: Scope) -> str:
+    """The latest session's task, else the task saved most recently; raises NotFound when the project has none."""
+    found = await session_task(scope, None)
+    if found is not None:
+        return found
+    tasks = (await checkpoint_list(scope, limit=1)).tasks
+    if not tasks:
+        raise NotFound(f"no task in this project ({scope.project}) yet; checkpoint_save starts one")
+    return tasks[0].task_id
+
+
+async def task_ids(scope: Scope, prefix: str, limit: int = 100) -> list[str]:
+    """Task ids of this project starting with `prefix` (case-insensitive), most recently saved first."""
+    tasks = (await checkpoint_list(scope, limit=500)).tasks
+    return [t.task_id for t in tasks if t.task_id.casefold().startswith(prefix.casefold())][:limit]
