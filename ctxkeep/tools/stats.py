@@ -1,0 +1,21 @@
+"""What a project holds: `ctxkeep stats`."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from ctxkeep.tools.scope import Scope
+
+
+class ProjectStats(BaseModel):
+    project: str
+    database: str
+    database_bytes: int
+    counts: dict[str, int]
+
+
+async def project_stats(scope: Scope) -> ProjectStats:
+    async with scope.store.snapshot() as tx:
+        counts = await tx.stats.counts(scope.project)
+        size = await tx.stats.file_bytes()
+    return ProjectStats(project=scope.project, database=str(scope.store.path), database_bytes=size, counts=counts)
