@@ -22,6 +22,11 @@ from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    if args.http:
+        from ctxkeep.server.http import serve_http
+
+        serve_http(settings, args.host, args.port, os.environ.get("CTXKEEP_HTTP_TOKEN") or None, args.allow_remote)
+        return 0
     from ctxkeep.server import build_server
 
     build_server(settings).run("stdio")
@@ -94,7 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ctxkeep", description="Resumable, verified context for agents (an MCP server).")
     parser.add_argument("--version", action="version", version=f"ctxkeep {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser("serve", help="run the MCP server over stdio (what an MCP client starts)").set_defaults(run=cmd_serve)
+    serve = commands.add_parser("serve", help="run the MCP server over stdio (what an MCP client starts), or --http")
+    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need --allow-remote)")
+    serve.add_argument("--port", type=_positive, default=8765, help="port (default 8765)")
+    serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (requires CTXKEEP_HTTP_TOKEN)")
+    serve.set_defaults(run=cmd_serve)
     demo = commands.add_parser("demo", help="run the procurement example end to end on a temporary database")
     demo.add_argument("--db", help="use this database file instead of a temporary one")
     demo.set_defaults(run=cmd_demo)
