@@ -34,6 +34,9 @@ def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int 
     return int(raw)
 
 
+MAX_TTL_DAYS = 36_500
+
+
 def _ttl_days(env: Mapping[str, str]) -> dict[str, int | None]:
     """Each memory kind's default lifetime from CTXKEEP_TTL_<KIND>_DAYS: a whole number of days, or 'none'."""
     ttl: dict[str, int | None] = {}
@@ -45,7 +48,10 @@ def _ttl_days(env: Mapping[str, str]) -> dict[str, int | None]:
         elif raw is None and default is None:
             ttl[kind] = None
         else:
-            ttl[kind] = _whole_number(env, name, default or 1, minimum=1)
+            days = _whole_number(env, name, default or 1, minimum=1)
+            if days > MAX_TTL_DAYS:
+                raise InvalidInput(f"{name} must be at most {MAX_TTL_DAYS} days (100 years), or 'none' for no expiry")
+            ttl[kind] = days
     return ttl
 
 

@@ -113,13 +113,11 @@ async def test_resume_checks_report_memories_relied_on_that_expired_or_went(time
     receipt = (await evidence_put(timed, [EvidenceItem(content="refund re_77 issued", source="billing")])).refs[0]
     fact = await memory_write(timed, MemoryWriteRequest(kind="task_fact", key="refund id", content="The refund id is re_77", evidence_ref=receipt))
     preference = await memory_write(timed, MemoryWriteRequest(**PREFERENCE))
-    await build_working_set(timed, WorkingSetRequest(task_id="refunds", focus="refund id report format"))  # shows both
+    built = await build_working_set(timed, WorkingSetRequest(task_id="refunds", focus="refund id report format"))
+    assert sorted(built.memory_ids) == sorted([fact.memory.memory_id, preference.memory.memory_id])
     assert (await checkpoint_load(timed, "refunds")).resume_checks.memories_expired == []
-    await memory_forget(timed, MemoryForgetRequest(memory_id=preference.memory.memory_id))
-    clock.advance(days=8)
-    # the forget dropped the cached working set, so cite the fact from the state as well
-    state = TaskState(goal="Refund order 8812", pending=["refund order 8812", "mail the customer"], evidence_refs=[fact.memory.memory_id, preference.memory.memory_id])
-    await checkpoint_save(timed, CheckpointSaveRequest(task_id="refunds", state=state))
+    await memory_forget(timed, MemoryForgetRequest(memory_id=preference.memory.memory_id))  # shown, then forgotten
+    clock.advance(days=8)  # and the fact expired
     checks = (await checkpoint_load(timed, "refunds")).resume_checks
     assert checks.memories_expired == sorted([fact.memory.memory_id, preference.memory.memory_id])
     assert any(f"memory {fact.memory.memory_id} (refund id) expired" in w for w in checks.warnings)
@@ -174,3 +172,28 @@ async def test_memories_borrow_what_the_fixed_slots_leave_unless_capped(timed: S
     assert next(b.tokens for b in small.blocks if b.slot == "memory") > small.slot_budgets["memory"]
     capped = await build_working_set(timed, WorkingSetRequest(task_id="refunds", budget_tokens=800, slot_budgets={"memory": 40}))
     assert capped.memory_ids == [] and [d.ref for d in capped.dropped if d.slot == "memory"] == [policy.memory.memory_id]
+
+
+async def test_a_failed_attempt_is_retried_under_a_new_key(timed: Scope) -> None:
+    await action_intent(timed, ActionIntentRequest(**INTENT))
+    await action_result(timed, ActionResultRequest(idempotency_key=KEY, status="failed", detail="card declined"))
+    again = await action_intent(timed, ActionIntentRequest(**INTENT))
+    assert "trying again is a new side effect: record it with a new idempotency key" in again.advice
+    assert "do not repeat" not in again.advice
+
+
+async def test_an_intent_needs_a_saved_task(timed: Scope) -> None:
+    from ctxkeep.errors import NotFound
+
+    with pytest.raises(NotFound, match="no task 'refund' in this project"):
+        await action_intent(timed, ActionIntentRequest(**{**INTENT, "task_id": "refund"}))
+
+
+async def test_long_intents_are_shown_shortened_and_never_block_the_working_set(timed: Scope) -> None:
+    for i in range(3):
+        await action_intent(timed, ActionIntentRequest(task_id="refunds", idempotency_key=f"refunds:bulk-{i}:send",
+                                                       action="send " + "very long action text " * 150, target="x" * 4000))
+    built = await build_working_set(timed, WorkingSetRequest(task_id="refunds", budget_tokens=4_000))
+    text = built.text or ""
+    assert all(f"refunds:bulk-{i}:send" in text for i in range(3)) and built.tokens_total <= 4_000
+    assert "x" * 300 not in text

@@ -162,7 +162,7 @@ async def test_lifetimes_are_configurable_per_kind(store: Store, clock: Clock) -
     assert stored.memory.expires_at == T0 + timedelta(days=2)
     explicit = await memory_write(scope, MemoryWriteRequest(**{**PREFERENCE, "key": "tone"}, expires_at=T0 + timedelta(days=400)))
     assert explicit.memory.expires_at == T0 + timedelta(days=400)
-    with pytest.raises(InvalidInput, match="expires_at .* is not in the future"):
+    with pytest.raises(InvalidInput, match="expires_at .* is not after now"):
         await memory_write(scope, MemoryWriteRequest(**{**PREFERENCE, "key": "x"}, expires_at=T0 - timedelta(days=1)))
 
 
@@ -287,3 +287,84 @@ async def test_memory_tools_through_the_mcp_client(client: Client) -> None:
     gone = await client.call_tool("memory_forget", {"key": "report-format"})
     assert len(gone.structured_content["forgotten"]) == 2
     assert (await client.call_tool("memory_search", {"include_history": True})).structured_content["memories"] == []
+
+
+# --- found in review ------------------------------------------------------------------------------------------------
+
+
+async def test_a_policy_dated_before_year_1000_is_stored_and_current(timed: Scope) -> None:
+    stored = await memory_write(timed, MemoryWriteRequest(**{**POLICY, "effective_at": "0999-01-01T00:00:00Z"}))
+    assert stored.memory.status == "current" and stored.memory.effective_at == datetime(999, 1, 1, tzinfo=timezone.utc)
+    assert [m.memory_id for m in (await memory_search(timed, MemorySearchRequest(key="report-format"))).memories] == [stored.memory.memory_id]
+
+
+async def test_a_corrected_date_or_an_expired_retry_is_a_new_version(timed: Scope, clock: Clock) -> None:
+    later = await memory_write(timed, MemoryWriteRequest(**{**POLICY, "effective_at": "2027-06-01T00:00:00Z"}))
+    assert later.memory.status == "scheduled" and later.current is None
+    corrected = await memory_write(timed, MemoryWriteRequest(**POLICY))  # the effective date was wrong
+    assert not corrected.deduplicated and corrected.memory.status == "current"
+    ref = await _receipt(timed)
+    fact = MemoryWriteRequest(kind="task_fact", key="refund id", content="The refund id is re_77", evidence_ref=ref)
+    await memory_write(timed, fact)
+    clock.advance(days=8)  # the fact expired; its receipt is still in force
+    again = await memory_write(timed, fact)
+    assert not again.deduplicated and again.memory.status == "current" and again.memory.version == 2
+
+
+async def test_an_expired_receipt_is_refused_and_a_fact_never_outlives_its_receipt(timed: Scope, clock: Clock) -> None:
+    stored = await evidence_put(timed, [EvidenceItem(content="quote valid 2 days", expires_at=T0 + timedelta(days=2))])
+    fact = MemoryWriteRequest(kind="task_fact", key="quote", content="The quote is 2.15 USD/piece", evidence_ref=stored.refs[0])
+    written = await memory_write(timed, fact)
+    assert written.memory.expires_at == T0 + timedelta(days=2)  # not the 7-day default
+    clock.advance(days=3)
+    with pytest.raises(Refused, match=f"the receipt {stored.refs[0]} expired"):
+        await memory_write(timed, fact.model_copy(update={"key": "quote again"}))
+
+
+async def test_secrets_in_a_memory_are_redacted(timed: Scope) -> None:
+    secret = "sk-ant-" + "q1w2e3r4" * 4
+    stored = await memory_write(timed, MemoryWriteRequest(**{**PREFERENCE, "content": f"Use the key {secret} for reports"}))
+    assert secret not in stored.model_dump_json() and stored.redactions == 1
+    assert "[REDACTED:anthropic_key]" in (await _all(timed))[0].content
+
+
+async def test_searching_as_of_a_past_moment_ignores_later_writes(timed: Scope, clock: Clock) -> None:
+    first = await memory_write(timed, MemoryWriteRequest(**PREFERENCE))
+    clock.advance(days=2)
+    await memory_write(timed, MemoryWriteRequest(**POLICY))
+    then = await memory_search(timed, MemorySearchRequest(key="report-format", as_of=T0 + timedelta(days=1), include_history=True))
+    assert [m.memory_id for m in then.memories] == [first.memory.memory_id]
+
+
+async def test_lifetimes_count_from_when_a_memory_takes_effect(timed: Scope) -> None:
+    later = await memory_write(timed, MemoryWriteRequest(**{**PREFERENCE, "key": "tone"}, effective_at=T0 + timedelta(days=200)))
+    assert later.memory.expires_at == T0 + timedelta(days=380)
+    with pytest.raises(InvalidInput, match="is not after effective_at"):
+        await memory_write(timed, MemoryWriteRequest(**{**POLICY, "effective_at": "2027-01-01T00:00:00Z"}, expires_at="2026-12-31T00:00:00Z"))
+
+
+def test_a_lifetime_setting_is_bounded() -> None:
+    from ctxkeep.settings import Settings
+
+    with pytest.raises(InvalidInput, match="at most 36500 days"):
+        Settings.from_env({"CTXKEEP_DB": "/tmp/x.db", "CTXKEEP_PROJECT": "/p", "CTXKEEP_TTL_TASK_FACT_DAYS": "3000000"})
+    assert Settings.from_env({"CTXKEEP_DB": "/tmp/x.db", "CTXKEEP_PROJECT": "/p", "CTXKEEP_TTL_SKILL_DAYS": "none"}).memory_ttl_days["skill"] is None
+
+
+async def test_forget_scrubs_whole_words_in_digests_written_since_the_memory(timed: Scope, clock: Clock) -> None:
+    from ctxkeep.storage import DigestRow
+
+    async with timed.store.transaction() as tx:
+        await tx.digests.put(PROJECT, DigestRow("old", "Art of the start: art class on Tuesday", None, "s", "2026-11-01T00:00:00.000000Z"))
+    await memory_write(timed, MemoryWriteRequest(**{**PREFERENCE, "key": "hobby", "content": "art"}))
+    clock.advance(hours=1)
+    async with timed.store.transaction() as tx:
+        await tx.digests.put(PROJECT, DigestRow("new", "Started the art class; the cart departs", "Summary: art, then start", "s",
+                                                "2026-11-30T13:00:00.000000Z"))
+    gone = await memory_forget(timed, MemoryForgetRequest(key="hobby"))
+    assert gone.digests_scrubbed == 1
+    async with timed.store.snapshot() as tx:
+        old, new = await tx.digests.get(PROJECT, "old"), await tx.digests.get(PROJECT, "new")
+    assert old is not None and old.digest == "Art of the start: art class on Tuesday"  # written before the memory existed
+    assert new is not None and new.digest == "Started the [forgotten memory] class; the cart departs"
+    assert new.summary == "Summary: [forgotten memory], then start"

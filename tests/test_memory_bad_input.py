@@ -40,7 +40,9 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("memory_write", {**POLICY, "review_status": "ok"}, "review_status: Input should be 'draft'"),
     ("memory_write", {**POLICY, "effective_at": "soon"}, "effective_at: Input should be a valid datetime"),
     ("memory_write", {**POLICY, "owner": ""}, "a project_policy needs owner"),
-    ("memory_write", {**POLICY, "expires_at": "2020-01-01T00:00:00Z"}, "expires_at 2020-01-01T00:00:00+00:00 is not in the future"),
+    ("memory_write", {**POLICY, "expires_at": "2020-01-01T00:00:00Z"}, "expires_at 2020-01-01T00:00:00+00:00 is not after now"),
+    ("memory_write", {**PREFERENCE, "expires_at": "2020-01-01T00:00:00Z"}, "expires_at 2020-01-01T00:00:00+00:00 is not after now"),
+    ("memory_write", {**POLICY, "effective_at": "2027-01-01T00:00:00Z", "expires_at": "2026-12-31T00:00:00Z"}, "is not after effective_at"),
     ("memory_write", {**PREFERENCE, "colour": "red"}, "colour: unknown field; remove it"),
     ("memory_search", {"query": "the and of"}, "has no searchable words"),
     ("memory_search", {"query": "x" * 4001}, "query: String should have at most 4000 characters"),
@@ -61,6 +63,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("action_intent", {k: v for k, v in INTENT.items() if k != "target"}, "target: required field is missing"),
     ("action_intent", {**INTENT, "params_summary": "p" * 4001}, "params_summary: String should have at most 4000 characters"),
     ("action_intent", {**INTENT, "target": "order 9001"}, "already names another side effect"),
+    ("action_intent", {**INTENT, "task_id": "refund", "idempotency_key": "typo:task:key"}, "no task 'refund' in this project"),
     ("action_result", {**OK_RESULT, "idempotency_key": "never:sent:intent"}, "no intent recorded for 'never:sent:intent'"),
     ("action_result", {**OK_RESULT, "status": "done"}, "status: Input should be 'succeeded', 'failed' or 'cancelled'"),
     ("action_result", {**OK_RESULT, "external_id": "e" * 4001}, "external_id: String should have at most 4000 characters"),
@@ -71,11 +74,10 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
 
 
 def _stored(db_path: Path) -> tuple[Any, ...]:
+    """Every row a memory or journal call could touch (memory_fts through its shadow table)."""
     with sqlite3.connect(db_path) as conn:
-        return (conn.execute("SELECT memory_id, content FROM memories ORDER BY id").fetchall(),
-                conn.execute("SELECT count(*) FROM memory_tombstones").fetchone(),
-                conn.execute("SELECT idempotency_key, status FROM actions").fetchall(),
-                conn.execute("SELECT task_id, version FROM checkpoints").fetchall())
+        return tuple(conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in (
+            "memories", "memory_tombstones", "memory_fts_data", "actions", "checkpoints", "working_sets", "task_digests", "evidence"))
 
 
 @pytest.mark.parametrize(("tool", "arguments", "expected"), BAD_CALLS, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(BAD_CALLS)])

@@ -100,14 +100,17 @@ def _pid_reporting_params(db_path: Path, pid_file: Path) -> StdioServerParameter
 async def test_an_intent_survives_sigkill_and_is_reported_until_its_result(db_path: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "server.pid"
     with anyio.fail_after(90):
+        connection = Client(_pid_reporting_params(db_path, pid_file))
+        client = await connection.__aenter__()
+        await _call(client, "checkpoint_save", {"task_id": "refunds", "state": {"goal": "Refund order 8812", "pending": ["refund"]}})
+        recorded = await _call(client, "action_intent", INTENT)
+        assert recorded["recorded"]
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)  # dies between the intent and the result
+        with pytest.raises(Exception):
+            await client.call_tool("checkpoint_list", {})
         try:
-            async with Client(_pid_reporting_params(db_path, pid_file)) as client:
-                await _call(client, "checkpoint_save", {"task_id": "refunds", "state": {"goal": "Refund order 8812", "pending": ["refund"]}})
-                await _call(client, "action_intent", INTENT)
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)  # dies between the intent and the result
-                with pytest.raises(Exception):
-                    await client.call_tool("checkpoint_list", {})
-        except Exception:  # the transport reports the dead server on the way out; what matters is the file
+            await connection.__aexit__(None, None, None)
+        except Exception:  # the transport reports the dead server on the way out
             pass
 
         async with Client(stdio_params(db_path)) as client:
@@ -124,3 +127,29 @@ async def test_an_intent_survives_sigkill_and_is_reported_until_its_result(db_pa
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT status, external_id FROM actions WHERE project = ?", (PROJECT,)).fetchall() == [("succeeded", "re_77")]
+
+
+async def test_the_memory_gate_conflicts_expiry_and_bad_input_over_stdio(db_path: Path) -> None:
+    preference = {"kind": "user_preference", "key": "report-format", "content": "Reports as tables",
+                  "explicit_confirmation": True, "source_message_id": "msg-12"}
+    with anyio.fail_after(90):
+        async with Client(stdio_params(db_path)) as client:
+            guess = await client.call_tool("memory_write", {**preference, "kind": "speculation"})
+            assert guess.is_error and "speculation is never stored" in tool_text(guess)
+            unconfirmed = await client.call_tool("memory_write", {**preference, "explicit_confirmation": False})
+            assert unconfirmed.is_error and "needs explicit_confirmation: true" in tool_text(unconfirmed)
+            typo = await client.call_tool("memory_write", {**preference, "sourse_message_id": "msg-1"})
+            assert typo.is_error and "sourse_message_id: unknown field" in tool_text(typo)
+            first = await _call(client, "memory_write", preference)
+            policy = await _call(client, "memory_write", {"kind": "project_policy", "key": "report-format", "content": "Finance template",
+                                                          "review_status": "approved", "effective_at": "2026-01-01T00:00:00Z", "owner": "cfo"})
+            assert policy["conflict"]["previous"] == first["memory"]["memory_id"] and "outranks" in policy["conflict"]["reason"]
+            history = await _call(client, "memory_search", {"key": "report-format", "include_history": True})
+            assert [(m["kind"], m["status"]) for m in history["memories"]] == [("project_policy", "current"), ("user_preference", "superseded")]
+            expiry = first["memory"]["expires_at"]
+            later = await _call(client, "memory_search", {"kind": "user_preference", "as_of": expiry, "include_history": True})
+            assert [m["status"] for m in later["memories"]] == ["expired"]  # 180 days on, the preference has expired
+            orphan = await client.call_tool("action_result", {"idempotency_key": "x:y:z", "status": "succeeded"})
+            assert orphan.is_error and "no intent recorded" in tool_text(orphan)
+            still = await _call(client, "memory_search", {"query": "finance template"})
+            assert [m["content"] for m in still["memories"]] == ["Finance template"]

@@ -91,7 +91,9 @@ class MemoryConflict(BaseModel):
 class MemoryWriteResult(BaseModel):
     memory: Memory
     deduplicated: bool = Field(description="The same memory from the same source was already stored; nothing new was written.")
-    current: Memory = Field(description="The key's current memory after the write (the written one unless a more authoritative one stands).")
+    redactions: int = Field(default=0, description="Secrets replaced by [REDACTED:kind] in the key and content before storing.")
+    current: Memory | None = Field(description="The key's current memory after the write (the written one unless a more "
+                                               "authoritative one stands); null when none is in force (expired, or effective later).")
     conflict: MemoryConflict | None
 
 
@@ -137,8 +139,10 @@ class Tombstone(BaseModel):
 class MemoryForgetResult(BaseModel):
     forgotten: list[Tombstone]
     already_forgotten: bool = Field(default=False, description="An earlier call forgot it; these are its tombstones.")
-    working_sets_cleared: int = Field(description="Cached working sets that showed it (rebuilt on the next call).")
+    working_sets_cleared: int = Field(description="Cached working sets that showed it: the lines quoting it are removed (its id "
+                                                  "stays, so a resumed task learns it relied on a memory that is gone).")
     digests_scrubbed: int = Field(description="History digests and summaries that quoted it, with the quote replaced.")
-    still_quoted_in: list[str] = Field(description="Records that still hold the text and are not derived from the memory: "
-                                                   "immutable checkpoint versions ('task vN') and evidence refs; delete or supersede them yourself.")
+    still_quoted_in: list[str] = Field(description="Records that still hold the text and are not derived from the memory: evidence "
+                                                   "refs (evidence_delete them) and checkpoint versions ('task vN', immutable: save a "
+                                                   "new version without the text; the old ones stay in the task's history).")
     wal_cleared: bool = Field(description="The write-ahead log was checkpointed and truncated, so no old copy of a page survives there.")

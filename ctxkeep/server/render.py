@@ -77,6 +77,10 @@ def _memory_line(memory: Memory) -> str:
 
 def memory_written(result: MemoryWriteResult) -> str:
     lines = [("already stored: " if result.deduplicated else "stored: ") + _memory_line(result.memory)]
+    if result.redactions:
+        lines.append(f"{result.redactions} secret(s) redacted before storing")
+    if result.current is None:
+        lines.append("no version of this key is in force now (expired, or effective later)")
     if result.conflict is not None:
         lines.append(f"conflict on {result.conflict.key}: {result.conflict.reason}")
     return "\n".join(lines)
@@ -95,7 +99,10 @@ def forgotten(result: MemoryForgetResult) -> str:
     lines = [f"forgot {', '.join(t.memory_id for t in result.forgotten)}; cleared {result.working_sets_cleared} cached working set(s), "
              f"scrubbed {result.digests_scrubbed} digest(s)"]
     if result.still_quoted_in:
-        lines.append("still quoted in (not derived from the memory; delete or supersede them yourself): " + ", ".join(result.still_quoted_in))
+        lines.append("still quoted in records not derived from the memory (evidence: evidence_delete it; checkpoint versions are "
+                     "immutable: save a new version without the text): " + ", ".join(result.still_quoted_in))
+    if not result.wal_cleared:
+        lines.append("the write-ahead log could not be truncated now (another reader); old page copies may stay there until the next checkpoint")
     return "\n".join(lines)
 
 

@@ -45,10 +45,16 @@ class WorkingSets:
         row = await cursor.fetchone()
         return WorkingSetRow(*row) if row else None
 
-    async def delete_showing(self, project: str, memory_ids: list[str]) -> int:
-        """Drop the cached working sets that showed any of the memories; how many were dropped."""
+    async def forget_memories(self, project: str, memory_ids: list[str], claim_prefixes: list[str]) -> int:
+        """In the cached working sets that showed any of the memories, drop the claims quoting them (the ids stay, so a
+        resumed task still learns it relied on a memory that is gone); how many were rewritten."""
         cursor = await self._conn.execute(
-            "DELETE FROM working_sets WHERE project = ? AND EXISTS (SELECT 1 FROM json_each(memories_json) shown "
-            "JOIN json_each(?) gone ON gone.value = shown.value)", (project, json.dumps(memory_ids)),
+            "SELECT task_id, claims_json FROM working_sets WHERE project = ? AND EXISTS (SELECT 1 FROM json_each(memories_json) "
+            "shown JOIN json_each(?) gone ON gone.value = shown.value)", (project, json.dumps(memory_ids)),
         )
-        return cursor.rowcount
+        rows = list(await cursor.fetchall())
+        for task_id, claims_json in rows:
+            kept = [c for c in json.loads(claims_json) if not any(c.startswith(prefix) for prefix in claim_prefixes)]
+            await self._conn.execute("UPDATE working_sets SET claims_json = ? WHERE project = ? AND task_id = ?",
+                                     (json.dumps(kept), project, task_id))
+        return len(rows)

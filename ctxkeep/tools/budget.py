@@ -14,7 +14,8 @@ from ctxkeep.models.working_set import DEFAULT_SHARES, SLOTS, Slot
 DONORS: tuple[Slot, ...] = ("evidence", "history", "recent", "memory", "reserve")
 CONTROL_TEXT: dict[Slot, str] = {
     "policy": "the policy text", "goal": "the goal, done criteria and constraints",
-    "state": "the pending items and open approvals", "next_action": "the next action",
+    "state": "the open side effects, pending items and open approvals (action_result closes a side effect)",
+    "next_action": "the next action",
 }
 
 

@@ -44,7 +44,10 @@ _CACHE_CHARS = 64_000_000
 
 def utc_text(moment: datetime | None) -> str | None:
     """A time as fixed-width UTC text, so stored times compare correctly as strings."""
-    return None if moment is None else moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if moment is None:
+        return None
+    t = moment.astimezone(timezone.utc)  # strftime's %Y does not pad years before 1000 on every platform
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"
 
 
 def line_count(text: str) -> int:

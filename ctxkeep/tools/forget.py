@@ -20,6 +20,7 @@ from ctxkeep.storage import DigestRow, MemoryRow, SearchFilter, TombstoneRow, Tx
 from ctxkeep.text import match_key
 from ctxkeep.tools.evidence import CONTENTS, utc_text
 from ctxkeep.tools.memory import key_digest, memory_terms
+from ctxkeep.tools.memory_slot import claim_prefix
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import query_terms
 
@@ -28,8 +29,8 @@ MAX_REPORTED = 20
 
 
 def quote_pattern(content: str) -> re.Pattern[str]:
-    """The content as it may be quoted: any case, any run of whitespace between its words."""
-    return re.compile(r"\s+".join(re.escape(word) for word in content.split()), re.IGNORECASE)
+    """The content as it may be quoted: whole words only, any case, any run of whitespace between them."""
+    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(word) for word in content.split()) + r"(?!\w)", re.IGNORECASE)
 
 
 def _tombstone(row: TombstoneRow) -> Tombstone:
@@ -64,11 +65,14 @@ def _scrubbed(digest: DigestRow, patterns: list[re.Pattern[str]]) -> DigestRow |
     return DigestRow(digest.task_id, text, summary, digest.source, digest.updated_at)
 
 
-async def _scrub_digests(tx: Tx, scope: Scope, patterns: list[re.Pattern[str]]) -> int:
-    """Replace the quotes in every digest and summary of the project; how many were rewritten."""
+async def _scrub_digests(tx: Tx, scope: Scope, rows: list[MemoryRow]) -> int:
+    """Replace the quotes of the memories in the digests and summaries written since the first of them was (an older
+    digest cannot have quoted it); how many were rewritten."""
+    patterns = [quote_pattern(r.content) for r in rows]
+    since = min(r.created_at for r in rows)
     scrubbed = 0
     for digest in await tx.digests.all(scope.project):
-        rewritten = _scrubbed(digest, patterns)
+        rewritten = _scrubbed(digest, patterns) if digest.updated_at >= since else None
         if rewritten is not None:
             await tx.digests.rewrite(scope.project, rewritten)
             scrubbed += 1
@@ -104,10 +108,9 @@ async def memory_forget(scope: Scope, req: MemoryForgetRequest) -> MemoryForgetR
                                       digests_scrubbed=0, still_quoted_in=[], wal_cleared=False)
         tombstones = [TombstoneRow(r.memory_id, key_digest(r.key_match), r.kind, r.version, r.created_at, now, req.reason) for r in rows]
         await tx.memories.delete(scope.project, [(r, memory_terms(r.key, r.content)) for r in rows], tombstones)
-        cleared = await tx.working_sets.delete_showing(scope.project, [r.memory_id for r in rows])
-        patterns = [quote_pattern(r.content) for r in rows]
-        scrubbed = await _scrub_digests(tx, scope, patterns)
-        quoted = await _still_quoted(tx, scope, rows, patterns)
+        cleared = await tx.working_sets.forget_memories(scope.project, [r.memory_id for r in rows], [claim_prefix(r) for r in rows])
+        scrubbed = await _scrub_digests(tx, scope, rows)
+        quoted = await _still_quoted(tx, scope, rows, [quote_pattern(r.content) for r in rows])
     wal_cleared = await scope.store.checkpoint_wal()
     return MemoryForgetResult(forgotten=[_tombstone(t) for t in tombstones], working_sets_cleared=cleared,
                               digests_scrubbed=scrubbed, still_quoted_in=quoted, wal_cleared=wal_cleared)

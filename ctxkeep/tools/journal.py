@@ -26,13 +26,21 @@ def to_action(row: ActionRow) -> Action:
     )
 
 
+MAX_SHOWN_CHARS = 200  # of an action or target in the lines working sets and briefs show
+
+
 def _when(moment: datetime | None) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else "?"
+    return (utc_text(moment) or "?")[:19] + "Z" if moment else "?"
+
+
+def _short(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= MAX_SHOWN_CHARS else flat[:MAX_SHOWN_CHARS - 1] + "…"
 
 
 def describe(entry: Action) -> str:
     """One line naming the entry: key, action, target, and its result when there is one."""
-    line = f"{entry.idempotency_key}: {entry.action} → {entry.target} (intended {_when(entry.intent_at)})"
+    line = f"{entry.idempotency_key}: {_short(entry.action)} → {_short(entry.target)} (intended {_when(entry.intent_at)})"
     if entry.status == "open":
         return line
     extras = [f"external_id {entry.external_id}" if entry.external_id else "", f"receipt {entry.receipt_ref}" if entry.receipt_ref else ""]
@@ -41,7 +49,7 @@ def describe(entry: Action) -> str:
 
 def open_intent_warning(entry: Action) -> str:
     return (f"outcome unknown: look up `{entry.idempotency_key}` in the system of record before retrying "
-            f"({entry.action} → {entry.target}, intended {_when(entry.intent_at)}); then record action_result")
+            f"({_short(entry.action)} → {_short(entry.target)}, intended {_when(entry.intent_at)}); then record action_result")
 
 
 def _advice(entry: Action, recorded: bool) -> str:
@@ -50,7 +58,10 @@ def _advice(entry: Action, recorded: bool) -> str:
                 "one, then call action_result with its outcome")
     if entry.status == "open":
         return "this intent was already recorded and has no result: " + open_intent_warning(entry)
-    return f"already done, do not repeat it: {describe(entry)}"
+    if entry.status == "succeeded":
+        return f"already done, do not repeat it: {describe(entry)}"
+    return (f"this attempt is closed ({describe(entry)}); trying again is a new side effect: record it with a new "
+            "idempotency key (for example with a step suffix such as ':retry-1')")
 
 
 async def action_intent(scope: Scope, req: ActionIntentRequest) -> ActionIntentResult:
@@ -59,6 +70,9 @@ async def action_intent(scope: Scope, req: ActionIntentRequest) -> ActionIntentR
     row = ActionRow(req.idempotency_key, req.task_id, req.action, req.target, params, utc_text(scope.clock()) or "",
                     "open", None, None, None, None)
     async with scope.store.transaction() as tx:
+        if await tx.checkpoints.latest_version(scope.project, req.task_id) == 0:
+            raise NotFound(f"no task {req.task_id!r} in this project: an intent is reported when its task is resumed, so "
+                           "checkpoint_save the task first (checkpoint_list shows the tasks here)")
         held = await tx.journal.get(scope.project, req.idempotency_key)
         if held is None:
             await tx.journal.insert_intent(scope.project, row)

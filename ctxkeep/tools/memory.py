@@ -9,6 +9,7 @@ skill), then the newest. The others stay as history.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ctxkeep.errors import InvalidInput, NotFound, Refused
@@ -26,6 +27,7 @@ from ctxkeep.storage import MemoryRow, Tx
 from ctxkeep.text import match_key
 from ctxkeep.tools.checkpoint import load_version
 from ctxkeep.tools.evidence import load_row, utc_text
+from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.memory_status import current_by_key, in_force, status_of
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import index_terms, query_terms
@@ -72,8 +74,15 @@ def check_gate(req: MemoryWriteRequest) -> None:
         raise Refused(f"memory_write refused: a {req.kind} needs " + "; ".join(missing))
 
 
-async def _check_receipts(tx: Tx, scope: Scope, req: MemoryWriteRequest) -> str | None:
-    """The receipts a write names must exist here; returns the full evidence ref (a unique prefix is accepted)."""
+@dataclass(frozen=True)
+class Receipt:
+    ref: str
+    expires_at: str | None
+
+
+async def _check_receipts(tx: Tx, scope: Scope, req: MemoryWriteRequest, now: str) -> Receipt | None:
+    """The receipts a write names must exist here and be in force; returns the evidence receipt (its full ref: a
+    unique prefix is accepted)."""
     if req.task_id and (req.source_version is not None or req.kind == "skill"):
         try:
             await load_version(tx, scope, req.task_id, req.source_version)
@@ -82,10 +91,14 @@ async def _check_receipts(tx: Tx, scope: Scope, req: MemoryWriteRequest) -> str 
     if not req.evidence_ref:
         return None
     try:
-        return (await load_row(tx, scope, req.evidence_ref, prefix_ok=True)).ref
+        row = await load_row(tx, scope, req.evidence_ref, prefix_ok=True)
     except NotFound as exc:
         raise Refused(f"memory_write refused: evidence_ref {req.evidence_ref!r} is not stored in this project; "
                       "evidence_put the receipt first and send the ref it returns") from exc
+    if row.expires_at is not None and row.expires_at <= now:
+        raise Refused(f"memory_write refused: the receipt {row.ref} expired at {row.expires_at[:19]}Z; fetch the source "
+                      "again, evidence_put the new copy and send its ref")
+    return Receipt(row.ref, row.expires_at)
 
 
 def memory_terms(key: str, content: str) -> str:
@@ -109,14 +122,20 @@ def to_memory(row: MemoryRow, now: datetime, current: dict[str, MemoryRow]) -> M
     )
 
 
-def _expiry(scope: Scope, req: MemoryWriteRequest, now: datetime) -> datetime | None:
+def _expiry(scope: Scope, req: MemoryWriteRequest, now: datetime, receipt: Receipt | None) -> str | None:
+    """When the memory stops being in force: as sent, else the kind's lifetime counted from when it takes effect,
+    never after the receipt it rests on. Raises InvalidInput for a time in the past or before effective_at."""
+    start = max(now, req.effective_at) if req.effective_at else now
     if req.expires_at is not None:
-        if req.expires_at <= now:
-            raise InvalidInput(f"expires_at {req.expires_at.isoformat()} is not in the future; send a later time, or none for the "
-                               "kind's default lifetime")
-        return req.expires_at
+        if req.expires_at <= start:
+            raise InvalidInput(f"expires_at {req.expires_at.isoformat()} is not after {'effective_at' if start != now else 'now'} "
+                               f"({start.isoformat()}); send a later time, or none for the kind's default lifetime")
+        return utc_text(req.expires_at)
     days = scope.memory_ttl_days.get(req.kind)
-    return now + timedelta(days=days) if days else None
+    default = utc_text(start + timedelta(days=days)) if days else None
+    if receipt is not None and receipt.expires_at is not None:
+        return min(default, receipt.expires_at) if default else receipt.expires_at
+    return default
 
 
 def _source(req: MemoryWriteRequest, evidence_ref: str | None) -> MemorySource:
@@ -125,10 +144,13 @@ def _source(req: MemoryWriteRequest, evidence_ref: str | None) -> MemorySource:
                         review_status=req.review_status, owner=req.owner)
 
 
-def _same_write(rows: list[MemoryRow], req: MemoryWriteRequest, source_json: str) -> MemoryRow | None:
-    """A stored version with this kind, content and source: a retry, stored once. (A new source is a re-confirmation.)"""
+def _same_write(rows: list[MemoryRow], req: MemoryWriteRequest, content: str, source_json: str, now: str) -> MemoryRow | None:
+    """A version not yet expired with exactly this kind, content, source, confidence and dates: a retry, stored once.
+    (A new source is a re-confirmation; a corrected date or confidence is a new version.)"""
     for row in rows:
-        if row.kind == req.kind and match_key(row.content) == match_key(req.content) and row.source_json == source_json:
+        same = (row.kind, row.content, row.source_json, row.confidence, row.effective_at) == (
+            req.kind, content, source_json, req.confidence, utc_text(req.effective_at))
+        if same and (req.expires_at is None or row.expires_at == utc_text(req.expires_at)) and (row.expires_at or "~") > now:
             return row
     return None
 
@@ -159,26 +181,30 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
     check_gate(req)
     now = scope.clock()
     now_text = utc_text(now) or ""
-    key_match = match_key(req.key)
+    key, key_redactions = redact_secrets(req.key)
+    content, content_redactions = redact_secrets(req.content)
+    key_match = match_key(key)
     async with scope.store.transaction() as tx:
-        evidence_ref = await _check_receipts(tx, scope, req)
-        source_json = _source(req, evidence_ref).model_dump_json()
+        receipt = await _check_receipts(tx, scope, req, now_text)
+        source_json = _source(req, receipt.ref if receipt else None).model_dump_json()
         versions = await tx.memories.versions(scope.project, [key_match])
         before = current_by_key(versions, now_text).get(key_match)
-        same = _same_write(versions, req, source_json)
+        same = _same_write(versions, req, content, source_json, now_text)
         deduplicated = same is not None
         if same is None:
             version = await tx.memories.next_version(scope.project, key_match, key_digest(key_match))
-            material = "\n".join([scope.project, key_match, str(version), req.kind, req.content, now_text])
+            material = "\n".join([scope.project, key_match, str(version), req.kind, content, now_text])
             same = await tx.memories.insert(scope.project, MemoryRow(
-                0, "mem_" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:16], req.key, key_match, req.kind,
-                req.content, req.confidence, source_json, version, now_text, utc_text(req.effective_at), utc_text(_expiry(scope, req, now)),
-            ), memory_terms(req.key, req.content))
+                0, "mem_" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:16], key, key_match, req.kind, content,
+                req.confidence, source_json, version, now_text, utc_text(req.effective_at), _expiry(scope, req, now, receipt),
+            ), memory_terms(key, content))
             versions.append(same)
     current = current_by_key(versions, now_text)
     after = current.get(key_match)
-    written = to_memory(same, now, current)
-    return MemoryWriteResult(memory=written, deduplicated=deduplicated, current=to_memory(after, now, current) if after else written, conflict=None if deduplicated else _conflict(before, same, after, now_text))
+    return MemoryWriteResult(
+        memory=to_memory(same, now, current), deduplicated=deduplicated, redactions=key_redactions + content_redactions,
+        current=to_memory(after, now, current) if after else None,
+        conflict=None if deduplicated else _conflict(before, same, after, now_text))
 
 
 async def _candidate_keys(tx: Tx, scope: Scope, req: MemorySearchRequest) -> tuple[list[str], dict[str, float]]:
@@ -201,6 +227,7 @@ async def memory_search(scope: Scope, req: MemorySearchRequest) -> MemorySearchR
     async with scope.store.snapshot() as tx:
         keys, scores = await _candidate_keys(tx, scope, req)
         rows = await tx.memories.versions(scope.project, keys)
+    rows = [row for row in rows if row.created_at <= now_text]  # as of a past moment, later writes did not exist yet
     current = current_by_key(rows, now_text)
     matching = [row for row in rows if req.kind is None or row.kind == req.kind]
     shown = [row for row in matching if req.include_history or current.get(row.key_match) is row]

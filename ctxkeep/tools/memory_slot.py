@@ -79,8 +79,13 @@ async def memory_slot(tx: Tx, project: str, focus: str, now: str, limit: int, co
     while chosen and count(text) > limit:  # entries can count a token more together than apart
         dropped.append(_dropped(chosen.pop(), "budget"))
         text = _render(chosen)
-    claims = [f"memory: {_flat(r.key)}: {_flat(r.content)[:100]}" for r in chosen]
+    claims = [f"{claim_prefix(r)}{_flat(r.content)[:100]}" for r in chosen]
     return MemorySlot(Rendered(text, count(text) if text else 0, claims, dropped, len(chosen)), sorted(r.memory_id for r in chosen))
+
+
+def claim_prefix(row: MemoryRow) -> str:
+    """How a working set's claims (kept for its diff) name a memory; forget removes the claims that start with it."""
+    return f"memory: {_flat(row.key)}: "
 
 
 def _dropped(row: MemoryRow, reason: str) -> DroppedItem:

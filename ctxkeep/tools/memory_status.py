@@ -11,7 +11,9 @@ from ctxkeep.storage import MemoryRow
 
 
 def in_force(row: MemoryRow, now: str) -> bool:
-    return (row.expires_at is None or row.expires_at > now) and (row.effective_at is None or row.effective_at <= now)
+    """Written by `now`, not expired, already effective."""
+    return (row.created_at <= now and (row.expires_at is None or row.expires_at > now)
+            and (row.effective_at is None or row.effective_at <= now))
 
 
 def current_by_key(rows: Iterable[MemoryRow], now: str) -> dict[str, MemoryRow]:
