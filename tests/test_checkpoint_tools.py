@@ -263,3 +263,10 @@ async def test_prompts_default_to_the_active_task_and_task_ids_complete(client: 
     assert by_resource.completion.values == ["other"]
     nothing = await client.complete(PromptReference(name="handoff"), {"name": "other_argument", "value": "p"})
     assert nothing.completion.values == []
+
+
+def test_the_instructions_say_when_to_checkpoint_and_to_offload() -> None:
+    from ctxkeep.server.app import INSTRUCTIONS
+
+    for phrase in ("semantic boundary", "before\n  a risky step", "evidence_put", "action_intent", "build_working_set", "memory_write"):
+        assert phrase in INSTRUCTIONS, phrase

@@ -30,12 +30,13 @@ from ctxkeep.tools.scope import Scope
 INSTRUCTIONS = """\
 ctxkeep keeps your task state outside your context so nothing important is lost to compaction or restarts.
 - At the start of work, or after a restart or compaction: checkpoint_list, then checkpoint_load(task_id) and follow its brief.
-- After each phase, decision, approval request, or before context gets long: checkpoint_save the whole TaskState
+- At every semantic boundary (a phase ends, a subagent returns, verification passes, an approval is requested), before
+  a risky step (deleting, migrating, deploying, paying), and before context gets long: checkpoint_save the whole TaskState
   (goal, constraints, pending, completed, decisions, facts with exact values, approvals, next_action).
   Pass expected_version = the version you loaded. Items leave only by moving pending -> completed or into `dropped`
   with a reason; a refused save lists each violation: fix the state and save again.
 - verify_checkpoint checks a summary state against the previous one without saving; checkpoint_diff shows what changed.
-- Large tool output, files, pages: evidence_put them and keep only the returned preview + ref in your context;
+- Tool output over a few hundred lines, files, pages: evidence_put them and keep only the returned preview + ref in your context;
   evidence_search finds them again, evidence_get brings back exactly the lines, matches or chunk you need.
 - Each step of a long task, or after a compaction or restart: build_working_set(task_id, focus) returns your context
   rebuilt from the records within a token budget (stable first, so prompt caches keep hitting); follow its compress_advice.
