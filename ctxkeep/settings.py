@@ -7,7 +7,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from ctxkeep.models.common import Model
+from pydantic import Field
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
@@ -55,7 +56,7 @@ def _ttl_days(env: Mapping[str, str]) -> dict[str, int | None]:
     return ttl
 
 
-class Settings(BaseModel):
+class Settings(Model):
     """Everything configurable, with the environment variable that sets it."""
 
     db_path: Path = Field(description="SQLite file (CTXKEEP_DB); default in the user data directory.")

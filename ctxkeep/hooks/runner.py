@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from ctxkeep.models.common import Model
+from pydantic import ConfigDict, Field
 
 from ctxkeep.settings import Settings, default_db_path
 from ctxkeep.text import without_bad_characters
@@ -18,7 +19,7 @@ from ctxkeep.tokens import use_estimate
 LOG_NAME = "ctxkeep-hooks.log"
 
 
-class HookInput(BaseModel):
+class HookInput(Model):
     """The fields of Claude Code's hook input that the hooks use (it sends more; they are ignored)."""
 
     model_config = ConfigDict(extra="ignore")

@@ -6,9 +6,10 @@ import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from ctxkeep.models.common import (
+    Model,
     MAX_ITEMS,
     MAX_NUMBER,
     MAX_STATE_BYTES,
@@ -117,7 +118,7 @@ class TaskState(StrictModel):
         return canonical_json(self.model_dump(mode="json"))
 
 
-class Violation(BaseModel):
+class Violation(Model):
     """One broken verification rule: `rule` is a fixed id, `item` the text it concerns."""
 
     rule: str
@@ -125,7 +126,7 @@ class Violation(BaseModel):
     detail: str
 
 
-class Verification(BaseModel):
+class Verification(Model):
     ok: bool
     violations: list[Violation]
 
@@ -139,7 +140,7 @@ class CheckpointSaveRequest(StrictModel):
     goal_change_reason: Text | None = None
 
 
-class CheckpointVersion(BaseModel):
+class CheckpointVersion(Model):
     """Which stored version this is: its place in the task's hash chain."""
 
     task_id: str
@@ -156,7 +157,7 @@ class CheckpointSaveResult(CheckpointVersion):
     verification: Verification
 
 
-class ResumeChecks(BaseModel):
+class ResumeChecks(Model):
     """What a restarted agent must know before acting on a loaded checkpoint."""
 
     schema_version: int
@@ -184,7 +185,7 @@ class CheckpointLoadResult(CheckpointVersion):
     resume_checks: ResumeChecks
 
 
-class TaskSummary(BaseModel):
+class TaskSummary(Model):
     task_id: str
     latest_version: int
     updated_at: datetime
@@ -194,11 +195,11 @@ class TaskSummary(BaseModel):
     pending_approvals: int
 
 
-class CheckpointListResult(BaseModel):
+class CheckpointListResult(Model):
     tasks: list[TaskSummary]
 
 
-class Change(BaseModel):
+class Change(Model):
     """One difference between two versions: `field` of TaskState, `op` what happened."""
 
     field: str
@@ -208,7 +209,7 @@ class Change(BaseModel):
     after: Any = None
 
 
-class CheckpointDiffResult(BaseModel):
+class CheckpointDiffResult(Model):
     task_id: str
     from_version: int
     to_version: int
@@ -244,6 +245,6 @@ class VerifyRequest(StrictModel):
         )
 
 
-class VerifyResult(BaseModel):
+class VerifyResult(Model):
     ok: bool
     violations: list[Violation]

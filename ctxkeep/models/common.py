@@ -69,9 +69,15 @@ Timestamp = Annotated[datetime, AfterValidator(_utc)]
 Trigger = Literal["manual", "resource", "semantic", "pre_compact"]
 
 
-class StrictModel(BaseModel):
+class Model(BaseModel):
+    """Every ctxkeep model: its validator is built on first use, not at import (a hook has ~250 ms for everything)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class StrictModel(Model):
     """Unknown fields are refused, so a typo never passes silently."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from ctxkeep.models.checkpoint import Verification
-from ctxkeep.models.common import StrictModel, TaskId
+from ctxkeep.models.common import Model, StrictModel, TaskId
 
 HistoryFormat = Literal["openai", "anthropic", "generic", "claude_code"]
 MAX_INLINE_TOKENS = 25_000
@@ -30,13 +30,13 @@ class CompressRequest(StrictModel):
         return self
 
 
-class SemanticBoundary(BaseModel):
+class SemanticBoundary(Model):
     kind: Literal["verification_passed", "approval_requested", "subagent_returned", "phase_completed"]
     message_index: int
     detail: str
 
 
-class CompressResult(BaseModel):
+class CompressResult(Model):
     format: HistoryFormat
     messages: list[dict[str, Any]] | None = Field(description="The compressed history in the input's shape (a transcript comes back Anthropic-shaped); null when stored as messages_ref.")
     messages_ref: str | None = Field(description="Evidence ref of the compressed messages (JSON) when they exceed 25,000 tokens.")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
-from ctxkeep.models.common import MAX_NUMBER, StrictModel, TaskId, Text, Timestamp
+from ctxkeep.models.common import Model, MAX_NUMBER, StrictModel, TaskId, Text, Timestamp
 
 MAX_EVIDENCE_BYTES = 16 * 1024 * 1024
 MAX_BATCH_ITEMS = 1_000
@@ -61,7 +61,7 @@ class EvidenceItem(StrictModel):
         return self
 
 
-class EvidenceStored(BaseModel):
+class EvidenceStored(Model):
     """What was stored for one item: send `preview` + `ref` to the model instead of the raw content."""
 
     ref: str
@@ -73,7 +73,7 @@ class EvidenceStored(BaseModel):
     deduplicated: bool = Field(description="True when an identical record existed: its ref is returned, its tags gain the new ones and its validity window is the new one's.")
 
 
-class EvidencePutResult(BaseModel):
+class EvidencePutResult(Model):
     """A single put fills ref … deduplicated; a batch put fills refs (input order) and items."""
 
     ref: str | None = None
@@ -87,7 +87,7 @@ class EvidencePutResult(BaseModel):
     items: list[EvidenceStored] | None = None
 
 
-class EvidenceBatchResult(BaseModel):
+class EvidenceBatchResult(Model):
     refs: list[str] = Field(description="One ref per input item, in input order.")
     items: list[EvidenceStored]
 
@@ -114,7 +114,7 @@ class EvidenceGetRequest(StrictModel):
         return self
 
 
-class EvidenceContent(BaseModel):
+class EvidenceContent(Model):
     ref: str
     mode: GetMode
     content: str
@@ -140,7 +140,7 @@ class EvidenceSearchRequest(StrictModel):
     max_tokens: int = Field(default=DEFAULT_READ_TOKENS, ge=100, le=MAX_READ_TOKENS, description="Hits stop before this many tokens.")
 
 
-class EvidenceHit(BaseModel):
+class EvidenceHit(Model):
     ref: str
     title: str | None
     snippet: str
@@ -152,19 +152,19 @@ class EvidenceHit(BaseModel):
     created_at: datetime
 
 
-class EvidenceSearchResult(BaseModel):
+class EvidenceSearchResult(Model):
     hits: list[EvidenceHit]
     truncated: bool = Field(default=False, description="True when more hits matched than fit max_tokens; raise it or narrow the query.")
 
 
-class EvidenceDeleteResult(BaseModel):
+class EvidenceDeleteResult(Model):
     ref: str
     deleted: bool
     blob_removed: bool = Field(description="True when no other record used the same content, so the content itself was erased.")
     wal_truncated: bool = Field(default=True, description="False when another reader kept old pages in the WAL; they are erased at the next checkpoint.")
 
 
-class EvidenceGcResult(BaseModel):
+class EvidenceGcResult(Model):
     deleted: list[str] = Field(description="Expired refs that were deleted.")
     kept_cited: list[str] = Field(description="Expired refs kept because a task's latest checkpoint cites them.")
     orphan_blobs_removed: int

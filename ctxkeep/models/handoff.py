@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from ctxkeep.models.common import Model
+from pydantic import Field
 
 from ctxkeep.models.checkpoint import Approval, Fact, FailedApproach
 from ctxkeep.models.journal import Action
 
 
-class HandoffPackage(BaseModel):
+class HandoffPackage(Model):
     task_id: str
     version: int
     saved_at: datetime

@@ -9,9 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from ctxkeep.models.common import RequiredText, StrictModel, TaskId, Text
+from ctxkeep.models.common import Model, RequiredText, StrictModel, TaskId, Text
 
 ActionStatus = Literal["succeeded", "failed", "cancelled"]
 IdempotencyKey = Annotated[RequiredText, Field(max_length=200, description="One key per side effect, made from task, object and step: 'task:object:step'.")]
@@ -33,7 +33,7 @@ class ActionResultRequest(StrictModel):
     detail: Text | None = None
 
 
-class Action(BaseModel):
+class Action(Model):
     """One journal entry: an intent and, once recorded, its result (`status` 'open' until then)."""
 
     idempotency_key: str
@@ -49,12 +49,12 @@ class Action(BaseModel):
     result_at: datetime | None = None
 
 
-class ActionIntentResult(BaseModel):
+class ActionIntentResult(Model):
     entry: Action
     recorded: bool = Field(description="False when this intent was already in the journal (nothing new was written).")
     advice: str
 
 
-class ActionResultResult(BaseModel):
+class ActionResultResult(Model):
     entry: Action
     recorded: bool = Field(description="False when this same result was already recorded.")

@@ -9,9 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
-from ctxkeep.models.common import MAX_NUMBER, RequiredText, StrictModel, TaskId, Text, Timestamp
+from ctxkeep.models.common import Model, MAX_NUMBER, RequiredText, StrictModel, TaskId, Text, Timestamp
 
 MemoryKind = Literal["user_preference", "task_fact", "project_policy", "skill", "speculation"]
 StoredKind = Literal["user_preference", "task_fact", "project_policy", "skill"]
@@ -48,7 +48,7 @@ class MemoryWriteRequest(StrictModel):
     expires_at: Timestamp | None = Field(default=None, description="Overrides the kind's default lifetime.")
 
 
-class MemorySource(BaseModel):
+class MemorySource(Model):
     """Where a memory comes from (the fields its kind required, and any others that were sent)."""
 
     explicit_confirmation: bool = False
@@ -60,7 +60,7 @@ class MemorySource(BaseModel):
     owner: str | None = None
 
 
-class Memory(BaseModel):
+class Memory(Model):
     """One stored version of a memory. `forget` says how to take it back."""
 
     memory_id: str
@@ -78,7 +78,7 @@ class Memory(BaseModel):
     forget: str = Field(description="The call that removes it.")
 
 
-class MemoryConflict(BaseModel):
+class MemoryConflict(Model):
     """A write whose content differs from the key's current memory: both are kept, one is current."""
 
     key: str
@@ -88,7 +88,7 @@ class MemoryConflict(BaseModel):
     reason: str
 
 
-class MemoryWriteResult(BaseModel):
+class MemoryWriteResult(Model):
     memory: Memory
     deduplicated: bool = Field(description="The same memory from the same source was already stored; nothing new was written.")
     redactions: int = Field(default=0, description="Secrets replaced by [REDACTED:kind] in the key and content before storing.")
@@ -106,7 +106,7 @@ class MemorySearchRequest(StrictModel):
     limit: int = Field(default=20, ge=1, le=200)
 
 
-class MemorySearchResult(BaseModel):
+class MemorySearchResult(Model):
     memories: list[Memory]
     not_shown: int = Field(description="Matching versions left out because they are not current (include_history shows them).")
 
@@ -125,7 +125,7 @@ class MemoryForgetRequest(StrictModel):
         return self
 
 
-class Tombstone(BaseModel):
+class Tombstone(Model):
     """What was forgotten and when; never the content."""
 
     memory_id: str
@@ -136,7 +136,7 @@ class Tombstone(BaseModel):
     reason: str | None
 
 
-class MemoryForgetResult(BaseModel):
+class MemoryForgetResult(Model):
     forgotten: list[Tombstone]
     already_forgotten: bool = Field(default=False, description="An earlier call forgot it; these are its tombstones.")
     working_sets_cleared: int = Field(description="Cached working sets that showed it: the lines quoting it are removed (its id "

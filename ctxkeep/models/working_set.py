@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
-from ctxkeep.models.common import StrictModel, TaskId, Text, Timestamp, clean_text
+from ctxkeep.models.common import Model, StrictModel, TaskId, Text, Timestamp, clean_text
 
 Slot = Literal["policy", "goal", "state", "memory", "history", "evidence", "recent", "next_action", "reserve"]
 SLOTS: tuple[Slot, ...] = ("policy", "goal", "state", "memory", "history", "evidence", "recent", "next_action", "reserve")
@@ -46,7 +46,7 @@ class WorkingSetRequest(StrictModel):
         return self
 
 
-class Block(BaseModel):
+class Block(Model):
     """One rendered slot: `stable` blocks change only when the task's state or history changes."""
 
     slot: Slot
@@ -56,7 +56,7 @@ class Block(BaseModel):
     items: int = Field(description="How many items (lines, records, messages) the block shows.")
 
 
-class CacheBreakpoint(BaseModel):
+class CacheBreakpoint(Model):
     """Where the stable prefix ends: put a prompt-cache breakpoint on block `block_index` (its last stable block)."""
 
     block_index: int
@@ -64,7 +64,7 @@ class CacheBreakpoint(BaseModel):
     token_offset: int
 
 
-class DroppedItem(BaseModel):
+class DroppedItem(Model):
     """Something the budget left out (or cut short): where it would have gone, what it was, how to get it."""
 
     slot: Slot
@@ -73,7 +73,7 @@ class DroppedItem(BaseModel):
     ref: str | None = None
 
 
-class WorkingSetDiff(BaseModel):
+class WorkingSetDiff(Model):
     """What changed since the previous working set of the task (seed 002's context diff)."""
 
     first: bool = Field(description="True when no earlier working set of this task was stored.")
@@ -86,13 +86,13 @@ class WorkingSetDiff(BaseModel):
     more: int = Field(default=0, description="Changes left out of the lists above (each list shows at most 50).")
 
 
-class CompressAdvice(BaseModel):
+class CompressAdvice(Model):
     resource: bool = Field(description="History and recent messages use over 75% of their budget: compress_history now.")
     semantic: bool = Field(description="A phase ended (verification passed, approval awaited, subagent returned): checkpoint and compress.")
     reason: str
 
 
-class WorkingSetResult(BaseModel):
+class WorkingSetResult(Model):
     """The assembled context (`text` for markdown, `messages` otherwise) and an account of how it was built."""
 
     task_id: str

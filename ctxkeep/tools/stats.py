@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from ctxkeep.models.common import Model
 
 from ctxkeep.tools.scope import Scope
 
 
-class ProjectStats(BaseModel):
+class ProjectStats(Model):
     project: str
     database: str
     database_bytes: int

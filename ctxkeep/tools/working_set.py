@@ -31,7 +31,6 @@ from ctxkeep.text import match_key
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.budget import allocate, make_room
 from ctxkeep.tools.checkpoint import load_version, parse_state
-from ctxkeep.tools.compress import semantic_boundary
 from ctxkeep.tools.evidence import utc_text
 from ctxkeep.tools.evidence_slot import EvidenceSlot, evidence_slot
 from ctxkeep.tools.history import detect_format, parse, render_for_count
@@ -280,7 +279,11 @@ def _advice(req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None
     needed = history_needed + parts.recent.needed
     resource = room > 0 and needed > RESOURCE_THRESHOLD * room
     resource_reason = f"history and recent messages need {needed} of their {room} tokens (over 75%): compress_history" if resource else None
-    boundary = semantic_boundary(parse(req.recent_messages, detect_format(req.recent_messages))) if req.recent_messages else None
+    boundary = None
+    if req.recent_messages:
+        from ctxkeep.tools.compress import semantic_boundary  # only here: the hooks' start-up budget has no room for it
+
+        boundary = semantic_boundary(parse(req.recent_messages, detect_format(req.recent_messages)))
     semantic_reason = None
     if boundary is not None:
         semantic_reason = f"{boundary.kind.replace('_', ' ')} at recent message {boundary.message_index}: checkpoint_save, then compress_history"
