@@ -55,10 +55,12 @@ def claude_code_checks(project: Path, home: Path) -> list[Check]:
     """Where the server is registered and which hooks are installed, with their executables checked."""
     checks: list[Check] = []
     for path in (project / ".mcp.json", home / ".claude.json"):
-        server = ((_json_file(path) or {}).get("mcpServers") or {}).get("ctxkeep") if path.exists() else None
+        servers = (_json_file(path) or {}).get("mcpServers") if path.exists() else None
+        server = servers.get("ctxkeep") if isinstance(servers, dict) else None
         if isinstance(server, dict):
-            checks.append(_command_check(f"mcp server in {path}", " ".join([shlex.quote(str(server.get("command", "")))]
-                                                                             + [str(a) for a in server.get("args", [])])))
+            found_args = server.get("args")
+            args: list[Any] = found_args if isinstance(found_args, list) else []
+            checks.append(_command_check(f"mcp server in {path}", " ".join([shlex.quote(str(server.get("command", "")))] + [str(a) for a in args])))
     if not checks:
         checks.append(Check("mcp server", "warn", "not registered (ctxkeep install claude-code)"))
     found: set[str] = set()

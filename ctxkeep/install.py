@@ -56,19 +56,36 @@ def hook_command(executable: str, hook: str) -> str:
     return f"{shlex.quote(executable)} hook {hook}"
 
 
-def _is_ours(command: Any, hook: str) -> bool:
-    """A hook command any ctxkeep install wrote (any path: a reinstall from elsewhere replaces it)."""
+def _is_our_command(command: Any, hook: str) -> bool:
+    """A command an install wrote: `<absolute path>/ctxkeep hook <hook>`, from any install path (a reinstall from
+    elsewhere replaces it). A PATH-relative `ctxkeep hook …` someone wrote by hand is not ours."""
     if not isinstance(command, str):
         return False
-    parts = command.rsplit(" hook ", 1)
-    return len(parts) == 2 and parts[1].strip() == hook and Path(shlex.split(parts[0] or "x")[0]).name == "ctxkeep"
+    try:
+        parts = shlex.split(command)
+    except ValueError:  # unbalanced quotes: somebody's own shell line
+        return False
+    return (len(parts) == 3 and parts[1:] == ["hook", hook] and Path(parts[0]).is_absolute() and Path(parts[0]).name == "ctxkeep"
+            and command == hook_command(parts[0], hook))
+
+
+def _is_our_group(group: Any, hook: str, matcher: str | None) -> bool:
+    """A hook group exactly as install writes it (same keys, same matcher, one command of ours)."""
+    if not isinstance(group, dict) or set(group) != ({"hooks", "matcher"} if matcher else {"hooks"}):
+        return False
+    inner = group["hooks"]
+    return (group.get("matcher") == matcher and isinstance(inner, list) and len(inner) == 1 and isinstance(inner[0], dict)
+            and set(inner[0]) == {"type", "command"} and inner[0]["type"] == "command" and _is_our_command(inner[0]["command"], hook))
 
 
 def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
     """The file's text and its JSON object ({} when absent); InvalidInput when it is not a JSON object."""
     if not path.exists():
         return None, {}
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path} cannot be read as UTF-8 text ({exc}); fix or move it, then run this again (nothing was changed)") from None
     try:
         data = json.loads(text) if text.strip() else {}
     except ValueError as exc:
@@ -96,23 +113,15 @@ def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _without_our_hooks(groups: list[Any], hook: str) -> list[Any]:
-    kept = []
-    for group in groups:
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-            inner = [h for h in group["hooks"] if not (isinstance(h, dict) and _is_ours(h.get("command"), hook))]
-            if not inner and group["hooks"]:
-                continue  # the group held only our hook
-            group = {**group, "hooks": inner}
-        kept.append(group)
-    return kept
+def _without_our_hooks(groups: list[Any], hook: str, matcher: str | None) -> list[Any]:
+    return [group for group in groups if not _is_our_group(group, hook, matcher)]
 
 
 def settings_with_hooks(path: Path, executable: str) -> FileChange:
     before, data = _read(path)
     hooks = _object(data, "hooks", path)
     for event, (hook, matcher) in HOOKS.items():
-        groups = _without_our_hooks(_list(hooks, event, path), hook)
+        groups = _without_our_hooks(_list(hooks, event, path), hook, matcher)
         ours: dict[str, Any] = {"hooks": [{"type": "command", "command": hook_command(executable, hook)}]}
         if matcher:
             ours = {"matcher": matcher, **ours}
@@ -124,9 +133,9 @@ def settings_without_hooks(path: Path) -> FileChange:
     before, data = _read(path)
     hooks = data.get("hooks")
     if isinstance(hooks, dict):
-        for event, (hook, _) in HOOKS.items():
+        for event, (hook, matcher) in HOOKS.items():
             if isinstance(hooks.get(event), list):
-                hooks[event] = _without_our_hooks(hooks[event], hook)
+                hooks[event] = _without_our_hooks(hooks[event], hook, matcher)
                 if not hooks[event]:
                     del hooks[event]
         if not hooks:
@@ -135,21 +144,41 @@ def settings_without_hooks(path: Path) -> FileChange:
 
 
 def mcp_with_server(path: Path, executable: str) -> FileChange:
+    """The server registered under `ctxkeep`; an existing entry keeps its other keys (env, …), only command and args change."""
     before, data = _read(path)
     servers = _object(data, "mcpServers", path)
-    servers[SERVER_NAME] = {"command": executable, "args": ["serve"]}
+    existing = servers.get(SERVER_NAME)
+    servers[SERVER_NAME] = {**(existing if isinstance(existing, dict) else {}), "command": executable, "args": ["serve"]}
     return FileChange(path, before, _dump(data))
 
 
 def _is_our_server(entry: Any) -> bool:
-    return isinstance(entry, dict) and Path(str(entry.get("command", ""))).name == "ctxkeep" and entry.get("args") == ["serve"]
+    """An entry exactly as install writes it."""
+    return (isinstance(entry, dict) and set(entry) == {"command", "args"} and Path(str(entry["command"])).is_absolute()
+            and Path(str(entry["command"])).name == "ctxkeep" and entry["args"] == ["serve"])
+
+
+def _backed_up_entry(path: Path) -> Any:
+    """The `ctxkeep` server entry as it was before install changed the file (None when there was none)."""
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    try:
+        servers = json.loads(backup.read_text(encoding="utf-8")).get("mcpServers") if backup.exists() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
 
 
 def mcp_without_server(path: Path) -> FileChange:
+    """Our entry removed; an entry install only updated goes back to what it was before."""
     before, data = _read(path)
     servers = data.get("mcpServers")
-    if isinstance(servers, dict) and _is_our_server(servers.get(SERVER_NAME)):
-        del servers[SERVER_NAME]
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    original = _backed_up_entry(path)
+    if isinstance(servers, dict) and entry is not None and (_is_our_server(entry) or original is not None):
+        if original is not None:
+            servers[SERVER_NAME] = original
+        else:
+            del servers[SERVER_NAME]
         if not servers:
             del data["mcpServers"]
     return FileChange(path, before, _restored(path, before, data))

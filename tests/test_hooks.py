@@ -160,6 +160,42 @@ def test_a_session_whose_agent_saved_a_task_is_bound_to_it(tmp_path: Path) -> No
     assert [row[0] for row in claude.rows("SELECT DISTINCT task_id FROM checkpoints")] == ["phx-start"]
     assert claude.rows("SELECT task_id, bound FROM sessions") == [("phx-start", 1)]
 
+    # later the agent's todo list finishes the pending item and adds one: the bound task gets a pre_compact version
+    claude.append(tool_use("TodoWrite", {"todos": [{"content": "Find what holds port 4000", "status": "completed"},
+                                                   {"content": "Kill the stale beam process", "status": "in_progress"}]}, "toolu_todo9"),
+                  tool_result("toolu_todo9", "Todos have been modified successfully"))
+    assert claude.pre_compact().returncode == 0
+    versions = claude.rows("SELECT version, trigger, violations_json, state_json FROM checkpoints ORDER BY version")
+    assert [(v, trigger, violations) for v, trigger, violations, _ in versions] == [(1, "manual", "[]"), (2, "pre_compact", "[]")]
+    latest = json.loads(versions[-1][3])
+    assert (latest["pending"], latest["completed"]) == (["Kill the stale beam process"], ["Find what holds port 4000"])
+    assert latest["constraints"] == state["constraints"] and latest["goal"] == state["goal"]
+
+
+@NEEDS_DATA
+def test_another_session_never_gets_this_sessions_task(tmp_path: Path) -> None:
+    claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
+    assert claude.pre_compact().returncode == 0
+    assert claude.session_start("s-1") != ""
+    assert claude.session_start("another-session") == ""  # a second terminal, or a resume of a session never compacted
+
+
+def test_the_output_is_ascii_json_whatever_the_terminal_encoding(tmp_path: Path) -> None:
+    claude = Claude(tmp_path)
+    script = ("import anyio\nfrom ctxkeep.models import CheckpointSaveRequest, TaskState\nfrom ctxkeep.settings import Settings\n"
+              "from ctxkeep.tools.checkpoint import checkpoint_save\nfrom ctxkeep.tools.scope import open_scope\nfrom ctxkeep.storage import SessionRow\n"
+              "async def main():\n    async with open_scope(Settings.from_env()) as scope:\n"
+              "        await checkpoint_save(scope, CheckpointSaveRequest(task_id='cjk', state=TaskState(goal='修复登录 bug 🙂', pending=['不要修改数据库'])))\n"
+              "        async with scope.store.transaction() as tx:\n"
+              "            await tx.sessions.put(scope.project, SessionRow('s-1', 'cjk', True, '/x.jsonl', '', '2026-11-30T00:00:00Z'))\n"
+              "anyio.run(main)\n")
+    subprocess.run([sys.executable, "-c", script], env=claude.env(), cwd=ROOT, check=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "ctxkeep", "hook", "session-start"], input=json.dumps({"session_id": "s-1", "cwd": str(claude.project)}).encode(),
+                          capture_output=True, env=claude.env(PYTHONIOENCODING="cp1252"), cwd=ROOT, timeout=60)
+    assert done.returncode == 0 and done.stderr == b""
+    context = json.loads(done.stdout.decode("ascii"))["hookSpecificOutput"]["additionalContext"]
+    assert "修复登录 bug 🙂" in context and "不要修改数据库" in context
+
 
 @pytest.mark.parametrize("stdin", ["", "not json", "[]", '{"session_id": "../../etc"}', '{"session_id": "s-1", "transcript_path": 7}'])
 def test_garbage_input_exits_0_silently_and_logs(tmp_path: Path, stdin: str) -> None:

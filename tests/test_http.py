@@ -86,7 +86,8 @@ def test_bearer_token_guards_every_request(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "token", "message"), [
-    (["--host", "0.0.0.0"], None, "is not a loopback address; add --allow-remote"),
+    (["--host", "0.0.0.0"], None, "is not 127.0.0.1, localhost or ::1; add --allow-remote"),
+    (["--host", "127.0.0.2"], None, "is not 127.0.0.1, localhost or ::1; add --allow-remote"),
     (["--host", "0.0.0.0", "--allow-remote"], None, "needs a bearer token: set CTXKEEP_HTTP_TOKEN"),
     (["--host", "127.0.0.1"], "short", "shorter than 24 characters"),
 ])

@@ -133,3 +133,40 @@ def test_the_command_line_for_both_scopes(tmp_path: Path) -> None:
     refused = _ctxkeep(["install", "claude-code"], home, project, "/usr/bin:/bin")
     assert refused.returncode == 1 and "is not valid JSON" in refused.stderr and "Traceback" not in refused.stderr
     assert (project / ".mcp.json").read_text() == "{broken" and not os.path.exists(project / ".claude" / "settings.json")
+
+
+def test_hooks_and_servers_someone_wrote_by_hand_are_left_alone(tmp_path: Path) -> None:
+    theirs = {"hooks": {
+        "PreCompact": [{"hooks": [{"type": "command", "command": "ctxkeep hook pre-compact", "timeout": 30}]}],
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "/usr/local/bin/ctxkeep hook session-start"}]},
+                         {"hooks": [{"type": "command", "command": "notify-send compacting # won't hook session-start"}]}]}}
+    server = {"mcpServers": {"ctxkeep": {"command": "/srv/ctxkeep", "args": ["serve"], "env": {"CTXKEEP_DB": "/data/team.db"}}}}
+    settings, mcp = tmp_path / ".claude" / "settings.json", tmp_path / ".mcp.json"
+    original_settings, original_mcp = _write(settings, theirs), _write(mcp, server)
+    _run("install", tmp_path, tmp_path / "home")
+    installed = json.loads(settings.read_text())["hooks"]
+    assert installed["PreCompact"][0] == theirs["hooks"]["PreCompact"][0] and installed["SessionStart"][:2] == theirs["hooks"]["SessionStart"]
+    assert json.loads(mcp.read_text())["mcpServers"]["ctxkeep"] == {"command": EXE, "args": ["serve"], "env": {"CTXKEEP_DB": "/data/team.db"}}
+    _run("uninstall", tmp_path, tmp_path / "home")
+    assert settings.read_bytes() == original_settings and mcp.read_bytes() == original_mcp
+
+
+def test_a_settings_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(b'{"model": "\xff\xfe"}')
+    with pytest.raises(InvalidInput, match="cannot be read as UTF-8 text"):
+        _run("install", tmp_path, tmp_path / "home")
+    assert settings.read_bytes() == b'{"model": "\xff\xfe"}'
+
+
+def test_doctor_reads_odd_settings_without_a_traceback(tmp_path: Path) -> None:
+    from ctxkeep.doctor import claude_code_checks
+
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": ["ctxkeep"]}')
+    (tmp_path / ".claude" / "settings.json").write_text('{"hooks": {"PreCompact": [7, {"hooks": "x"}, {"hooks": [{"command": "/nowhere/ctxkeep hook pre-compact"}]}]}}')
+    checks = {c.name: c for c in claude_code_checks(tmp_path, tmp_path / "home")}
+    assert checks["mcp server"].status == "warn"
+    missing = next(c for name, c in checks.items() if name.startswith("PreCompact hook"))
+    assert missing.status == "fail" and "is missing or not executable" in missing.detail

@@ -1,8 +1,9 @@
 """`ctxkeep hook pre-compact`: before Claude Code compacts, keep the session's task and history in the store.
 
-The transcript is read from under the allowed roots. Unless the agent saved a task itself (then
-the session is bound to it), the session task `cc-<session_id>` is rebuilt from the transcript
-and saved as a `pre_compact` checkpoint when it changed. The transcript then goes through
+The transcript is read from under the allowed roots. The session task `cc-<session_id>` is rebuilt
+from the transcript, or, when the agent saved a task itself, the session is bound to that task and
+the transcript's todo list is carried into it; either is saved as a `pre_compact` checkpoint when
+it changed. The transcript then goes through
 compress_history for that task (tool outputs offloaded as evidence, the digest updated;
 incremental). A transcript identical to the one ingested last time is skipped outright.
 """
@@ -25,7 +26,7 @@ from ctxkeep.tools.checkpoint import checkpoint_save, latest_state
 from ctxkeep.tools.compress import compress_history
 from ctxkeep.tools.evidence import utc_text
 from ctxkeep.tools.scope import Scope, open_scope
-from ctxkeep.tools.session_task import SessionView, read_session, session_state
+from ctxkeep.tools.session_task import SessionView, merge_todos, read_session, session_state
 from ctxkeep.tools.transcript import allowed_roots, resolve_transcript
 
 MAX_PLAN_BYTES = 200_000
@@ -41,20 +42,24 @@ def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
     plans = (home / ".claude" / "plans").resolve()
 
     def read(path: str) -> str | None:
-        file = Path(path).resolve()
-        if plans not in file.parents or not file.is_file() or file.stat().st_size > MAX_PLAN_BYTES:
+        try:
+            file = Path(path).resolve()
+            if plans not in file.parents or not file.is_file() or file.stat().st_size > MAX_PLAN_BYTES:
+                return None
+            return file.read_text(encoding="utf-8", errors="replace")
+        except (OSError, ValueError, RuntimeError):  # a NUL in the name, a symlink loop: no plan
             return None
-        return file.read_text(encoding="utf-8", errors="replace")
 
     return read
 
 
-async def _save_session_task(scope: Scope, task_id: str, view: SessionView) -> str:
-    """Save the transcript's view of the session task when it changed; a note on what happened."""
+async def _save(scope: Scope, task_id: str, view: SessionView, bound: bool) -> str:
+    """Save the task as a `pre_compact` checkpoint when the transcript changed it: the session task rebuilt, or the
+    agent's own task with the todo list carried in; a note on what happened."""
     previous = await latest_state(scope, task_id)
-    state = session_state(view, previous)
+    state = merge_todos(previous, view) if bound and previous is not None else session_state(view, previous)
     if previous is not None and previous.canonical() == state.canonical():
-        return "task unchanged"
+        return f"{task_id} unchanged"
     request = CheckpointSaveRequest(task_id=task_id, state=state, trigger="pre_compact")
     try:
         saved = await checkpoint_save(scope, request)
@@ -78,7 +83,7 @@ async def ingest(scope: Scope, hook: HookInput, env: Mapping[str, str]) -> str:
     view = await anyio.to_thread.run_sync(lambda: read_session(data.decode("utf-8", "replace").splitlines(), _plan_reader(env)))
     bound = view.bound_task is not None and await latest_state(scope, view.bound_task) is not None
     task_id = view.bound_task if bound and view.bound_task else session_task_id(hook.session_id)
-    note = f"bound to {task_id}" if bound else await _save_session_task(scope, task_id, view)
+    note = ("bound: " if bound else "") + await _save(scope, task_id, view, bound)
     compressed = await compress_history(scope, CompressRequest(transcript_path=str(path), task_id=task_id), env)
     async with scope.store.transaction() as tx:
         await tx.sessions.put(scope.project, SessionRow(hook.session_id, task_id, bound, str(path), fingerprint, utc_text(scope.clock()) or ""))

@@ -3,8 +3,8 @@
 Prints Claude Code's `hookSpecificOutput.additionalContext` with the active task's working set
 (goal, constraints, open side effects, open approvals, pending, decisions, facts, memories,
 history, evidence, next action) and how to fetch more, all under 9,000 characters (Claude Code
-cuts hook output at 10,000). The active task is the one this session is bound to, else the one
-of the latest session the hooks saw in this project; with none, nothing is printed.
+cuts hook output at 10,000). The active task is the one this session is bound to (by its own
+pre-compact hook); with none, nothing is printed — never another session's task.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def _output(task_id: str, version: int, text: str) -> str:
                "remember; do not repeat a side effect listed as open before checking it.\n\n" + text +
                f"\nMore: checkpoint_load(task_id=\"{task_id}\") for the whole state, evidence_get(ref) for any ev_ ref "
                f"above, memory_search(query), build_working_set(task_id=\"{task_id}\", focus=...).\n")
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}, ensure_ascii=False)
+    # ASCII only: Claude Code reads UTF-8, but a hook's stdout may be set to another encoding; escapes count in the length
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}})
 
 
 def _too_big(task_id: str, version: int, goal: str) -> str:

@@ -8,7 +8,6 @@ every request must carry `Authorization: Bearer <token>`, whatever the host.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 from typing import Any
 
@@ -19,13 +18,12 @@ MIN_TOKEN_CHARS = 24
 ASGIApp = Any
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")  # the hosts the SDK guards against DNS rebinding
+
+
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    """Only the three spellings the SDK protects: another loopback address (127.0.0.2) is treated as remote."""
+    return host.strip("[]") in LOOPBACK_HOSTS
 
 
 def check_exposure(host: str, token: str | None, allow_remote: bool) -> None:
@@ -36,8 +34,8 @@ def check_exposure(host: str, token: str | None, allow_remote: bool) -> None:
     if is_loopback(host):
         return
     if not allow_remote:
-        raise InvalidInput(f"--host {host} is not a loopback address; add --allow-remote (and set CTXKEEP_HTTP_TOKEN) to serve "
-                           "other machines, or leave --host at 127.0.0.1")
+        raise InvalidInput(f"--host {host} is not 127.0.0.1, localhost or ::1; add --allow-remote (and set CTXKEEP_HTTP_TOKEN) to "
+                           "serve it, or leave --host at 127.0.0.1")
     if token is None:
         raise InvalidInput(f"serving {host} needs a bearer token: set CTXKEEP_HTTP_TOKEN to a long random value")
 
@@ -63,7 +61,7 @@ class BearerToken:
 def http_app(settings: Settings, host: str, token: str | None) -> ASGIApp:
     from ctxkeep.server.app import build_server
 
-    app = build_server(settings).streamable_http_app(host=host)
+    app = build_server(settings).streamable_http_app(host=host.strip("[]"))
     return BearerToken(app, token) if token else app
 
 

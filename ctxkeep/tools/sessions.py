@@ -1,5 +1,5 @@
-"""Which task is active: the one a Claude Code session is bound to, else the latest the hooks saw, else (for
-prompts) the task saved most recently."""
+"""Which task is active: for a hook, the one its own Claude Code session is bound to; for prompts, the latest session's
+task, else the task saved most recently."""
 
 from __future__ import annotations
 
@@ -8,17 +8,22 @@ from ctxkeep.tools.checkpoint import checkpoint_list, latest_state
 from ctxkeep.tools.scope import Scope
 
 
-async def session_task(scope: Scope, session_id: str | None) -> str | None:
-    """The task of `session_id`, else of the latest session the hooks saw here, when it still has a checkpoint."""
+async def session_task(scope: Scope, session_id: str) -> str | None:
+    """The task the hooks bound `session_id` to, when it still has a checkpoint (never another session's task)."""
     async with scope.store.snapshot() as tx:
-        row = await tx.sessions.get(scope.project, session_id) if session_id else None
-        row = row or await tx.sessions.latest(scope.project)
+        row = await tx.sessions.get(scope.project, session_id)
+    return row.task_id if row is not None and await latest_state(scope, row.task_id) is not None else None
+
+
+async def _latest_session_task(scope: Scope) -> str | None:
+    async with scope.store.snapshot() as tx:
+        row = await tx.sessions.latest(scope.project)
     return row.task_id if row is not None and await latest_state(scope, row.task_id) is not None else None
 
 
 async def active_task(scope: Scope) -> str:
     """The latest session's task, else the task saved most recently; raises NotFound when the project has none."""
-    found = await session_task(scope, None)
+    found = await _latest_session_task(scope)
     if found is not None:
         return found
     tasks = (await checkpoint_list(scope, limit=1)).tasks
