@@ -181,7 +181,7 @@ def _user_record(view: SessionView, record: dict[str, Any], content: Any) -> Non
 def _record(view: SessionView, record: dict[str, Any], names: dict[str, str], read_plan: PlanReader) -> None:
     view.records += 1
     if view.session_id is None and isinstance(record.get("sessionId"), str):
-        view.session_id = record["sessionId"]
+        view.session_id = _clean(record["sessionId"], 200)
     if record.get("type") == "system" and record.get("subtype") == "local_command" and view.last_command is not None:
         del view.prompts[view.last_command]
         view.last_command = None
