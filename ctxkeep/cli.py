@@ -28,8 +28,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         serve_http(settings, args.host, args.port, os.environ.get("CTXKEEP_HTTP_TOKEN") or None, args.allow_remote)
         return 0
     from ctxkeep.server import build_server
+    from ctxkeep.server.stdio_limit import serve_stdio
 
-    build_server(settings).run("stdio")
+    anyio.run(serve_stdio, build_server(settings), settings.max_request_bytes)
     return 0
 
 
