@@ -140,3 +140,13 @@ def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
     bad_ref = ctxkeep("evidence", "get", "ev_000000000000000000000000", env=env)
     assert bad_ref.returncode == 1 and "no evidence" in bad_ref.stderr
     assert ctxkeep("diff", "procurement", "1", env=env).returncode == 2
+
+
+def test_every_test_the_security_notes_cite_exists() -> None:
+    readme = (ROOT / "README.md").read_text()
+    notes = readme[readme.index("## Security notes"):readme.index("## Token counting")]
+    cited = re.findall(r"`(test_\w+|tests/\w+\.py)`", notes)
+    assert len(cited) >= 10
+    sources = "\n".join(path.read_text() for path in (ROOT / "tests").glob("test_*.py"))
+    for name in cited:
+        assert (ROOT / name).exists() if name.startswith("tests/") else f"def {name}(" in sources, name

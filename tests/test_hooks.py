@@ -277,3 +277,12 @@ def test_session_start_stays_under_9000_characters_for_a_huge_task(tmp_path: Pat
     subprocess.run([sys.executable, "-c", script.replace("'big'", "'small'"), json.dumps(small)], env=claude.env(), cwd=ROOT, check=True, timeout=60)
     context = claude.session_start()
     assert "Pending item 2" in context and "Constraint 1" in context and len(context) < MAX_CHARS
+
+
+def test_the_hook_log_is_private(tmp_path: Path) -> None:
+    import stat
+
+    claude = Claude(tmp_path)
+    assert claude.hook("pre-compact", "garbage").returncode == 0
+    assert stat.S_IMODE(claude.log.stat().st_mode) == 0o600
+    assert "garbage" not in claude.log.read_text()  # what failed, not the input it was given

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 from ctxkeep.models.common import Model
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from ctxkeep.settings import Settings, default_db_path
 from ctxkeep.text import without_bad_characters
@@ -67,5 +67,12 @@ def run_hook(name: str, work: Work, stdin_text: str, env: Mapping[str, str]) -> 
         write_log(env, f"{name} ok in {(time.perf_counter() - started) * 1000:.0f} ms, session {hook.session_id}: {note}")
         return output
     except Exception as exc:  # a hook must never block the user: log, print nothing, exit 0
-        write_log(env, f"{name} failed: {type(exc).__name__}: {exc}")
+        write_log(env, f"{name} failed: {type(exc).__name__}: {_describe(exc)}")
         return ""
+
+
+def _describe(exc: Exception) -> str:
+    """What failed, without echoing the input (a hook's stdin can hold anything)."""
+    if isinstance(exc, ValidationError):
+        return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors(include_input=False))
+    return str(exc)
