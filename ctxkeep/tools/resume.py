@@ -43,17 +43,23 @@ def _cited(state: TaskState, pattern: re.Pattern[str]) -> list[str]:
 
 
 async def resume_records(tx: Tx, scope: Scope, task_id: str, state: TaskState) -> ResumeRecords:
+    """The records around a checkpoint (queries with nothing to look up are skipped: loads are frequent)."""
     cited_refs = _cited(state, _EVIDENCE_REF)
     shown = await tx.working_sets.get(scope.project, task_id)
     relied_on = sorted(set(_cited(state, _MEMORY_ID)) | set(json.loads(shown.memories_json) if shown else []))
-    memories = await tx.memories.by_ids(scope.project, relied_on)
-    present = {m.memory_id for m in memories}
-    # the other versions of the same keys decide which one is current
-    memories = await tx.memories.versions(scope.project, sorted({m.key_match for m in memories}))
+    memories: list[MemoryRow] = []
+    forgotten: list[TombstoneRow] = []
+    if relied_on:
+        found = await tx.memories.by_ids(scope.project, relied_on)
+        present = {m.memory_id for m in found}
+        # the other versions of the same keys decide which one is current
+        memories = await tx.memories.versions(scope.project, sorted({m.key_match for m in found})) if found else []
+        missing = [m for m in relied_on if m not in present]
+        forgotten = await tx.memories.tombstones(scope.project, missing) if missing else []
     return ResumeRecords(
         open_intents=await tx.journal.open_for_task(scope.project, task_id), cited_refs=cited_refs,
-        evidence=await tx.evidence.rows(scope.project, cited_refs), relied_on=relied_on, memories=memories,
-        forgotten=await tx.memories.tombstones(scope.project, [m for m in relied_on if m not in present]),
+        evidence=await tx.evidence.rows(scope.project, cited_refs) if cited_refs else {}, relied_on=relied_on,
+        memories=memories, forgotten=forgotten,
     )
 
 
