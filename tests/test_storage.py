@@ -133,3 +133,24 @@ async def test_a_cancelled_transaction_rolls_back_and_frees_the_file(scope: Scop
     await save(scope, pending=["next"])
     async with store.snapshot() as tx:
         assert await tx.checkpoints.latest_version("/projects/alpha", "t") == 2
+
+
+async def test_a_lock_held_past_busy_timeout_is_a_clear_error_and_the_next_call_works(db_path: Path) -> None:
+    from mcp import Client
+
+    from ctxkeep.server import build_server
+    from ctxkeep.settings import Settings
+    from tests.conftest import PROJECT, tool_text
+
+    async with Client(build_server(Settings(db_path=db_path, project=PROJECT, busy_timeout_ms=100))) as client:
+        assert not (await client.call_tool("checkpoint_save", {"task_id": "t", "state": {"goal": "g"}})).is_error
+        holder = sqlite3.connect(db_path, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")  # another process writing for longer than busy_timeout
+        try:
+            blocked = await client.call_tool("checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1})
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert blocked.is_error and str(db_path) in tool_text(blocked) and "retry shortly" in tool_text(blocked)
+        saved = await client.call_tool("checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1})
+        assert saved.structured_content["version"] == 2  # nothing of the blocked call was stored; the retry works
