@@ -20,7 +20,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, ErrorData, JSONRPCError
 
-CHUNK = 1 << 16
+CHUNK = 1 << 20
 PREFIX = 4_096  # bytes kept of an oversize line, enough to find its id
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
 
@@ -38,31 +38,34 @@ class LimitedLines:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
-        buffer, skipping, prefix, skipped = b"", False, b"", 0
+        pieces: list[bytes] = []  # the current line so far (joined once, when it ends: no quadratic copying)
+        size, skipping, prefix, skipped = 0, False, b"", 0
         while True:
             chunk = await anyio.to_thread.run_sync(os.read, self.fd, CHUNK)
             if not chunk:
                 return
-            buffer += chunk
-            while True:
-                end = buffer.find(b"\n")
+            start = 0
+            while (end := chunk.find(b"\n", start)) >= 0:
+                part, start = chunk[start:end + 1], end + 1
                 if skipping:
-                    skipped += len(buffer) if end < 0 else end + 1
-                    if end < 0:
-                        buffer = b""
-                        break
-                    buffer, skipping = buffer[end + 1:], False
-                    await self._report(prefix, skipped)
+                    skipping = False
+                    await self._report(prefix, skipped + len(part))
                     continue
-                if end < 0:
-                    if len(buffer) > self.limit:  # a line already over the limit: stop keeping it
-                        skipping, prefix, skipped, buffer = True, buffer[:PREFIX], len(buffer), b""
-                    break
-                line, buffer = buffer[:end + 1], buffer[end + 1:]
+                line = b"".join([*pieces, part])
+                pieces, size = [], 0
                 if len(line) > self.limit:
                     await self._report(line[:PREFIX], len(line))
-                    continue
-                yield line.decode("utf-8", errors="replace")
+                else:
+                    yield line.decode("utf-8", errors="replace")
+            rest = chunk[start:]
+            if skipping:
+                skipped += len(rest)
+            elif rest:
+                pieces.append(rest)
+                size += len(rest)
+                if size > self.limit:  # a line already over the limit: stop keeping it
+                    skipping, prefix, skipped = True, b"".join(pieces)[:PREFIX], size
+                    pieces, size = [], 0
 
     async def _report(self, prefix: bytes, size: int) -> None:
         if self.on_oversize is not None:
