@@ -1,4 +1,5 @@
-"""SIGKILL of the server during each kind of write (evidence batch, compression with offload, memory forget, journal):
+"""SIGKILL of the server during each kind of write (checkpoint save, evidence batch, compression with offload, memory forget,
+journal):
 on restart the file is sound, nothing is half-written, and every write acknowledged to the client is there."""
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ BATCH = 50
 
 def _requests(kind: str, n: int) -> list[tuple[str, dict[str, Any]]]:
     """The tool calls of write number `n` of a kind (acknowledged when the last one is answered without error)."""
+    if kind == "checkpoint":
+        return [("checkpoint_save", {"task_id": "crash", "expected_version": n, "state": {
+            "goal": "survive SIGKILL", "completed": [f"step {i}" for i in range(n)], "extra": {"padding": "x" * 4000, "step": n}}})]
     if kind == "evidence":
         return [("evidence_put", {"items": [{"content": f"record {n}-{i}: " + "payload " * 200, "source": "crash"} for i in range(BATCH)]})]
     if kind == "compress":
@@ -70,7 +74,11 @@ def _check(kind: str, conn: sqlite3.Connection, acknowledged: int) -> None:
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert one("SELECT count(*) FROM evidence") == one("SELECT count(*) FROM evidence_fts_docsize")  # the index is whole
     assert one("SELECT count(*) FROM evidence WHERE blob_id NOT IN (SELECT id FROM blobs)") == 0
-    if kind == "evidence":
+    if kind == "checkpoint":  # version 1 is the set-up save; each acknowledged write added one, at most one more landed
+        versions = conn.execute("SELECT version, hash, parent_hash FROM checkpoints WHERE task_id = 'crash' ORDER BY version").fetchall()
+        assert [v for v, _, _ in versions] == list(range(1, len(versions) + 1)) and acknowledged + 1 <= len(versions) <= acknowledged + 2
+        assert all(parent == previous[1] for previous, (_, _, parent) in zip(versions, versions[1:]))  # the chain is whole
+    elif kind == "evidence":
         records = one("SELECT count(*) FROM evidence")
         assert records % BATCH == 0 and acknowledged <= records // BATCH <= acknowledged + 1  # whole batches only
     elif kind == "compress":
@@ -87,7 +95,7 @@ def _check(kind: str, conn: sqlite3.Connection, acknowledged: int) -> None:
         assert one("SELECT count(*) FROM actions WHERE status = 'open'") <= 1  # only the intent the kill interrupted
 
 
-@pytest.mark.parametrize("kind", ["evidence", "compress", "forget", "journal"])
+@pytest.mark.parametrize("kind", ["checkpoint", "evidence", "compress", "forget", "journal"])
 def test_sigkill_of_the_server_during_writes_leaves_no_half_written_record(tmp_path: Path, kind: str) -> None:
     rng = random.Random(kind)
     for attempt in range(2):
@@ -95,8 +103,10 @@ def test_sigkill_of_the_server_during_writes_leaves_no_half_written_record(tmp_p
         acknowledged = _write_until_killed(kind, db_path, rng.uniform(0.3, 1.2))
         with sqlite3.connect(db_path) as conn:
             _check(kind, conn, acknowledged)
+            latest = conn.execute("SELECT MAX(version) FROM checkpoints WHERE task_id = 'crash'").fetchone()[0]
         restarted = RawServer(db_path)  # the next server starts on the same file and serves
         try:
-            assert restarted.call(1, "checkpoint_load", {"task_id": "crash"})["result"]["structuredContent"]["version"] == 1
+            loaded = restarted.call(1, "checkpoint_load", {"task_id": "crash"})["result"]["structuredContent"]
+            assert loaded["version"] == latest and (kind == "checkpoint" or latest == 1)
         finally:
             restarted.close()

@@ -106,3 +106,23 @@ def test_a_real_bug_report_is_not_a_constraint() -> None:
         pytest.skip("../shared/data/claude-code-transcripts is absent")
     state = session_state(read_session(path.read_text().splitlines()), None)
     assert state.constraints == [] and any("xterm.js" in r for r in state.extra["latest_requests"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(records=st.lists(_json, max_size=10), raw=st.lists(st.binary(max_size=40), max_size=4))
+def test_the_compression_reader_takes_any_jsonl_bytes(tmp_path_factory: Any, records: list[Any], raw: list[bytes]) -> None:
+    from ctxkeep.tools.history import parse
+    from ctxkeep.tools.transcript import read_transcript
+
+    path = tmp_path_factory.mktemp("t") / "session.jsonl"
+    lines = [json.dumps(r).encode() for r in records] + [b.replace(b"\n", b" ") for b in raw]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    from ctxkeep.errors import InvalidInput
+
+    try:
+        transcript = read_transcript(path)  # invalid UTF-8, garbage and odd shapes are skipped, never a crash
+    except InvalidInput as refused:  # the one documented refusal: nothing in the file is a JSON object
+        assert "is not a JSONL transcript" in str(refused) and not any(isinstance(r, dict) for r in records)
+        return
+    assert transcript.records >= 0 and transcript.skipped >= 0
+    parse(transcript.messages, "claude_code")
