@@ -21,6 +21,7 @@ from ctxkeep.cli_inspect import add_inspection_commands
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
 
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     if args.http:
         from ctxkeep.server.http import serve_http
@@ -60,8 +61,11 @@ def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
     except (OSError, UnicodeDecodeError):
         stdin_text = ""
     output = run_hook(args.hook, work, stdin_text, os.environ)
-    if output:
-        print(output)
+    try:
+        if output:
+            print(output, flush=True)
+    except OSError:  # Claude Code stopped reading: nothing to inject, and still no failure
+        pass
     return 0
 
 

@@ -7,10 +7,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ctxkeep.models.common import Model
 from pydantic import Field
 
 from ctxkeep.errors import InvalidInput
+from ctxkeep.models.common import Model
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
 from ctxkeep.models.memory import DEFAULT_TTL_DAYS
 from ctxkeep.project import resolve_project

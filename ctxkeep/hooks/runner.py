@@ -9,9 +9,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import anyio
-from ctxkeep.models.common import Model
 from pydantic import ConfigDict, Field, ValidationError
 
+from ctxkeep.models.common import Model
 from ctxkeep.settings import Settings, default_db_path
 from ctxkeep.text import without_bad_characters
 from ctxkeep.tokens import use_estimate

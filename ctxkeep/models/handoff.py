@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ctxkeep.models.common import Model
 from pydantic import Field
 
 from ctxkeep.models.checkpoint import Approval, Fact, FailedApproach
+from ctxkeep.models.common import Model
 from ctxkeep.models.journal import Action
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ctxkeep.models.common import Model
-
 from ctxkeep.tools.scope import Scope
 
 
