@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from ctxkeep.errors import CheckpointRefused, InvalidInput
+from ctxkeep.errors import CheckpointRefused, InvalidInput, VersionConflict
 from ctxkeep.hooks.runner import HookInput
 from ctxkeep.models import CheckpointSaveRequest
 from ctxkeep.models.compress import CompressRequest
@@ -56,13 +56,18 @@ def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
 async def _save(scope: Scope, task_id: str, view: SessionView, bound: bool) -> str:
     """Save the task as a `pre_compact` checkpoint when the transcript changed it: the session task rebuilt, or the
     agent's own task with the todo list carried in; a note on what happened."""
-    previous = await latest_state(scope, task_id)
+    async with scope.store.snapshot() as tx:
+        current = await tx.checkpoints.latest_version(scope.project, task_id)
+    previous = await latest_state(scope, task_id) if current else None
     state = merge_todos(previous, view) if bound and previous is not None else session_state(view, previous)
     if previous is not None and previous.canonical() == state.canonical():
         return f"{task_id} unchanged"
-    request = CheckpointSaveRequest(task_id=task_id, state=state, trigger="pre_compact")
+    # expected_version: an agent saving its task at the same moment wins; this save is then skipped, not merged over it
+    request = CheckpointSaveRequest(task_id=task_id, state=state, trigger="pre_compact", expected_version=current)
     try:
         saved = await checkpoint_save(scope, request)
+    except VersionConflict:
+        return f"{task_id} was saved meanwhile; the transcript's view was not written over it"
     except CheckpointRefused as refused:  # the reading missed something; keep the record anyway, flagged
         saved = await checkpoint_save(scope, request.model_copy(update={"strict": False}))
         return f"saved {task_id} v{saved.version} with {len(refused.violations)} violation(s)"
