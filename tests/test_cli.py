@@ -18,6 +18,12 @@ COMMANDS = ["serve", "demo", "doctor", "tasks", "show", "diff", "handoff", "evid
             "install", "uninstall", "hook"]
 
 
+def project_env(tmp_path: Path) -> dict[str, str]:
+    """A database and a project of their own in `tmp_path`."""
+    (tmp_path / "project").mkdir()
+    return {"CTXKEEP_DB": str(tmp_path / "cli.db"), "CTXKEEP_PROJECT": str(tmp_path / "project")}
+
+
 def ctxkeep(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "ctxkeep", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=120, cwd=ROOT)
@@ -72,10 +78,7 @@ def test_inspection_commands_read_what_the_demo_stored(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_show_search_and_gc_in_the_demo_project(tmp_path: Path) -> None:
-    db = tmp_path / "cli.db"
-    project = tmp_path / "project"
-    project.mkdir()
-    env = {"CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": str(project)}
+    env = project_env(tmp_path)
     script = (
         "import anyio\n"
         "from ctxkeep.settings import Settings\n"
@@ -107,10 +110,8 @@ def test_a_corrupt_database_is_one_clear_line(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
-    db = tmp_path / "cli.db"
-    project = tmp_path / "project"
-    project.mkdir()
-    env = {"CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": str(project)}
+    env = project_env(tmp_path)
+    db = Path(env["CTXKEEP_DB"])
     assert ctxkeep("demo", "--db", str(db), env=env).returncode == 0
     diff = ctxkeep("diff", "procurement", "1", "2", env=env)
     assert diff.returncode == 0 and re.search(r"^\+ +completed +Supplier C freight missing", diff.stdout, re.MULTILINE)

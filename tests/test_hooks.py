@@ -12,7 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+
+from ctxkeep.models import CheckpointSaveRequest, TaskState
+from ctxkeep.settings import Settings
+from ctxkeep.storage import SessionRow
+from ctxkeep.tools.checkpoint import checkpoint_save
+from ctxkeep.tools.scope import open_scope
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +67,17 @@ class Claude:
         with self.transcript.open("a", encoding="utf-8") as out:
             for record in records:
                 out.write(json.dumps(record) + "\n")
+
+    def save_task(self, task_id: str, state: dict[str, Any], bind: bool = False) -> None:
+        """Save a task in this project as an agent would (and, with `bind`, bind session s-1 to it as pre-compact does)."""
+        async def save() -> None:
+            async with open_scope(Settings.from_env(self.env())) as scope:
+                await checkpoint_save(scope, CheckpointSaveRequest(task_id=task_id, state=TaskState(**state)))
+                if bind:
+                    async with scope.store.transaction() as tx:
+                        await tx.sessions.put(scope.project, SessionRow("s-1", task_id, True, "/x.jsonl", "", "2026-11-30T00:00:00Z"))
+
+        anyio.run(save)
 
     def rows(self, sql: str) -> list[Any]:
         with sqlite3.connect(self.db) as conn:
@@ -140,16 +158,7 @@ def test_a_session_whose_agent_saved_a_task_is_bound_to_it(tmp_path: Path) -> No
     claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
     state = {"goal": "Get mix phx.server to start on port 4001", "constraints": ["Do not touch the production config"],
              "pending": ["Find what holds port 4000"]}
-    subprocess.run([sys.executable, "-c", (
-        "import anyio, json, sys\n"
-        "from ctxkeep.models import CheckpointSaveRequest, TaskState\n"
-        "from ctxkeep.settings import Settings\n"
-        "from ctxkeep.tools.checkpoint import checkpoint_save\n"
-        "from ctxkeep.tools.scope import open_scope\n"
-        "async def main():\n"
-        "    async with open_scope(Settings.from_env()) as scope:\n"
-        "        await checkpoint_save(scope, CheckpointSaveRequest(task_id='phx-start', state=TaskState(**json.loads(sys.argv[1]))))\n"
-        "anyio.run(main)\n"), json.dumps(state)], env=claude.env(), cwd=ROOT, check=True, timeout=60)
+    claude.save_task("phx-start", state)
     claude.append(tool_use("mcp__ctxkeep__checkpoint_save", {"task_id": "phx-start", "state": state}, "toolu_save1"),
                   tool_result("toolu_save1", "saved phx-start v1"))
     assert claude.pre_compact().returncode == 0
@@ -182,14 +191,7 @@ def test_another_session_never_gets_this_sessions_task(tmp_path: Path) -> None:
 
 def test_the_output_is_ascii_json_whatever_the_terminal_encoding(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
-    script = ("import anyio\nfrom ctxkeep.models import CheckpointSaveRequest, TaskState\nfrom ctxkeep.settings import Settings\n"
-              "from ctxkeep.tools.checkpoint import checkpoint_save\nfrom ctxkeep.tools.scope import open_scope\nfrom ctxkeep.storage import SessionRow\n"
-              "async def main():\n    async with open_scope(Settings.from_env()) as scope:\n"
-              "        await checkpoint_save(scope, CheckpointSaveRequest(task_id='cjk', state=TaskState(goal='修复登录 bug 🙂', pending=['不要修改数据库'])))\n"
-              "        async with scope.store.transaction() as tx:\n"
-              "            await tx.sessions.put(scope.project, SessionRow('s-1', 'cjk', True, '/x.jsonl', '', '2026-11-30T00:00:00Z'))\n"
-              "anyio.run(main)\n")
-    subprocess.run([sys.executable, "-c", script], env=claude.env(), cwd=ROOT, check=True, timeout=60)
+    claude.save_task("cjk", {"goal": "修复登录 bug 🙂", "pending": ["不要修改数据库"]}, bind=True)
     done = subprocess.run([sys.executable, "-m", "ctxkeep", "hook", "session-start"], input=json.dumps({"session_id": "s-1", "cwd": str(claude.project)}).encode(),
                           capture_output=True, env=claude.env(PYTHONIOENCODING="cp1252"), cwd=ROOT, timeout=60)
     assert done.returncode == 0 and done.stderr == b""
@@ -260,21 +262,12 @@ def test_session_start_stays_under_9000_characters_for_a_huge_task(tmp_path: Pat
     claude = Claude(tmp_path)
     big = {"goal": "Migrate the billing service " + "with care " * 300, "constraints": [f"Constraint {i}: " + "keep it " * 40 for i in range(12)],
            "pending": [f"Pending item {i} " + "detail " * 60 for i in range(40)], "decisions": [f"Decision {i} " + "because " * 80 for i in range(40)]}
-    script = ("import anyio, json, sys\nfrom ctxkeep.models import CheckpointSaveRequest, TaskState\nfrom ctxkeep.settings import Settings\n"
-              "from ctxkeep.tools.checkpoint import checkpoint_save\nfrom ctxkeep.tools.scope import open_scope\n"
-              "from ctxkeep.storage import SessionRow\n"
-              "async def main():\n"
-              "    async with open_scope(Settings.from_env()) as scope:\n"
-              "        await checkpoint_save(scope, CheckpointSaveRequest(task_id='big', state=TaskState(**json.loads(sys.argv[1]))))\n"
-              "        async with scope.store.transaction() as tx:\n"
-              "            await tx.sessions.put(scope.project, SessionRow('s-1', 'big', True, '/x.jsonl', '', '2026-11-30T00:00:00Z'))\n"
-              "anyio.run(main)\n")
-    subprocess.run([sys.executable, "-c", script, json.dumps(big)], env=claude.env(), cwd=ROOT, check=True, timeout=60)
+    claude.save_task("big", big, bind=True)
     # the control rules alone exceed 9,000 characters: the goal and the instruction to load the rest, never a silent cut
     context = claude.session_start()
     assert "Migrate the billing service" in context and "call checkpoint_load before doing anything else" in context
     small = {**big, "pending": big["pending"][:3], "constraints": big["constraints"][:2]}
-    subprocess.run([sys.executable, "-c", script.replace("'big'", "'small'"), json.dumps(small)], env=claude.env(), cwd=ROOT, check=True, timeout=60)
+    claude.save_task("small", small, bind=True)
     context = claude.session_start()
     assert "Pending item 2" in context and "Constraint 1" in context and len(context) < MAX_CHARS
 
