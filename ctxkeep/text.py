@@ -41,6 +41,12 @@ def find_bad_character(text: str) -> str | None:
     return f"{kind} U+{ord(char):04X} at position {found.start()}"
 
 
+def one_line(text: str | None, limit: int | None = None) -> str:
+    """`text` on one line (every whitespace run one space), cut after `limit` characters with "…" (for labels)."""
+    flat = " ".join((text or "").split())
+    return flat if limit is None or len(flat) <= limit else flat[:limit] + "…"
+
+
 def without_bad_characters(text: str) -> str:
     """`text` with every character `find_bad_character` would refuse removed (for text read from files)."""
     return _BAD_CHARACTER.sub("", text)

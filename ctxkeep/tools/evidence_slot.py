@@ -17,6 +17,7 @@ from typing import Literal
 
 from ctxkeep.models.working_set import DroppedItem
 from ctxkeep.storage import EvidenceRow, SearchFilter, Tx
+from ctxkeep.text import one_line
 from ctxkeep.tools.evidence import CONTENTS
 from ctxkeep.tools.passage import best_passage
 from ctxkeep.tools.retrieval import Candidate, rank_evidence
@@ -51,22 +52,17 @@ class EvidenceSlot:
     dropped: list[DroppedItem]
 
 
-def _one_line(text: str | None, limit: int) -> str:
-    flat = " ".join((text or "").split())
-    return flat if len(flat) <= limit else flat[:limit] + "…"
-
-
 def _dropped(row: EvidenceRow, reason: Literal["budget", "truncated"]) -> DroppedItem:
-    return DroppedItem(slot="evidence", item=_one_line(row.title or row.source or row.kind, 80), reason=reason, ref=row.ref)
+    return DroppedItem(slot="evidence", item=one_line(row.title or row.source or row.kind, 80), reason=reason, ref=row.ref)
 
 
 def group_header(row: EvidenceRow) -> str:
     when = (row.effective_at or row.created_at)[:10]
-    return f"### source: {_one_line(row.source, 60) or row.kind} · {when}\n"
+    return f"### source: {one_line(row.source, 60) or row.kind} · {when}\n"
 
 
 def record_line(pick: Pick, short: str) -> str:
-    head = f"{_one_line(pick.row.title, 80)} {short}" if pick.row.title else short
+    head = f"{one_line(pick.row.title, 80)} {short}" if pick.row.title else short
     first, *rest = pick.text.splitlines() or [""]  # every line break a viewer honours (\r, U+2028, …) is quoted
     return f"> {head}: {first}\n" + "".join(f"> {line}\n" for line in rest)
 

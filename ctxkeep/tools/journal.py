@@ -12,6 +12,7 @@ from datetime import datetime
 from ctxkeep.errors import NotFound, Refused
 from ctxkeep.models.journal import Action, ActionIntentRequest, ActionIntentResult, ActionResultRequest, ActionResultResult
 from ctxkeep.storage import ActionRow
+from ctxkeep.text import one_line
 from ctxkeep.tools.evidence import load_row, utc_text
 from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
@@ -34,8 +35,7 @@ def _when(moment: datetime | None) -> str:
 
 
 def _short(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= MAX_SHOWN_CHARS else flat[:MAX_SHOWN_CHARS - 1] + "…"
+    return one_line(text, MAX_SHOWN_CHARS - 1)
 
 
 def describe(entry: Action) -> str:

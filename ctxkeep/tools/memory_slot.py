@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ctxkeep.models.memory import AUTHORITY
 from ctxkeep.models.working_set import DroppedItem
 from ctxkeep.storage import MemoryRow, Tx
+from ctxkeep.text import one_line
 from ctxkeep.tools.memory import source_label
 from ctxkeep.tools.memory_status import current_by_key
 from ctxkeep.tools.state_blocks import EMPTY, Rendered
@@ -31,14 +32,10 @@ class MemorySlot:
     memory_ids: list[str]
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _entry(row: MemoryRow) -> tuple[str, bool]:
     """A memory's lines, and whether its content was cut."""
     content = row.content if len(row.content) <= MAX_MEMORY_CHARS else row.content[:MAX_MEMORY_CHARS] + "…"
-    head = f"[{row.kind}] {_flat(row.key)} · {row.memory_id} · {_flat(source_label(row))}\n"
+    head = f"[{row.kind}] {one_line(row.key)} · {row.memory_id} · {one_line(source_label(row))}\n"
     return head + "".join(f"> {line}\n" for line in content.splitlines() or [""]), content != row.content
 
 
@@ -79,14 +76,14 @@ async def memory_slot(tx: Tx, project: str, focus: str, now: str, limit: int, co
     while chosen and count(text) > limit:  # entries can count a token more together than apart
         dropped.append(_dropped(chosen.pop(), "budget"))
         text = _render(chosen)
-    claims = [f"{claim_prefix(r)}{_flat(r.content)[:100]}" for r in chosen]
+    claims = [f"{claim_prefix(r)}{one_line(r.content)[:100]}" for r in chosen]
     return MemorySlot(Rendered(text, count(text) if text else 0, claims, dropped, len(chosen)), sorted(r.memory_id for r in chosen))
 
 
 def claim_prefix(row: MemoryRow) -> str:
     """How a working set's claims (kept for its diff) name a memory; forget removes the claims that start with it."""
-    return f"memory: {_flat(row.key)}: "
+    return f"memory: {one_line(row.key)}: "
 
 
 def _dropped(row: MemoryRow, reason: str) -> DroppedItem:
-    return DroppedItem(slot="memory", item=f"{row.kind} {_flat(row.key)[:80]}", reason=reason, ref=row.memory_id)  # type: ignore[arg-type]
+    return DroppedItem(slot="memory", item=f"{row.kind} {one_line(row.key)[:80]}", reason=reason, ref=row.memory_id)  # type: ignore[arg-type]
