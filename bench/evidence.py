@@ -25,7 +25,7 @@ from bench.fixture import items
 from bench.rpc import RawServer
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.storage import Store
-from ctxkeep.tools.evidence import evidence_put
+from ctxkeep.tools.evidence.records import evidence_put
 from ctxkeep.tools.scope import Scope
 
 PROJECT = "/bench/evidence"

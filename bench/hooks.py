@@ -28,8 +28,8 @@ from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
-from ctxkeep.tools.checkpoint import checkpoint_save
-from ctxkeep.tools.evidence import evidence_put
+from ctxkeep.tools.checkpoint.versions import checkpoint_save
+from ctxkeep.tools.evidence.records import evidence_put
 from ctxkeep.tools.scope import open_scope
 
 # as installed by pip: compiled modules cached (this machine sets PYTHONDONTWRITEBYTECODE, which a user's does not)
@@ -93,7 +93,7 @@ def _pre_compact(folder: Path, quick: bool) -> dict[str, Any]:
 def _floors(quick: bool) -> dict[str, Any]:
     runs = 5 if quick else RUNS
     python = [_seconds([sys.executable, "-c", "pass"], "", BASE_ENV) for _ in range(runs)]
-    imports = [_seconds([sys.executable, "-c", "import ctxkeep.cli, ctxkeep.hooks.runner, ctxkeep.hooks.session_start"], "", BASE_ENV)
+    imports = [_seconds([sys.executable, "-c", "import ctxkeep.cli, ctxkeep.clients.core.hook_runner, ctxkeep.clients.claude_code.hooks.session_start"], "", BASE_ENV)
                for _ in range(runs)]
     return {"python": summary_ms(python), "imports": summary_ms(imports)}
 

@@ -32,14 +32,14 @@ from ctxkeep.models.memory import MemoryForgetRequest, MemorySearchRequest, Memo
 from ctxkeep.models.working_set import WorkingSetRequest
 from ctxkeep.storage import Store
 from ctxkeep.tokens import count_tokens
-from ctxkeep.tools.checkpoint import checkpoint_load, checkpoint_save
-from ctxkeep.tools.evidence import evidence_delete, evidence_put
-from ctxkeep.tools.evidence_search import evidence_search
-from ctxkeep.tools.forget import memory_forget
-from ctxkeep.tools.journal import action_intent
-from ctxkeep.tools.memory import memory_search, memory_write
+from ctxkeep.tools.checkpoint.versions import checkpoint_load, checkpoint_save
+from ctxkeep.tools.evidence.records import evidence_delete, evidence_put
+from ctxkeep.tools.evidence.search import evidence_search
+from ctxkeep.tools.journal.actions import action_intent
+from ctxkeep.tools.memory.forget import memory_forget
+from ctxkeep.tools.memory.records import memory_search, memory_write
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.working_set import build_working_set
+from ctxkeep.tools.working_set.assemble import build_working_set
 
 T = TypeVar("T")
 TOP = 5

@@ -37,15 +37,15 @@ from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.models.working_set import WorkingSetRequest
 from ctxkeep.storage import SearchFilter, Store
 from ctxkeep.tokens import count_tokens, token_ids
-from ctxkeep.tools.checkpoint import checkpoint_save
-from ctxkeep.tools.compress import compress_history
-from ctxkeep.tools.evidence import CONTENTS, evidence_put
-from ctxkeep.tools.evidence_slot import HEADER, Pick, group_header, record_line, render_evidence, short_refs
-from ctxkeep.tools.history import detect_format, parse, render_for_count
-from ctxkeep.tools.digest import build_digest
+from ctxkeep.tools.checkpoint.versions import checkpoint_save
+from ctxkeep.tools.compression.compress import compress_history
+from ctxkeep.tools.compression.digest import build_digest
+from ctxkeep.tools.evidence.records import CONTENTS, evidence_put
+from ctxkeep.tools.evidence.terms import query_terms
+from ctxkeep.tools.messages import detect_format, parse, render_for_count
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import query_terms
-from ctxkeep.tools.working_set import build_working_set
+from ctxkeep.tools.working_set.assemble import build_working_set
+from ctxkeep.tools.working_set.evidence_slot import HEADER, Pick, group_header, record_line, render_evidence, short_refs
 
 SLOT = 2_000
 _SHOWN = re.compile(r"^> (D\d+:\d+) ev_", re.MULTILINE)

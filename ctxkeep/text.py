@@ -1,4 +1,4 @@
-"""Text rules shared by models, verification and diffs.
+"""Text rules shared by every layer: matching, one-line labels, canonical JSON, stored times.
 
 Matching (DESIGN.md): NFC, trimmed and collapsed whitespace, casefolded. Numbers match
 verbatim, ignoring thousands separators. Stored text may not carry control characters
@@ -11,6 +11,7 @@ import functools
 import json
 import re
 import unicodedata
+from datetime import datetime, timezone
 from typing import Any
 
 _THOUSANDS = re.compile(r"(?<=\d)[,_'\u00a0\u202f\u2009](?=\d{3}(?:\D|$))")
@@ -55,3 +56,11 @@ def without_bad_characters(text: str) -> str:
 def canonical_json(data: Any) -> str:
     """Deterministic JSON: sorted keys, no spaces, UTF-8 text kept as is."""
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def utc_text(moment: datetime | None) -> str | None:
+    """A time as fixed-width UTC text, so stored times compare correctly as strings."""
+    if moment is None:
+        return None
+    t = moment.astimezone(timezone.utc)  # strftime's %Y does not pad years before 1000 on every platform
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"

@@ -12,7 +12,7 @@ import anyio
 
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.storage import Store
-from ctxkeep.tools.checkpoint import checkpoint_save
+from ctxkeep.tools.checkpoint.versions import checkpoint_save
 from ctxkeep.tools.scope import Scope
 
 

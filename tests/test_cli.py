@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxkeep.cli import build_parser
+from ctxkeep.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ["serve", "demo", "doctor", "tasks", "show", "diff", "handoff", "evidence", "search", "working-set", "stats", "gc",
@@ -84,7 +84,7 @@ def test_show_search_and_gc_in_the_demo_project(tmp_path: Path) -> None:
         "from ctxkeep.settings import Settings\n"
         "from ctxkeep.storage import Store\n"
         "from ctxkeep.tools.scope import Scope\n"
-        "from ctxkeep.tools.evidence import evidence_put\n"
+        "from ctxkeep.tools.evidence.records import evidence_put\n"
         "from ctxkeep.models.evidence import EvidenceItem\n"
         "async def main():\n"
         "    s = Settings.from_env()\n"

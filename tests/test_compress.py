@@ -13,10 +13,10 @@ from mcp import Client
 
 from ctxkeep.models.compress import CompressRequest, CompressResult
 from ctxkeep.models.evidence import EvidenceGetRequest
-from ctxkeep.tools.compress import compress_history
-from ctxkeep.tools.evidence_get import evidence_get
-from ctxkeep.tools.history import parse
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.compression.compress import compress_history
+from ctxkeep.tools.evidence.get import evidence_get
+from ctxkeep.tools.evidence.redact import redact_secrets
+from ctxkeep.tools.messages import parse
 from ctxkeep.tools.scope import Scope
 from tests.conftest import tool_text
 
@@ -122,7 +122,7 @@ def test_swe_span_reduction_median_is_at_least_85_percent(tmp_path: Path) -> Non
 @pytest.mark.slow
 @pytest.mark.parametrize("name", LONG_TRANSCRIPTS)
 async def test_long_transcripts_compress_by_95_percent_with_nothing_lost(scope: Scope, name: str) -> None:
-    from ctxkeep.tools.transcript import read_transcript
+    from ctxkeep.tools.compression.transcript import read_transcript
 
     path = DATA / "claude-code-transcripts" / name
     result = await compress_history(scope, CompressRequest(transcript_path=str(path), task_id="cc"), env=ENV)
@@ -383,7 +383,7 @@ async def test_the_digest_ignores_errors_in_successful_reads_and_harness_reminde
 
 
 async def test_the_cursor_is_not_trusted_for_deleted_evidence(scope: Scope) -> None:
-    from ctxkeep.tools.evidence import evidence_delete
+    from ctxkeep.tools.evidence.records import evidence_delete
 
     first = await compress_history(scope, CompressRequest(messages=GENERIC, task_id="c", keep_recent=2))
     await evidence_delete(scope, first.evidence_refs[0])

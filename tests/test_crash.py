@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxkeep.storage import Store
-from ctxkeep.tools.checkpoint import checkpoint_load, verify_chain
+from ctxkeep.tools.checkpoint.versions import checkpoint_load, verify_chain
 from ctxkeep.tools.scope import Scope
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -238,7 +238,7 @@ async def test_the_evidence_resource_returns_the_content(client: Client) -> None
 
 
 def test_search_keeps_the_rarest_terms_within_the_postings_budget() -> None:
-    from ctxkeep.tools.evidence_search import selective_terms
+    from ctxkeep.tools.evidence.search import selective_terms
 
     frequencies = {"common": 90_000, "rare": 3, "middle": 15_000, "second": 6_000}
     assert selective_terms(["common", "rare", "middle", "second", "absent"], frequencies, budget=20_000) == ["rare", "second"]
@@ -320,7 +320,7 @@ async def test_secrets_in_source_and_title_are_redacted(client: Client) -> None:
 
 
 async def test_search_widens_when_the_rarest_terms_live_in_another_project(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxkeep.tools import evidence_search
+    from ctxkeep.tools.evidence import search as evidence_search
 
     monkeypatch.setattr(evidence_search, "POSTINGS_BUDGET", 5)
     monkeypatch.setattr(evidence_search.selective_terms, "__defaults__", (5,))

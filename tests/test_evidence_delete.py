@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from ctxkeep.tools.evidence import evidence_gc
+from ctxkeep.tools.evidence.records import evidence_gc
 from ctxkeep.tools.scope import Scope
 from tests.conftest import fixed_clock, tool_text
 

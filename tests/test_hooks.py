@@ -18,7 +18,7 @@ import pytest
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
-from ctxkeep.tools.checkpoint import checkpoint_save
+from ctxkeep.tools.checkpoint.versions import checkpoint_save
 from ctxkeep.tools.scope import open_scope
 
 pytestmark = pytest.mark.slow

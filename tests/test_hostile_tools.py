@@ -18,7 +18,7 @@ from ctxkeep.models.compress import CompressRequest
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
-from ctxkeep.tools.compress import compress_history
+from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.scope import Scope
 from tests.conftest import PROJECT, tool_text
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ctxkeep import install
+from ctxkeep.clients.claude_code import install
 from ctxkeep.errors import InvalidInput
 
 EXE = "/opt/ctx keep/bin/ctxkeep"  # a space in the path: commands must quote it
@@ -161,7 +161,7 @@ def test_a_settings_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
 
 
 def test_doctor_reads_odd_settings_without_a_traceback(tmp_path: Path) -> None:
-    from ctxkeep.doctor import claude_code_checks
+    from ctxkeep.cli.doctor import claude_code_checks
 
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".mcp.json").write_text('{"mcpServers": ["ctxkeep"]}')

@@ -16,14 +16,14 @@ from ctxkeep.models.memory import MemoryForgetRequest, MemoryWriteRequest
 from ctxkeep.models.working_set import WorkingSetRequest
 from ctxkeep.prompts import handoff_text
 from ctxkeep.storage import Store
-from ctxkeep.tools.checkpoint import checkpoint_load, checkpoint_save
-from ctxkeep.tools.evidence import evidence_delete, evidence_put
-from ctxkeep.tools.forget import memory_forget
-from ctxkeep.tools.handoff import handoff
-from ctxkeep.tools.journal import action_intent, action_result
-from ctxkeep.tools.memory import memory_write
+from ctxkeep.tools.checkpoint.handoff import handoff
+from ctxkeep.tools.checkpoint.versions import checkpoint_load, checkpoint_save
+from ctxkeep.tools.evidence.records import evidence_delete, evidence_put
+from ctxkeep.tools.journal.actions import action_intent, action_result
+from ctxkeep.tools.memory.forget import memory_forget
+from ctxkeep.tools.memory.records import memory_write
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.working_set import build_working_set
+from ctxkeep.tools.working_set.assemble import build_working_set
 from tests.conftest import PROJECT, tool_text
 from tests.test_memory import POLICY, PREFERENCE, T0, Clock
 

@@ -43,7 +43,7 @@ def test_only_server_imports_the_mcp_sdk_and_the_demo_only_its_client() -> None:
 def test_tools_and_storage_never_import_the_server_or_cli() -> None:
     for folder in ("tools", "storage"):
         for path in modules(folder):
-            bad = {n for n in imports_of(path) if n.startswith(("ctxkeep.server", "ctxkeep.cli", "ctxkeep.demo"))}
+            bad = {n for n in imports_of(path) if n.startswith(("ctxkeep.server", "ctxkeep.cli", "ctxkeep.cli.demo"))}
             assert not bad, f"{path} imports {bad}"
 
 

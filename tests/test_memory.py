@@ -14,10 +14,10 @@ from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.models.memory import MemoryForgetRequest, MemorySearchRequest, MemoryWriteRequest
 from ctxkeep.storage import Store
-from ctxkeep.tools.checkpoint import checkpoint_save
-from ctxkeep.tools.evidence import evidence_put
-from ctxkeep.tools.forget import memory_forget
-from ctxkeep.tools.memory import memory_search, memory_write
+from ctxkeep.tools.checkpoint.versions import checkpoint_save
+from ctxkeep.tools.evidence.records import evidence_put
+from ctxkeep.tools.memory.forget import memory_forget
+from ctxkeep.tools.memory.records import memory_search, memory_write
 from ctxkeep.tools.scope import Scope
 from tests.conftest import PROJECT, tool_text
 

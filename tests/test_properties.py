@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from ctxkeep.models import TaskState
-from ctxkeep.tools.diff import diff_states
-from ctxkeep.tools.verify import verify_states
+from ctxkeep.tools.checkpoint.diff import diff_states
+from ctxkeep.tools.checkpoint.verify import verify_states
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.evidence.redact import redact_secrets
 
 SECRETS = {
     "private_key": ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAA"),

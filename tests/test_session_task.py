@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ctxkeep.clients.claude_code.session_task import merge_todos, read_session, session_state
 from ctxkeep.models import TaskState
-from ctxkeep.tools.session_task import merge_todos, read_session, session_state
-from ctxkeep.tools.verify import verify_states
+from ctxkeep.tools.checkpoint.verify import verify_states
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "claude-code-transcripts"
 
@@ -111,8 +111,8 @@ def test_a_real_bug_report_is_not_a_constraint() -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(records=st.lists(_json, max_size=10), raw=st.lists(st.binary(max_size=40), max_size=4))
 def test_the_compression_reader_takes_any_jsonl_bytes(tmp_path_factory: Any, records: list[Any], raw: list[bytes]) -> None:
-    from ctxkeep.tools.history import parse
-    from ctxkeep.tools.transcript import read_transcript
+    from ctxkeep.tools.compression.transcript import read_transcript
+    from ctxkeep.tools.messages import parse
 
     path = tmp_path_factory.mktemp("t") / "session.jsonl"
     lines = [json.dumps(r).encode() for r in records] + [b.replace(b"\n", b" ") for b in raw]

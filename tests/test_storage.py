@@ -12,8 +12,8 @@ import pytest
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.storage import Store
-from ctxkeep.storage.migrations import LATEST
-from ctxkeep.tools.checkpoint import checkpoint_save, verify_chain
+from ctxkeep.storage.sqlite.migrations import LATEST
+from ctxkeep.tools.checkpoint.versions import checkpoint_save, verify_chain
 from ctxkeep.tools.scope import Scope
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ctxkeep.models import TaskState
-from ctxkeep.tools.verify import verify_states
+from ctxkeep.tools.checkpoint.verify import verify_states
 from tests.conftest import procurement_state
 
 
@@ -220,7 +220,7 @@ FAITHFUL = ("Goal: Compare 20 supplier quotes. Payment must not execute before a
 
 
 def summary_rules(summary: str) -> list[tuple[str, str]]:
-    from ctxkeep.tools.verify import verify_summary
+    from ctxkeep.tools.checkpoint.verify import verify_summary
 
     return [(v.rule, v.item) for v in verify_summary(SUMMARY_STATE, summary)]
 
@@ -258,7 +258,7 @@ def test_the_seed_summary_failures_are_caught(change: tuple[str, str], expected:
     ({"constraints": ["Without sign-off we must not deploy."]}, "Without sign-off we must not deploy."),
 ])
 def test_faithful_summaries_in_other_words_pass(state: dict[str, Any], summary: str) -> None:
-    from ctxkeep.tools.verify import verify_summary
+    from ctxkeep.tools.checkpoint.verify import verify_summary
 
     assert verify_summary(TaskState(goal="g", **state), "g. " + summary) == []
 
@@ -269,6 +269,6 @@ def test_faithful_summaries_in_other_words_pass(state: dict[str, Any], summary: 
     ({"facts": [{"key": "id", "value": "123-456"}]}, "Ticket A-123-456 was opened.", "summary_fact_missing"),
 ])
 def test_unfaithful_summaries_are_caught(state: dict[str, Any], summary: str, rule: str) -> None:
-    from ctxkeep.tools.verify import verify_summary
+    from ctxkeep.tools.checkpoint.verify import verify_summary
 
     assert [v.rule for v in verify_summary(TaskState(goal="g", **state), "g. " + summary)] == [rule]

@@ -23,12 +23,12 @@ from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
 from ctxkeep.tokens import count_tokens
-from ctxkeep.tools.checkpoint import checkpoint_save
-from ctxkeep.tools.evidence import evidence_put
-from ctxkeep.tools.evidence_get import evidence_get
-from ctxkeep.tools.memory import memory_write
+from ctxkeep.tools.checkpoint.versions import checkpoint_save
+from ctxkeep.tools.evidence.get import evidence_get
+from ctxkeep.tools.evidence.records import evidence_put
+from ctxkeep.tools.memory.records import memory_write
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.working_set import build_working_set
+from ctxkeep.tools.working_set.assemble import build_working_set
 from tests.conftest import PROJECT, fixed_clock, procurement_state, tool_text
 
 pytestmark = pytest.mark.anyio
@@ -364,7 +364,7 @@ async def test_sticky_picks_follow_as_of_and_give_way_when_gone(store: Store) ->
     assert old.refs[0] not in now.evidence_refs
     then = await _build(scope, focus="Supplier C freight", as_of=datetime(2026, 10, 1, tzinfo=timezone.utc))
     assert old.refs[0] in then.evidence_refs, "as_of is part of what the kept picks depend on"
-    from ctxkeep.tools.evidence import evidence_delete
+    from ctxkeep.tools.evidence.records import evidence_delete
     for ref in now.evidence_refs:
         await evidence_delete(scope, ref)
     fresh = await evidence_put(scope, [EvidenceItem(content="Supplier C freight confirmed at 0.48 USD per piece")])
@@ -387,7 +387,7 @@ async def test_message_formats_count_everything_the_recent_messages_carry(scope:
 async def test_a_short_ref_that_two_records_share_is_refused_and_shown_longer(scope: Scope) -> None:
     import hashlib
 
-    from ctxkeep.tools.evidence import evidence_ref
+    from ctxkeep.tools.evidence.records import evidence_ref
 
     content = "Supplier C freight is 0.48 USD per piece"
     sha = hashlib.sha256(content.encode()).hexdigest()

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxkeep import __version__
+from ctxkeep.clients.claude_code.install import HOOKS
 from ctxkeep.errors import CtxkeepError
-from ctxkeep.install import HOOKS
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
-from ctxkeep.storage.migrations import LATEST
+from ctxkeep.storage.sqlite.migrations import LATEST
 from ctxkeep.tokens import encoding_name
 
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from ctxkeep.console import print_json, print_markdown, print_table
+from ctxkeep.cli.console import print_json, print_markdown, print_table
 from ctxkeep.settings import Settings
 
 T = TypeVar("T")
@@ -70,7 +70,7 @@ def cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_handoff(args: argparse.Namespace, settings: Settings) -> int:
     from ctxkeep.prompts.handoff import handoff_text
-    from ctxkeep.tools.handoff import handoff
+    from ctxkeep.tools.checkpoint import handoff
 
     package = with_scope(settings, lambda scope: handoff(scope, args.task_id))
     if args.json:
@@ -82,7 +82,7 @@ def cmd_handoff(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_evidence_get(args: argparse.Namespace, settings: Settings) -> int:
     from ctxkeep.models.evidence import EvidenceGetRequest
-    from ctxkeep.tools.evidence_get import evidence_get
+    from ctxkeep.tools.evidence import evidence_get
 
     fields = {"mode": args.mode, "n": args.n, "start": args.start, "end": args.end, "pattern": args.pattern, "chunk": args.chunk,
               "max_tokens": args.max_tokens}
@@ -99,7 +99,7 @@ def cmd_evidence_get(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     from ctxkeep.models.evidence import EvidenceSearchRequest
-    from ctxkeep.tools.evidence_search import evidence_search
+    from ctxkeep.tools.evidence import evidence_search
 
     result = with_scope(settings, lambda scope: evidence_search(scope, EvidenceSearchRequest(query=args.query, limit=args.limit)))
     if args.json:

@@ -17,7 +17,7 @@ import anyio
 from pydantic import ValidationError
 
 from ctxkeep import __version__
-from ctxkeep.cli_inspect import add_inspection_commands
+from ctxkeep.cli.inspect import add_inspection_commands
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
 
@@ -36,26 +36,26 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
-    from ctxkeep.demo import run_demo
+    from ctxkeep.cli.demo import run_demo
 
     # with --db the demo writes into this project, so `ctxkeep tasks` and `show` find it afterwards
     return anyio.run(run_demo, args.db, settings.project if args.db else None)
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
-    from ctxkeep.doctor import run_doctor
+    from ctxkeep.cli.doctor import run_doctor
 
     return anyio.run(run_doctor, settings, args.json)
 
 
 def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
     """Claude Code hooks: read the hook JSON on stdin, print what to inject (maybe nothing), always exit 0."""
-    from ctxkeep.hooks.runner import run_hook
+    from ctxkeep.clients.core.hook_runner import run_hook
 
     if args.hook == "pre-compact":
-        from ctxkeep.hooks.pre_compact import pre_compact as work
+        from ctxkeep.clients.claude_code.hooks.pre_compact import pre_compact as work
     else:
-        from ctxkeep.hooks.session_start import session_start as work
+        from ctxkeep.clients.claude_code.hooks.session_start import session_start as work
     try:
         stdin_text = sys.stdin.read(16 * 1024 * 1024)
     except (OSError, UnicodeDecodeError):
@@ -73,7 +73,7 @@ def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
     """Register the server and the hooks in Claude Code (or remove them: `uninstall`)."""
     from pathlib import Path
 
-    from ctxkeep import install
+    from ctxkeep.clients.claude_code import install
 
     action = args.command
     executable = install.find_executable()

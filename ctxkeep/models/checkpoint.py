@@ -9,17 +9,17 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from ctxkeep.models.common import (
-    Model,
     MAX_ITEMS,
     MAX_NUMBER,
     MAX_STATE_BYTES,
     ItemList,
+    Model,
     RequiredText,
+    StrictModel,
     TaskId,
     Text,
     Timestamp,
     Trigger,
-    StrictModel,
 )
 from ctxkeep.models.journal import Action
 from ctxkeep.text import canonical_json, find_bad_character, match_key

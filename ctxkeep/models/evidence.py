@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ctxkeep.models.common import Model, MAX_NUMBER, StrictModel, TaskId, Text, Timestamp
+from ctxkeep.models.common import MAX_NUMBER, Model, StrictModel, TaskId, Text, Timestamp
 
 MAX_EVIDENCE_BYTES = 16 * 1024 * 1024
 MAX_BATCH_ITEMS = 1_000

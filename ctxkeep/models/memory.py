@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from ctxkeep.models.common import Model, MAX_NUMBER, RequiredText, StrictModel, TaskId, Text, Timestamp
+from ctxkeep.models.common import MAX_NUMBER, Model, RequiredText, StrictModel, TaskId, Text, Timestamp
 
 MemoryKind = Literal["user_preference", "task_fact", "project_policy", "skill", "speculation"]
 StoredKind = Literal["user_preference", "task_fact", "project_policy", "skill"]

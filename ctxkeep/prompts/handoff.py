@@ -9,7 +9,7 @@ action with its preconditions and the approvals it waits for.
 from __future__ import annotations
 
 from ctxkeep.models.handoff import HandoffPackage
-from ctxkeep.tools.brief import Section, fact_line, within_budget
+from ctxkeep.tools.checkpoint import Section, fact_line, within_budget
 
 
 def handoff_text(package: HandoffPackage) -> str:

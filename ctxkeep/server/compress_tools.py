@@ -12,7 +12,7 @@ from pydantic import Field
 from ctxkeep.models import TaskId
 from ctxkeep.models.compress import CompressRequest, CompressResult, HistoryFormat
 from ctxkeep.server.common import WRITE, Runtime, reply
-from ctxkeep.tools.compress import compress_history as compress
+from ctxkeep.tools.compression import compress_history as compress
 
 
 def _text(result: CompressResult) -> str:

@@ -29,8 +29,8 @@ from ctxkeep.server import render
 from ctxkeep.server.common import DELETE, READ, WRITE, Runtime, reply
 from ctxkeep.settings import Settings
 from ctxkeep.tools import evidence as store_tools
-from ctxkeep.tools.evidence_get import evidence_get as read_evidence
-from ctxkeep.tools.evidence_search import evidence_search as search_evidence
+from ctxkeep.tools.evidence import evidence_get as read_evidence
+from ctxkeep.tools.evidence import evidence_search as search_evidence
 
 Tags = Annotated[list[str], Field(max_length=20, description="Single-word labels to filter by later.")]
 

@@ -10,7 +10,13 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from ctxkeep.models import MAX_NUMBER, TaskId
-from ctxkeep.models.journal import ActionIntentRequest, ActionIntentResult, ActionResultRequest, ActionResultResult, ActionStatus
+from ctxkeep.models.journal import (
+    ActionIntentRequest,
+    ActionIntentResult,
+    ActionResultRequest,
+    ActionResultResult,
+    ActionStatus,
+)
 from ctxkeep.models.memory import (
     MemoryForgetRequest,
     MemoryForgetResult,
@@ -23,7 +29,7 @@ from ctxkeep.models.memory import (
 )
 from ctxkeep.server import render
 from ctxkeep.server.common import DELETE, READ, WRITE, Runtime, reply
-from ctxkeep.tools import forget, journal, memory
+from ctxkeep.tools import journal, memory
 
 Optional = Annotated[str | None, Field(max_length=4000)]
 
@@ -74,7 +80,7 @@ def register_memory_tools(server: MCPServer[Any], runtime: Runtime) -> None:
         reason: Annotated[str | None, Field(max_length=4000, description="Kept in the tombstone; do not repeat the content.")] = None,
     ) -> Annotated[CallToolResult, MemoryForgetResult]:
         """Delete a memory (one version, or every version of a key) with its index entries and the text derived from it (cached working sets, digest quotes); leaves a tombstone without the content."""
-        result = await forget.memory_forget(runtime.get(), MemoryForgetRequest(memory_id=memory_id, key=key, reason=reason))
+        result = await memory.memory_forget(runtime.get(), MemoryForgetRequest(memory_id=memory_id, key=key, reason=reason))
         return reply(result, render.forgotten(result))
 
     @server.tool(annotations=WRITE)

@@ -9,7 +9,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, Completion, CompletionArgument, PromptReference, ResourceTemplateReference
-
 from pydantic import ValidationError
 
 from ctxkeep.errors import CtxkeepError, NotFound
@@ -18,10 +17,10 @@ from ctxkeep.models.evidence import EvidenceGetRequest
 from ctxkeep.prompts import compress_text, handoff_text, resume_text
 from ctxkeep.server import render
 from ctxkeep.tools import checkpoint
-from ctxkeep.tools.evidence_get import evidence_get as read_evidence
-from ctxkeep.tools.handoff import handoff as handoff_package
+from ctxkeep.tools.checkpoint import active_task, task_ids
+from ctxkeep.tools.checkpoint import handoff as handoff_package
+from ctxkeep.tools.evidence import evidence_get as read_evidence
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.sessions import active_task, task_ids
 
 
 async def _brief(scope: Callable[[], Scope], task_id: str) -> str:

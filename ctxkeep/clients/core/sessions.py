@@ -1,10 +1,8 @@
-"""Which task is active: for a hook, the one its own Claude Code session is bound to; for prompts, the latest session's
-task, else the task saved most recently."""
+"""Which task a client session is bound to (by its own hooks): never another session's task."""
 
 from __future__ import annotations
 
-from ctxkeep.errors import NotFound
-from ctxkeep.tools.checkpoint import checkpoint_list, latest_state
+from ctxkeep.tools.checkpoint import latest_state
 from ctxkeep.tools.scope import Scope
 
 
@@ -13,26 +11,3 @@ async def session_task(scope: Scope, session_id: str) -> str | None:
     async with scope.store.snapshot() as tx:
         row = await tx.sessions.get(scope.project, session_id)
     return row.task_id if row is not None and await latest_state(scope, row.task_id) is not None else None
-
-
-async def _latest_session_task(scope: Scope) -> str | None:
-    async with scope.store.snapshot() as tx:
-        row = await tx.sessions.latest(scope.project)
-    return row.task_id if row is not None and await latest_state(scope, row.task_id) is not None else None
-
-
-async def active_task(scope: Scope) -> str:
-    """The latest session's task, else the task saved most recently; raises NotFound when the project has none."""
-    found = await _latest_session_task(scope)
-    if found is not None:
-        return found
-    tasks = (await checkpoint_list(scope, limit=1)).tasks
-    if not tasks:
-        raise NotFound(f"no task in this project ({scope.project}) yet; checkpoint_save starts one")
-    return tasks[0].task_id
-
-
-async def task_ids(scope: Scope, prefix: str, limit: int = 100) -> list[str]:
-    """Task ids of this project starting with `prefix` (case-insensitive), most recently saved first."""
-    tasks = (await checkpoint_list(scope, limit=500)).tasks
-    return [t.task_id for t in tasks if t.task_id.casefold().startswith(prefix.casefold())][:limit]

@@ -18,15 +18,15 @@ import aiosqlite
 import anyio
 
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
-from ctxkeep.storage.checkpoints import Checkpoints
-from ctxkeep.storage.digests import Cursors, Digests
-from ctxkeep.storage.evidence import Evidence
-from ctxkeep.storage.journal import Journal
-from ctxkeep.storage.memories import Memories
-from ctxkeep.storage.sessions import Sessions
-from ctxkeep.storage.stats import Stats
-from ctxkeep.storage.working_sets import WorkingSets
-from ctxkeep.storage.migrations import LATEST, MIGRATIONS
+from ctxkeep.storage.sqlite.checkpoints import Checkpoints
+from ctxkeep.storage.sqlite.digests import Cursors, Digests
+from ctxkeep.storage.sqlite.evidence import Evidence
+from ctxkeep.storage.sqlite.journal import Journal
+from ctxkeep.storage.sqlite.memories import Memories
+from ctxkeep.storage.sqlite.migrations import LATEST, MIGRATIONS
+from ctxkeep.storage.sqlite.sessions import Sessions
+from ctxkeep.storage.sqlite.stats import Stats
+from ctxkeep.storage.sqlite.working_sets import WorkingSets
 
 
 def _create_private(path: Path) -> None:

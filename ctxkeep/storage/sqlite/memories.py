@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-from ctxkeep.storage.evidence import match_expression
+from ctxkeep.storage.sqlite.evidence import match_expression
 
 _COLUMNS = ("m.id, m.memory_id, m.key, m.key_match, m.kind, m.content, m.confidence, m.source_json, m.version, "
             "m.created_at, m.effective_at, m.expires_at")

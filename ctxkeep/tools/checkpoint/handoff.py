@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ctxkeep.models.handoff import HandoffPackage
-from ctxkeep.tools.checkpoint import checkpoint_load
+from ctxkeep.tools.checkpoint.versions import checkpoint_load
 from ctxkeep.tools.scope import Scope
 
 

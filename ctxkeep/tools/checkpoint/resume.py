@@ -15,9 +15,9 @@ from datetime import datetime
 
 from ctxkeep.models import STATE_SCHEMA_VERSION, ResumeChecks, TaskState, Violation
 from ctxkeep.storage import ActionRow, CheckpointRow, EvidenceRow, MemoryRow, TombstoneRow, Tx
-from ctxkeep.tools.evidence import utc_text
+from ctxkeep.text import utc_text
 from ctxkeep.tools.journal import open_intent_warning, to_action
-from ctxkeep.tools.memory_status import current_by_key, status_of
+from ctxkeep.tools.memory import current_by_key, status_of
 from ctxkeep.tools.scope import Scope
 
 STALE_AFTER_SECONDS = 24 * 3600

@@ -1,11 +1,11 @@
-"""The `compress` prompt: how the agent writes the summary that compress_history will check."""
+"""What an agent's own summary must keep (the `compress` prompt and compress_history's `summary_request`)."""
 
 from __future__ import annotations
 
 from ctxkeep.models import TaskState
 
 
-def compress_text(task_id: str, state: TaskState | None) -> str:
+def summary_request_text(task_id: str, state: TaskState | None) -> str:
     lines = [
         "Summarize the part of your history that is about to be compressed, for your future self.",
         "- Keep every negated clause as it is (\"must not execute\", \"不能推荐\"): never turn a prohibition into a statement.",

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 
 from ctxkeep.models import Approval, Fact, TaskState, Violation
-from ctxkeep.negation import appears_unnegated, negated_clauses, negation_form
 from ctxkeep.text import match_key, value_key
+from ctxkeep.tools.checkpoint.negation import appears_unnegated, negated_clauses, negation_form
 
 _FIXED_APPROVAL_FIELDS = ("action", "target", "amount", "currency")
 

@@ -27,12 +27,12 @@ from ctxkeep.models import (
     Violation,
 )
 from ctxkeep.storage import CheckpointRow
-from ctxkeep.storage.db import Tx
-from ctxkeep.tools.brief import render_brief
-from ctxkeep.tools.diff import diff_states
-from ctxkeep.tools.resume import resume_checks, resume_records
+from ctxkeep.storage.sqlite.db import Tx
+from ctxkeep.tools.checkpoint.brief import render_brief
+from ctxkeep.tools.checkpoint.diff import diff_states
+from ctxkeep.tools.checkpoint.resume import resume_checks, resume_records
+from ctxkeep.tools.checkpoint.verify import check_new_state, verify_states, verify_summary
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.verify import check_new_state, verify_states, verify_summary
 
 
 def chain_hash(parent_hash: str | None, task_id: str, version: int, state_json: str) -> str:

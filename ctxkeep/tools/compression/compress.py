@@ -22,18 +22,24 @@ from ctxkeep.errors import InvalidInput
 from ctxkeep.models.checkpoint import TaskState, Verification
 from ctxkeep.models.compress import MAX_INLINE_TOKENS, CompressRequest, CompressResult, SemanticBoundary
 from ctxkeep.models.evidence import EvidenceItem
-from ctxkeep.prompts import compress_text
 from ctxkeep.storage import CursorRow, DigestRow
-from ctxkeep.text import canonical_json
+from ctxkeep.text import canonical_json, utc_text
 from ctxkeep.tokens import count_tokens
-from ctxkeep.tools.checkpoint import latest_state
-from ctxkeep.tools.digest import Step, build_digest, command_of
-from ctxkeep.tools.evidence import evidence_put, utc_text
-from ctxkeep.tools.history import Call, Format, Message, Output, detect_format, parse, render_for_count, replace_outputs
-from ctxkeep.tools.preview import shape_tool_output
+from ctxkeep.tools.checkpoint import latest_state, summary_request_text, verify_summary
+from ctxkeep.tools.compression.digest import Step, build_digest, command_of
+from ctxkeep.tools.compression.transcript import allowed_roots, read_transcript, resolve_transcript
+from ctxkeep.tools.evidence import evidence_put, shape_tool_output
+from ctxkeep.tools.messages import (
+    Call,
+    Format,
+    Message,
+    Output,
+    detect_format,
+    parse,
+    render_for_count,
+    replace_outputs,
+)
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.transcript import allowed_roots, read_transcript, resolve_transcript
-from ctxkeep.tools.verify import verify_summary
 
 PINNED_TASK_TOKENS = 8_000
 _PASSED = re.compile(r"\b\d+ passed\b|^OK\b|\bAll tests passed\b|\btests? (?:now )?pass(?:es|ed)?\b", re.IGNORECASE | re.MULTILINE)
@@ -131,7 +137,7 @@ def _boundary(messages: list[Message], steps: list[Step]) -> SemanticBoundary | 
 
 
 def _summary_request(first: int, last: int, state: TaskState | None, task_id: str | None) -> str:
-    return f"Messages {first}–{last} are folded into the digest.\n" + compress_text(task_id or "<your task_id>", state)
+    return f"Messages {first}–{last} are folded into the digest.\n" + summary_request_text(task_id or "<your task_id>", state)
 
 
 def _band(first: int, end: int) -> list[int]:

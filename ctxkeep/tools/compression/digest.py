@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxkeep.tools.history import Call, Message, Output
+from ctxkeep.tools.messages import Call, Message, Output
 
 _EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_editor", "str_replace_based_edit_tool",
                "create_file", "write_file", "edit_file", "apply_patch"}

@@ -19,7 +19,7 @@ from ctxkeep.errors import InvalidInput
 from ctxkeep.models.evidence import MAX_READ_TOKENS, EvidenceContent, EvidenceGetRequest
 from ctxkeep.storage import EvidenceRow
 from ctxkeep.tokens import count_tokens
-from ctxkeep.tools.evidence import CONTENTS, load_row
+from ctxkeep.tools.evidence.records import CONTENTS, load_row
 from ctxkeep.tools.scope import Scope
 
 

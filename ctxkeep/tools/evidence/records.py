@@ -14,7 +14,6 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
 from typing import Any
 
 import anyio
@@ -31,23 +30,16 @@ from ctxkeep.models.evidence import (
     EvidenceStored,
 )
 from ctxkeep.storage import EvidenceRow, NewEvidence, Tx
+from ctxkeep.text import utc_text
 from ctxkeep.tokens import count_tokens_many
-from ctxkeep.tools.preview import shape_tool_output
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.evidence.preview import shape_tool_output
+from ctxkeep.tools.evidence.redact import redact_secrets
+from ctxkeep.tools.evidence.terms import INDEX_VERSION, index_terms
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import INDEX_VERSION, index_terms
 
 CHUNK_TOKENS = 4_000
 MAX_CHUNK_CHARS = 6_000  # at most ~4 tokens a character, so any chunk fits the 25,000-token read limit
 _CACHE_CHARS = 64_000_000
-
-
-def utc_text(moment: datetime | None) -> str | None:
-    """A time as fixed-width UTC text, so stored times compare correctly as strings."""
-    if moment is None:
-        return None
-    t = moment.astimezone(timezone.utc)  # strftime's %Y does not pad years before 1000 on every platform
-    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"
 
 
 def line_count(text: str) -> int:

@@ -10,11 +10,16 @@ from __future__ import annotations
 from datetime import datetime
 
 from ctxkeep.errors import NotFound, Refused
-from ctxkeep.models.journal import Action, ActionIntentRequest, ActionIntentResult, ActionResultRequest, ActionResultResult
+from ctxkeep.models.journal import (
+    Action,
+    ActionIntentRequest,
+    ActionIntentResult,
+    ActionResultRequest,
+    ActionResultResult,
+)
 from ctxkeep.storage import ActionRow
-from ctxkeep.text import one_line
-from ctxkeep.tools.evidence import load_row, utc_text
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.text import one_line, utc_text
+from ctxkeep.tools.evidence import load_row, redact_secrets
 from ctxkeep.tools.scope import Scope
 
 

@@ -17,12 +17,10 @@ from datetime import datetime
 from ctxkeep.errors import NotFound
 from ctxkeep.models.memory import MemoryForgetRequest, MemoryForgetResult, Tombstone
 from ctxkeep.storage import DigestRow, MemoryRow, SearchFilter, TombstoneRow, Tx
-from ctxkeep.text import match_key
-from ctxkeep.tools.evidence import CONTENTS, utc_text
-from ctxkeep.tools.memory import key_digest, memory_terms
-from ctxkeep.tools.memory_slot import claim_prefix
+from ctxkeep.text import match_key, utc_text
+from ctxkeep.tools.evidence import CONTENTS, query_terms
+from ctxkeep.tools.memory.records import claim_prefix, key_digest, memory_terms
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import query_terms
 
 FORGOTTEN = "[forgotten memory]"
 MAX_REPORTED = 20

@@ -24,13 +24,10 @@ from ctxkeep.models.memory import (
     MemoryWriteResult,
 )
 from ctxkeep.storage import MemoryRow, Tx
-from ctxkeep.text import match_key
-from ctxkeep.tools.checkpoint import load_version
-from ctxkeep.tools.evidence import load_row, utc_text
-from ctxkeep.tools.redact import redact_secrets
-from ctxkeep.tools.memory_status import current_by_key, in_force, status_of
+from ctxkeep.text import match_key, one_line, utc_text
+from ctxkeep.tools.evidence import index_terms, load_row, query_terms, redact_secrets
+from ctxkeep.tools.memory.status import current_by_key, in_force, status_of
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import index_terms, query_terms
 
 MAX_KEYS = 1_000  # keys looked at by one search or working set
 
@@ -80,14 +77,24 @@ class Receipt:
     expires_at: str | None
 
 
+async def _check_source_version(tx: Tx, scope: Scope, task_id: str, version: int | None) -> None:
+    """The checkpoint a write names as its source must be stored here (a version, or the task at all)."""
+    if await tx.checkpoints.get(scope.project, task_id, version):
+        return
+    latest = await tx.checkpoints.latest_version(scope.project, task_id)
+    if latest == 0:
+        detail = (f"no task {task_id!r} in this project ({scope.project}); call checkpoint_list to see the tasks "
+                  "here, or checkpoint_save to start this one")
+    else:
+        detail = f"task {task_id!r} has versions 1 to {latest}; send a version in that range, or none for the latest"
+    raise Refused(f"memory_write refused: its source is not stored: {detail}")
+
+
 async def _check_receipts(tx: Tx, scope: Scope, req: MemoryWriteRequest, now: str) -> Receipt | None:
     """The receipts a write names must exist here and be in force; returns the evidence receipt (its full ref: a
     unique prefix is accepted)."""
     if req.task_id and (req.source_version is not None or req.kind == "skill"):
-        try:
-            await load_version(tx, scope, req.task_id, req.source_version)
-        except NotFound as exc:
-            raise Refused(f"memory_write refused: its source is not stored: {exc}") from exc
+        await _check_source_version(tx, scope, req.task_id, req.source_version)
     if not req.evidence_ref:
         return None
     try:
@@ -251,3 +258,8 @@ def source_label(memory: MemoryRow) -> str:
         label = f"receipt {source.evidence_ref}" if source.evidence_ref else f"task {source.task_id} v{source.source_version}"
         label += f", {written}"
     return label + (f", expires {memory.expires_at[:10]}" if memory.expires_at else "")
+
+
+def claim_prefix(row: MemoryRow) -> str:
+    """How a working set's claims (kept for its diff) name a memory; forget removes the claims that start with it."""
+    return f"memory: {one_line(row.key)}: "

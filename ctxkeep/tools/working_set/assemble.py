@@ -27,19 +27,18 @@ from ctxkeep.models.working_set import (
     WorkingSetResult,
 )
 from ctxkeep.storage import CheckpointRow, DigestRow, SearchFilter, Tx, WorkingSetRow
-from ctxkeep.text import match_key
+from ctxkeep.text import match_key, utc_text
 from ctxkeep.tokens import count_tokens
-from ctxkeep.tools.budget import allocate, make_room
 from ctxkeep.tools.checkpoint import load_version, parse_state
-from ctxkeep.tools.evidence import utc_text
-from ctxkeep.tools.evidence_slot import EvidenceSlot, evidence_slot
-from ctxkeep.tools.history import detect_format, parse, render_for_count
+from ctxkeep.tools.evidence import query_terms
 from ctxkeep.tools.journal import describe, to_action
-from ctxkeep.tools.memory_slot import memory_slot
-from ctxkeep.tools.recent import RecentSlot, RecentStart, check_format, message_json, recent_slot
+from ctxkeep.tools.messages import detect_format, parse, render_for_count
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import query_terms
-from ctxkeep.tools.state_blocks import (
+from ctxkeep.tools.working_set.budget import allocate, make_room
+from ctxkeep.tools.working_set.evidence_slot import EvidenceSlot, evidence_slot
+from ctxkeep.tools.working_set.memory_slot import memory_slot
+from ctxkeep.tools.working_set.recent import RecentSlot, RecentStart, check_format, message_json, recent_slot
+from ctxkeep.tools.working_set.state_blocks import (
     Rendered,
     goal_block,
     history_block,
@@ -281,7 +280,7 @@ def _advice(req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None
     resource_reason = f"history and recent messages need {needed} of their {room} tokens (over 75%): compress_history" if resource else None
     boundary = None
     if req.recent_messages:
-        from ctxkeep.tools.compress import semantic_boundary  # only here: the hooks' start-up budget has no room for it
+        from ctxkeep.tools.compression import semantic_boundary
 
         boundary = semantic_boundary(parse(req.recent_messages, detect_format(req.recent_messages)))
     semantic_reason = None

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ctxkeep.storage import EvidenceRow, SearchFilter, Tx
-from ctxkeep.tools.evidence_search import ranked_hits
+from ctxkeep.tools.evidence import ranked_hits
 
 NEIGHBOUR_WEIGHTS = (0.5, 0.3)
 NEIGHBOUR_KINDS = frozenset({"message"})

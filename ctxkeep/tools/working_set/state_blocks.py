@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ctxkeep.models import TaskState
 from ctxkeep.models.working_set import DroppedItem
 from ctxkeep.storage import DigestRow
-from ctxkeep.tools.brief import approval_line, fact_line
+from ctxkeep.tools.checkpoint import approval_line, fact_line
 
 Count = Callable[[str], int]
 # (items per list, characters per item) for the flexible parts of the state, tried in order

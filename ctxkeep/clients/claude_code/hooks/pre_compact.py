@@ -16,18 +16,17 @@ from pathlib import Path
 
 import anyio
 
+from ctxkeep.clients.claude_code.session_task import SessionView, merge_todos, read_session, session_state
+from ctxkeep.clients.core.hook_runner import HookInput
 from ctxkeep.errors import CheckpointRefused, InvalidInput, VersionConflict
-from ctxkeep.hooks.runner import HookInput
 from ctxkeep.models import CheckpointSaveRequest
 from ctxkeep.models.compress import CompressRequest
 from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
+from ctxkeep.text import utc_text
 from ctxkeep.tools.checkpoint import checkpoint_save, latest_state
-from ctxkeep.tools.compress import compress_history
-from ctxkeep.tools.evidence import utc_text
+from ctxkeep.tools.compression import allowed_roots, compress_history, resolve_transcript
 from ctxkeep.tools.scope import Scope, open_scope
-from ctxkeep.tools.session_task import SessionView, merge_todos, read_session, session_state
-from ctxkeep.tools.transcript import allowed_roots, resolve_transcript
 
 MAX_PLAN_BYTES = 200_000
 

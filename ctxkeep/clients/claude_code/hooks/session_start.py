@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from ctxkeep.hooks.runner import HookInput
+from ctxkeep.clients.core.hook_runner import HookInput
+from ctxkeep.clients.core.sessions import session_task
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.working_set import MIN_BUDGET, WorkingSetRequest
 from ctxkeep.settings import Settings
 from ctxkeep.tools.checkpoint import checkpoint_load
 from ctxkeep.tools.scope import Scope, open_scope
-from ctxkeep.tools.sessions import session_task
 from ctxkeep.tools.working_set import build_working_set
 
 MAX_CHARS = 9_000

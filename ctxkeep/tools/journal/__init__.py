@@ -1,0 +1,8 @@
+"""The action journal: an intent before an external side effect, its result after, one entry per idempotency key.
+
+Imports `evidence` (receipts, redaction), models and storage.
+"""
+
+from ctxkeep.tools.journal.actions import action_intent, action_result, describe, open_intent_warning, to_action
+
+__all__ = ["action_intent", "action_result", "describe", "open_intent_warning", "to_action"]
