@@ -15,8 +15,8 @@ from ctxkeep import __version__
 from ctxkeep.clients.claude_code.install import HOOKS
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
+from ctxkeep.storage import LATEST_SCHEMA as LATEST
 from ctxkeep.storage import Store
-from ctxkeep.storage.sqlite.migrations import LATEST
 from ctxkeep.tokens import encoding_name
 
 

@@ -1,12 +1,25 @@
-"""Storage: the only package that talks SQL. `Store` is the entry point."""
+"""Storage: the only package that talks SQL. Tools use the `Store` interface and the rows; backends are subpackages.
 
-from ctxkeep.storage.sqlite.checkpoints import CheckpointRow, TaskRow
-from ctxkeep.storage.sqlite.db import Store, Tx
-from ctxkeep.storage.sqlite.digests import CursorRow, DigestRow
-from ctxkeep.storage.sqlite.evidence import EvidenceRow, NewEvidence, SearchFilter
-from ctxkeep.storage.sqlite.journal import ActionRow
-from ctxkeep.storage.sqlite.memories import MemoryRow, TombstoneRow
-from ctxkeep.storage.sqlite.sessions import SessionRow
-from ctxkeep.storage.sqlite.working_sets import WorkingSetRow
+`Store.open(location)` picks the backend (`sqlite/` today). Imports nothing of tools, server, clients or cli.
+"""
 
-__all__ = ["ActionRow", "MemoryRow", "SessionRow", "TombstoneRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "NewEvidence", "SearchFilter", "Store", "TaskRow", "Tx", "WorkingSetRow"]
+from ctxkeep.storage.interface import LATEST_SCHEMA, Store, Tx
+from ctxkeep.storage.rows import (
+    ActionRow,
+    CheckpointRow,
+    CursorRow,
+    DigestRow,
+    EvidenceRow,
+    MemoryRow,
+    NewEvidence,
+    SearchFilter,
+    SessionRow,
+    TaskRow,
+    TombstoneRow,
+    WorkingSetRow,
+)
+
+__all__ = [
+    "LATEST_SCHEMA", "ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "MemoryRow", "NewEvidence", "SearchFilter",
+    "SessionRow", "Store", "TaskRow", "TombstoneRow", "Tx", "WorkingSetRow",
+]

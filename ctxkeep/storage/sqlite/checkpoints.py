@@ -2,37 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import aiosqlite
+
+from ctxkeep.storage.rows import CheckpointRow, TaskRow
 
 _CHECKPOINT_COLUMNS = (
     "task_id, version, hash, parent_hash, state_json, state_schema, trigger, goal_change_reason, "
     "violations_json, created_at"
 )
-
-
-@dataclass(frozen=True)
-class CheckpointRow:
-    task_id: str
-    version: int
-    hash: str
-    parent_hash: str | None
-    state_json: str
-    state_schema: int
-    trigger: str
-    goal_change_reason: str | None
-    violations_json: str
-    created_at: str
-
-
-@dataclass(frozen=True)
-class TaskRow:
-    task_id: str
-    latest_version: int
-    created_at: str
-    updated_at: str
-    state_json: str
 
 
 class Checkpoints:

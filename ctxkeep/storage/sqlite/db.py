@@ -1,4 +1,4 @@
-"""The Store: one aiosqlite connection to one SQLite file, its pragmas, migrations and transactions.
+"""The SQLite store: one aiosqlite connection to one SQLite file, its pragmas, migrations and transactions.
 
 The file is created 0600 and opened in WAL mode with busy_timeout, foreign keys and
 secure_delete on. Writes run in `BEGIN IMMEDIATE` transactions (`Store.write()`): they commit
@@ -18,6 +18,7 @@ import aiosqlite
 import anyio
 
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
+from ctxkeep.storage.interface import Store
 from ctxkeep.storage.sqlite.checkpoints import Checkpoints
 from ctxkeep.storage.sqlite.digests import Cursors, Digests
 from ctxkeep.storage.sqlite.evidence import Evidence
@@ -48,8 +49,8 @@ def _unavailable(path: Path, exc: sqlite3.Error) -> DatabaseUnavailable:
     return DatabaseUnavailable(f"database {path}: {text}; {hint}")
 
 
-class Tx:
-    """The queries available inside one transaction (or one read)."""
+class SqliteTx:
+    """The queries available inside one transaction (or one read), over one connection."""
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.checkpoints = Checkpoints(conn)
@@ -63,8 +64,8 @@ class Tx:
         self.stats = Stats(conn)
 
 
-class Store:
-    """An open ctxkeep database. Open with `await Store.open(path)`; close with `await store.close()`."""
+class SqliteStore(Store):
+    """An open ctxkeep SQLite file. Open with `await SqliteStore.open(path)`; close with `await store.close()`."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self._conn = conn
@@ -72,7 +73,7 @@ class Store:
         self.path = path
 
     @classmethod
-    async def open(cls, path: Path, busy_timeout_ms: int = 5_000) -> Store:
+    async def open(cls, path: Path, busy_timeout_ms: int = 5_000) -> SqliteStore:
         """Open (creating 0600 when absent) and migrate; raises SchemaTooNew or DatabaseUnavailable."""
         try:
             _create_private(path)
@@ -180,16 +181,16 @@ class Store:
             yield conn
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Tx]:
+    async def transaction(self) -> AsyncIterator[SqliteTx]:
         """A write transaction exposing the query objects."""
         async with self._transaction("BEGIN IMMEDIATE") as conn:
-            yield Tx(conn)
+            yield SqliteTx(conn)
 
     @asynccontextmanager
-    async def snapshot(self) -> AsyncIterator[Tx]:
+    async def snapshot(self) -> AsyncIterator[SqliteTx]:
         """A read transaction: every query inside sees the same committed state."""
         async with self._transaction("BEGIN") as conn:
-            yield Tx(conn)
+            yield SqliteTx(conn)
 
 
 def _statements(sql: str) -> list[str]:

@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import aiosqlite
 
-
-@dataclass(frozen=True)
-class DigestRow:
-    task_id: str
-    digest: str
-    summary: str | None
-    source: str
-    updated_at: str
+from ctxkeep.storage.rows import CursorRow, DigestRow
 
 
 class Digests:
@@ -50,17 +41,6 @@ class Digests:
             "UPDATE task_digests SET digest = ?, summary = ? WHERE project = ? AND task_id = ?",
             (row.digest, row.summary, project, row.task_id),
         )
-
-
-@dataclass(frozen=True)
-class CursorRow:
-    """How far a source was compressed: its first `prefix_count` messages (hashed) and the refs of their outputs."""
-
-    source: str
-    prefix_count: int
-    prefix_hash: str
-    refs_json: str
-    updated_at: str
 
 
 class Cursors:

@@ -9,63 +9,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import aiosqlite
+
+from ctxkeep.storage.rows import EvidenceRow, NewEvidence, SearchFilter
 
 _ROW_COLUMNS = ("e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
                 "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.redactions, e.index_version, "
                 "b.sha256, e.id, e.blob_id")
 _HASHED_TERM = re.compile(r"^[0-9a-f]{12}$")
 _BATCH = 400  # stay well under SQLite's bound-parameter limit
-
-
-@dataclass(frozen=True)
-class EvidenceFields:
-    """What a record says about its content (shared by stored rows and rows about to be stored)."""
-
-    ref: str
-    kind: str
-    source: str | None
-    title: str | None
-    task_id: str | None
-    tags_json: str
-    effective_at: str | None
-    expires_at: str | None
-    created_at: str
-    bytes: int
-    tokens: int
-    lines: int
-    chunk_chars: int
-    redactions: int
-    index_version: int
-    sha256: str
-
-
-@dataclass(frozen=True)
-class EvidenceRow(EvidenceFields):
-    """A stored record: its row id and the id of its blob."""
-
-    id: int
-    blob_id: int
-
-
-@dataclass(frozen=True)
-class NewEvidence(EvidenceFields):
-    """A record ready to store: everything computed, nothing left to decide."""
-
-    data: bytes
-    terms: str
-
-
-@dataclass(frozen=True)
-class SearchFilter:
-    task_id: str | None
-    kind: str | None
-    tags: Sequence[str]
-    valid_at: str | None
-    exclude_expired_at: str | None
-    shared: bool = False  # with task_id: the project's records without a task match too
 
 
 def match_expression(hashed_terms: Sequence[str]) -> str:

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import aiosqlite
+
+from ctxkeep.storage.rows import ActionRow
 
 _COLUMNS = ("idempotency_key, task_id, action, target, params_summary, intent_at, status, external_id, receipt_ref, "
             "detail, result_at")
-
-
-@dataclass(frozen=True)
-class ActionRow:
-    idempotency_key: str
-    task_id: str
-    action: str
-    target: str
-    params_summary: str | None
-    intent_at: str
-    status: str
-    external_id: str | None
-    receipt_ref: str | None
-    detail: str | None
-    result_at: str | None
 
 
 class Journal:

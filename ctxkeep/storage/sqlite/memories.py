@@ -8,41 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import aiosqlite
 
+from ctxkeep.storage.rows import MemoryRow, TombstoneRow
 from ctxkeep.storage.sqlite.evidence import match_expression
 
 _COLUMNS = ("m.id, m.memory_id, m.key, m.key_match, m.kind, m.content, m.confidence, m.source_json, m.version, "
             "m.created_at, m.effective_at, m.expires_at")
-
-
-@dataclass(frozen=True)
-class MemoryRow:
-    id: int
-    memory_id: str
-    key: str
-    key_match: str
-    kind: str
-    content: str
-    confidence: float
-    source_json: str
-    version: int
-    created_at: str
-    effective_at: str | None
-    expires_at: str | None
-
-
-@dataclass(frozen=True)
-class TombstoneRow:
-    memory_id: str
-    key_sha256: str
-    kind: str
-    version: int
-    created_at: str
-    forgotten_at: str
-    reason: str | None
 
 
 class Memories:

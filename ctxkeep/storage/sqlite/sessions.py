@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import aiosqlite
 
-
-@dataclass(frozen=True)
-class SessionRow:
-    session_id: str
-    task_id: str
-    bound: bool  # True: the agent saved this task itself (checkpoint_save in the transcript)
-    transcript_path: str
-    transcript_sha256: str  # of the transcript as last ingested: the same file again is skipped
-    updated_at: str
+from ctxkeep.storage.rows import SessionRow
 
 
 class Sessions:

@@ -3,24 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import aiosqlite
 
-
-@dataclass(frozen=True)
-class WorkingSetRow:
-    """`selection_json`: the evidence picked, in order, with how each was shown; `claims_json`: the state lines shown;
-    `recent_json`: where the kept recent messages started (index and a hash of that message); `memories_json`: the
-    memory ids shown."""
-
-    task_id: str
-    focus_key: str
-    selection_json: str
-    claims_json: str
-    recent_json: str
-    built_at: str
-    memories_json: str = "[]"
+from ctxkeep.storage.rows import WorkingSetRow
 
 
 class WorkingSets:

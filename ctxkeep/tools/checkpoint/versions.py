@@ -26,8 +26,7 @@ from ctxkeep.models import (
     VerifyResult,
     Violation,
 )
-from ctxkeep.storage import CheckpointRow
-from ctxkeep.storage.sqlite.db import Tx
+from ctxkeep.storage import CheckpointRow, Tx
 from ctxkeep.tools.checkpoint.brief import render_brief
 from ctxkeep.tools.checkpoint.diff import diff_states
 from ctxkeep.tools.checkpoint.resume import resume_checks, resume_records

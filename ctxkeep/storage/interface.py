@@ -1,0 +1,257 @@
+"""The Store interface tools use: one transaction (`Tx`) exposes a query object per record kind.
+
+A backend implements `Store` (open, transactions, maintenance) and the `…Queries` protocols below; tools never see
+which one they run on. Every query is scoped by `project`; rows are the dataclasses of `ctxkeep.storage.rows`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Protocol
+
+from ctxkeep.storage.rows import (
+    ActionRow,
+    CheckpointRow,
+    CursorRow,
+    DigestRow,
+    EvidenceRow,
+    MemoryRow,
+    NewEvidence,
+    SearchFilter,
+    SessionRow,
+    TaskRow,
+    TombstoneRow,
+    WorkingSetRow,
+)
+
+
+class CheckpointsQueries(Protocol):
+    async def latest_version(self, project: str, task_id: str) -> int:
+        """The task's newest version, 0 when the task does not exist."""
+
+    async def get(self, project: str, task_id: str, version: int | None = None) -> tuple[CheckpointRow, int] | None:
+        """A version (the latest when None) and the task's latest version number, in one query."""
+
+    async def chain(self, project: str, task_id: str, first: int = 1, last: int | None = None) -> list[CheckpointRow]:
+        """The versions first..last (all by default) of a task, oldest first."""
+
+    async def insert(self, project: str, row: CheckpointRow) -> None:
+        """Store a new version and make it the task's latest (creating the task at version 1)."""
+
+    async def tasks(self, project: str, limit: int) -> list[TaskRow]:
+        """The project's tasks with their latest state, most recently updated first."""
+
+    async def quoting(self, project: str, needle: str, limit: int) -> list[tuple[str, int]]:
+        """(task_id, version) of the versions whose state JSON contains `needle` verbatim."""
+
+
+class DigestsQueries(Protocol):
+    async def put(self, project: str, row: DigestRow) -> None:
+        """Store a task's digest; a new digest without a summary keeps the summary of the same source."""
+
+    async def get(self, project: str, task_id: str) -> DigestRow | None:
+        ...
+
+    async def all(self, project: str) -> list[DigestRow]:
+        ...
+
+    async def rewrite(self, project: str, row: DigestRow) -> None:
+        """Replace a task's digest and summary text as given (nothing merged)."""
+
+
+class CursorsQueries(Protocol):
+    async def put(self, project: str, row: CursorRow) -> None:
+        ...
+
+    async def get(self, project: str, source: str) -> CursorRow | None:
+        ...
+
+
+class EvidenceQueries(Protocol):
+    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
+        ...
+
+    async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
+        """Store new records (refs must not exist yet), sharing blobs by sha256, and index them."""
+
+    async def refresh(self, project: str, items: Sequence[NewEvidence]) -> None:
+        """A repeated put of existing records: add its tags, take its validity window."""
+
+    async def rows(self, project: str, refs: Sequence[str], where: SearchFilter | None = None) -> dict[str, EvidenceRow]:
+        """The records behind `refs` in the project (only those passing `where`, when given)."""
+
+    async def by_prefix(self, project: str, prefix: str, limit: int = 2) -> list[EvidenceRow]:
+        """Records whose ref starts with `prefix` (at most `limit`), for short refs shown in working sets."""
+
+    async def sharing_prefix(self, project: str, prefixes: Sequence[str]) -> list[str]:
+        """Every ref of the project that starts with one of `prefixes`."""
+
+    async def neighbours(self, project: str, hits: Sequence[EvidenceRow], where: SearchFilter, span: int) -> list[tuple[int, EvidenceRow]]:
+        """Up to `span` records on each side of each hit among the records of the same source (insertion order),
+as (hit id, neighbour) pairs; neighbours that fail the filters are left out."""
+
+    async def blob(self, blob_id: int) -> bytes:
+        ...
+
+    async def blobs(self, blob_ids: Sequence[int]) -> dict[int, bytes]:
+        ...
+
+    async def document_frequencies(self, hashed_terms: Sequence[str]) -> dict[str, int]:
+        """How many records (all projects) hold each term; absent terms are left out."""
+
+    async def search(self, project: str, hashed_terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
+        """Records matching any term, best BM25 first, with their score (> 0).
+
+The index is ranked on its own first (FTS5 keeps only the best few), then filtered; only
+when the filters leave too few of those does the slower filtered ranking of every match run."""
+
+    async def delete(self, row: EvidenceRow, terms: str) -> bool:
+        """Remove a record and its index entry; remove its blob when no record uses it. True when the blob went."""
+
+    async def expired(self, project: str, now: str) -> list[EvidenceRow]:
+        ...
+
+    async def delete_orphan_blobs(self) -> int:
+        ...
+
+
+class JournalQueries(Protocol):
+    async def get(self, project: str, key: str) -> ActionRow | None:
+        ...
+
+    async def insert_intent(self, project: str, row: ActionRow) -> None:
+        ...
+
+    async def set_result(self, project: str, row: ActionRow) -> None:
+        """Record the result of an open intent (the table refuses to change a result once written)."""
+
+    async def open_for_task(self, project: str, task_id: str) -> list[ActionRow]:
+        """The task's intents without a result, oldest first."""
+
+    async def for_task(self, project: str, task_id: str) -> list[ActionRow]:
+        """Every journal entry of the task, oldest first."""
+
+
+class MemoriesQueries(Protocol):
+    async def versions(self, project: str, key_matches: Sequence[str]) -> list[MemoryRow]:
+        """Every stored version of the given keys, oldest first within each key."""
+
+    async def by_ids(self, project: str, memory_ids: Sequence[str]) -> list[MemoryRow]:
+        ...
+
+    async def keys(self, project: str, kind: str | None, limit: int) -> list[str]:
+        """Keys with a version of `kind` (any kind when None), the most recently written first."""
+
+    async def matching(self, project: str, hashed_terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """(key, best BM25 score > 0) of the keys whose versions hold any of the terms, best first."""
+
+    async def next_version(self, project: str, key_match: str, key_sha256: str) -> int:
+        """One more than any version of the key ever stored, forgotten ones included (ids never repeat)."""
+
+    async def insert(self, project: str, row: MemoryRow, terms: str) -> MemoryRow:
+        ...
+
+    async def delete(self, project: str, rows: Sequence[tuple[MemoryRow, str]], tombstones: Sequence[TombstoneRow]) -> None:
+        """Remove memories (each with its indexed terms) and their index entries, merge the index, leave tombstones."""
+
+    async def tombstones(self, project: str, memory_ids: Sequence[str]) -> list[TombstoneRow]:
+        ...
+
+    async def tombstones_of_key(self, project: str, key_sha256: str) -> list[TombstoneRow]:
+        ...
+
+
+class SessionsQueries(Protocol):
+    async def put(self, project: str, row: SessionRow) -> None:
+        ...
+
+    async def get(self, project: str, session_id: str) -> SessionRow | None:
+        ...
+
+    async def latest(self, project: str) -> SessionRow | None:
+        """The session the hooks saw last in this project."""
+
+
+class StatsQueries(Protocol):
+    async def counts(self, project: str) -> dict[str, int]:
+        ...
+
+    async def file_bytes(self) -> int:
+        """The database's size in pages (all projects)."""
+
+
+class WorkingSetsQueries(Protocol):
+    async def put(self, project: str, row: WorkingSetRow) -> None:
+        ...
+
+    async def get(self, project: str, task_id: str) -> WorkingSetRow | None:
+        ...
+
+    async def forget_memories(self, project: str, memory_ids: list[str], claim_prefixes: list[str]) -> int:
+        """In the cached working sets that showed any of the memories, drop the claims quoting them (the ids stay, so a
+resumed task still learns it relied on a memory that is gone); how many were rewritten."""
+
+
+LATEST_SCHEMA = 6  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
+
+
+class Tx(Protocol):
+    """The queries available inside one transaction (or one read)."""
+
+    @property
+    def checkpoints(self) -> CheckpointsQueries: ...
+    @property
+    def evidence(self) -> EvidenceQueries: ...
+    @property
+    def digests(self) -> DigestsQueries: ...
+    @property
+    def cursors(self) -> CursorsQueries: ...
+    @property
+    def working_sets(self) -> WorkingSetsQueries: ...
+    @property
+    def memories(self) -> MemoriesQueries: ...
+    @property
+    def journal(self) -> JournalQueries: ...
+    @property
+    def sessions(self) -> SessionsQueries: ...
+    @property
+    def stats(self) -> StatsQueries: ...
+
+
+class Store(ABC):
+    """An open ctxkeep database. `await Store.open(location)` picks the backend; close with `await store.close()`."""
+
+    path: Path
+
+    @classmethod
+    async def open(cls, location: Path, busy_timeout_ms: int = 5_000) -> Store:
+        """Open (creating when absent) and migrate; raises SchemaTooNew or DatabaseUnavailable."""
+        from ctxkeep.storage.sqlite import SqliteStore
+
+        return await SqliteStore.open(location, busy_timeout_ms)
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    @abstractmethod
+    async def schema_version(self) -> int:
+        """The newest migration applied."""
+
+    @abstractmethod
+    async def checkpoint_wal(self) -> bool:
+        """Make deleted bytes unreadable from the files now; False when a reader kept it from finishing."""
+
+    @abstractmethod
+    async def integrity_check(self) -> str:
+        """'ok' when the database is sound, else what is wrong."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractAsyncContextManager[Tx]:
+        """A write transaction: commits on exit, rolls back and re-raises on error."""
+
+    @abstractmethod
+    def snapshot(self) -> AbstractAsyncContextManager[Tx]:
+        """A read transaction: every query inside sees the same committed state."""

@@ -1,0 +1,164 @@
+"""The rows every store returns and takes: plain frozen dataclasses, the same for every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CheckpointRow:
+    task_id: str
+    version: int
+    hash: str
+    parent_hash: str | None
+    state_json: str
+    state_schema: int
+    trigger: str
+    goal_change_reason: str | None
+    violations_json: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    task_id: str
+    latest_version: int
+    created_at: str
+    updated_at: str
+    state_json: str
+
+
+@dataclass(frozen=True)
+class DigestRow:
+    task_id: str
+    digest: str
+    summary: str | None
+    source: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class CursorRow:
+    """How far a source was compressed: its first `prefix_count` messages (hashed) and the refs of their outputs."""
+
+    source: str
+    prefix_count: int
+    prefix_hash: str
+    refs_json: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class EvidenceFields:
+    """What a record says about its content (shared by stored rows and rows about to be stored)."""
+
+    ref: str
+    kind: str
+    source: str | None
+    title: str | None
+    task_id: str | None
+    tags_json: str
+    effective_at: str | None
+    expires_at: str | None
+    created_at: str
+    bytes: int
+    tokens: int
+    lines: int
+    chunk_chars: int
+    redactions: int
+    index_version: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class EvidenceRow(EvidenceFields):
+    """A stored record: its row id and the id of its blob."""
+
+    id: int
+    blob_id: int
+
+
+@dataclass(frozen=True)
+class NewEvidence(EvidenceFields):
+    """A record ready to store: everything computed, nothing left to decide."""
+
+    data: bytes
+    terms: str
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    task_id: str | None
+    kind: str | None
+    tags: Sequence[str]
+    valid_at: str | None
+    exclude_expired_at: str | None
+    shared: bool = False  # with task_id: the project's records without a task match too
+
+
+@dataclass(frozen=True)
+class ActionRow:
+    idempotency_key: str
+    task_id: str
+    action: str
+    target: str
+    params_summary: str | None
+    intent_at: str
+    status: str
+    external_id: str | None
+    receipt_ref: str | None
+    detail: str | None
+    result_at: str | None
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    id: int
+    memory_id: str
+    key: str
+    key_match: str
+    kind: str
+    content: str
+    confidence: float
+    source_json: str
+    version: int
+    created_at: str
+    effective_at: str | None
+    expires_at: str | None
+
+
+@dataclass(frozen=True)
+class TombstoneRow:
+    memory_id: str
+    key_sha256: str
+    kind: str
+    version: int
+    created_at: str
+    forgotten_at: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    session_id: str
+    task_id: str
+    bound: bool  # True: the agent saved this task itself (checkpoint_save in the transcript)
+    transcript_path: str
+    transcript_sha256: str  # of the transcript as last ingested: the same file again is skipped
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class WorkingSetRow:
+    """`selection_json`: the evidence picked, in order, with how each was shown; `claims_json`: the state lines shown;
+    `recent_json`: where the kept recent messages started (index and a hash of that message); `memories_json`: the
+    memory ids shown."""
+
+    task_id: str
+    focus_key: str
+    selection_json: str
+    claims_json: str
+    recent_json: str
+    built_at: str
+    memories_json: str = "[]"
