@@ -161,7 +161,7 @@ def test_a_settings_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
 
 
 def test_doctor_reads_odd_settings_without_a_traceback(tmp_path: Path) -> None:
-    from ctxkeep.cli.doctor import claude_code_checks
+    from ctxkeep.clients.claude_code.doctor import claude_code_checks
 
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".mcp.json").write_text('{"mcpServers": ["ctxkeep"]}')

@@ -74,19 +74,20 @@ def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
     from pathlib import Path
 
     from ctxkeep.clients.claude_code import install
+    from ctxkeep.clients.core import config_files
 
     action = args.command
-    executable = install.find_executable()
+    executable = config_files.find_executable()
     home = Path(os.environ.get("HOME") or Path.home())
     changes = install.plan(action, args.scope, Path(settings.project), home, executable)
     claude = install.user_mcp_command(action, executable) if args.scope == "user" else None
     if args.dry_run:
         for change in changes:
-            print(install.diff(change) or f"unchanged {change.path}")
+            print(config_files.diff(change) or f"unchanged {change.path}")
         if claude:
             print("would run: " + " ".join(claude))
         return 0
-    for line in install.apply(changes, backup=action == "install"):
+    for line in config_files.apply(changes, backup=action == "install"):
         print(line)
     if claude:
         print(install.run_claude(claude))

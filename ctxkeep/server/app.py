@@ -20,6 +20,7 @@ from ctxkeep.server.common import Runtime
 from ctxkeep.server.compress_tools import register_compress_tools
 from ctxkeep.server.errors import CtxkeepServer
 from ctxkeep.server.evidence_tools import register_evidence_tools
+from ctxkeep.server.journal_tools import register_journal_tools
 from ctxkeep.server.memory_tools import register_memory_tools
 from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
@@ -81,5 +82,6 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     register_compress_tools(server, runtime)
     register_working_set_tools(server, runtime)
     register_memory_tools(server, runtime)
+    register_journal_tools(server, runtime)
     register_resources(server, runtime.get)
     return server

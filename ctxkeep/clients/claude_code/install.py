@@ -12,44 +12,30 @@ file byte for byte when nothing else in it changed since.
 
 from __future__ import annotations
 
-import difflib
 import json
-import os
 import shlex
 import shutil
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ctxkeep.errors import InvalidInput
+from ctxkeep.clients.core.config_files import (
+    BACKUP_SUFFIX,
+    FileChange,
+    apply,
+    diff,
+    dump_json,
+    find_executable,
+    json_list,
+    json_object,
+    read_json,
+    restored,
+)
 
 Scope = Literal["project", "user"]
 SERVER_NAME = "ctxkeep"
+__all__ = ["HOOKS", "FileChange", "Scope", "apply", "diff", "find_executable", "plan", "run_claude", "user_mcp_command"]
 HOOKS = {"PreCompact": ("pre-compact", None), "SessionStart": ("session-start", "compact|resume")}
-BACKUP_SUFFIX = ".ctxkeep.bak"
-
-
-@dataclass(frozen=True)
-class FileChange:
-    path: Path
-    before: str | None  # None: the file does not exist
-    after: str | None  # None: the file is to be deleted
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-
-def find_executable() -> str:
-    """The absolute path of the installed `ctxkeep` command."""
-    candidates = [Path(sys.argv[0]), Path(sys.executable).parent / "ctxkeep", Path(shutil.which("ctxkeep") or "ctxkeep")]
-    for candidate in candidates:
-        if candidate.name == "ctxkeep" and candidate.is_file() and os.access(candidate, os.X_OK):
-            return os.path.abspath(candidate)
-    raise InvalidInput("cannot find the installed `ctxkeep` executable; install ctxkeep with pip (pip install ctxkeep) and run "
-                       "this command through it")
 
 
 def hook_command(executable: str, hook: str) -> str:
@@ -78,59 +64,24 @@ def _is_our_group(group: Any, hook: str, matcher: str | None) -> bool:
             and set(inner[0]) == {"type", "command"} and inner[0]["type"] == "command" and _is_our_command(inner[0]["command"], hook))
 
 
-def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
-    """The file's text and its JSON object ({} when absent); InvalidInput when it is not a JSON object."""
-    if not path.exists():
-        return None, {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path} cannot be read as UTF-8 text ({exc}); fix or move it, then run this again (nothing was changed)") from None
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        raise InvalidInput(f"{path} is not valid JSON ({exc}); fix or move it, then run this again (nothing was changed)") from None
-    if not isinstance(data, dict):
-        raise InvalidInput(f"{path} does not hold a JSON object; fix or move it, then run this again (nothing was changed)")
-    return text, data
-
-
-def _object(parent: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
-    value = parent.setdefault(key, {})
-    if not isinstance(value, dict):
-        raise InvalidInput(f"{path}: {key!r} is not a JSON object; fix it, then run this again (nothing was changed)")
-    return value
-
-
-def _list(parent: dict[str, Any], key: str, path: Path) -> list[Any]:
-    value = parent.setdefault(key, [])
-    if not isinstance(value, list):
-        raise InvalidInput(f"{path}: hooks.{key} is not a JSON list; fix it, then run this again (nothing was changed)")
-    return value
-
-
-def _dump(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
 def _without_our_hooks(groups: list[Any], hook: str, matcher: str | None) -> list[Any]:
     return [group for group in groups if not _is_our_group(group, hook, matcher)]
 
 
 def settings_with_hooks(path: Path, executable: str) -> FileChange:
-    before, data = _read(path)
-    hooks = _object(data, "hooks", path)
+    before, data = read_json(path)
+    hooks = json_object(data, "hooks", path)
     for event, (hook, matcher) in HOOKS.items():
-        groups = _without_our_hooks(_list(hooks, event, path), hook, matcher)
+        groups = _without_our_hooks(json_list(hooks, event, path, where="hooks."), hook, matcher)
         ours: dict[str, Any] = {"hooks": [{"type": "command", "command": hook_command(executable, hook)}]}
         if matcher:
             ours = {"matcher": matcher, **ours}
         hooks[event] = groups + [ours]
-    return FileChange(path, before, _dump(data))
+    return FileChange(path, before, dump_json(data))
 
 
 def settings_without_hooks(path: Path) -> FileChange:
-    before, data = _read(path)
+    before, data = read_json(path)
     hooks = data.get("hooks")
     if isinstance(hooks, dict):
         for event, (hook, matcher) in HOOKS.items():
@@ -140,16 +91,16 @@ def settings_without_hooks(path: Path) -> FileChange:
                     del hooks[event]
         if not hooks:
             del data["hooks"]
-    return FileChange(path, before, _restored(path, before, data))
+    return FileChange(path, before, restored(path, before, data))
 
 
 def mcp_with_server(path: Path, executable: str) -> FileChange:
     """The server registered under `ctxkeep`; an existing entry keeps its other keys (env, …), only command and args change."""
-    before, data = _read(path)
-    servers = _object(data, "mcpServers", path)
+    before, data = read_json(path)
+    servers = json_object(data, "mcpServers", path)
     existing = servers.get(SERVER_NAME)
     servers[SERVER_NAME] = {**(existing if isinstance(existing, dict) else {}), "command": executable, "args": ["serve"]}
-    return FileChange(path, before, _dump(data))
+    return FileChange(path, before, dump_json(data))
 
 
 def _is_our_server(entry: Any) -> bool:
@@ -170,7 +121,7 @@ def _backed_up_entry(path: Path) -> Any:
 
 def mcp_without_server(path: Path) -> FileChange:
     """Our entry removed; an entry install only updated goes back to what it was before."""
-    before, data = _read(path)
+    before, data = read_json(path)
     servers = data.get("mcpServers")
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     original = _backed_up_entry(path)
@@ -181,21 +132,7 @@ def mcp_without_server(path: Path) -> FileChange:
             del servers[SERVER_NAME]
         if not servers:
             del data["mcpServers"]
-    return FileChange(path, before, _restored(path, before, data))
-
-
-def _restored(path: Path, before: str | None, data: dict[str, Any]) -> str | None:
-    """The file after uninstalling: the backup's bytes when they say the same, nothing when install created it."""
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
-    if backup.exists():
-        try:
-            if json.loads(backup.read_text(encoding="utf-8") or "{}") == data:
-                return backup.read_text(encoding="utf-8")
-        except ValueError:
-            pass
-    if not data and not backup.exists():
-        return None
-    return before if before is not None and json.loads(before or "{}") == data else _dump(data)
+    return FileChange(path, before, restored(path, before, data))
 
 
 def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, home: Path, executable: str) -> list[FileChange]:
@@ -206,32 +143,6 @@ def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, h
         return changes + ([mcp_with_server(project / ".mcp.json", executable)] if scope == "project" else [])
     changes = [settings_without_hooks(settings)]
     return changes + ([mcp_without_server(project / ".mcp.json")] if scope == "project" else [])
-
-
-def apply(changes: list[FileChange], backup: bool) -> list[str]:
-    """Write the changes (a backup of each existing file first, when `backup`); one line per file."""
-    lines = []
-    for change in changes:
-        if not change.changed:
-            lines.append(f"unchanged {change.path}")
-            continue
-        if change.after is None:
-            change.path.unlink()
-            lines.append(f"removed {change.path} (ctxkeep had created it)")
-            continue
-        if backup and change.before is not None:
-            change.path.with_name(change.path.name + BACKUP_SUFFIX).write_text(change.before, encoding="utf-8")
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = change.path.with_name(change.path.name + ".ctxkeep.tmp")
-        temporary.write_text(change.after, encoding="utf-8")
-        os.replace(temporary, change.path)  # never a half-written settings file
-        lines.append(f"wrote {change.path}" + (f" (backup {change.path.name}{BACKUP_SUFFIX})" if backup and change.before is not None else ""))
-    return lines
-
-
-def diff(change: FileChange) -> str:
-    return "".join(difflib.unified_diff((change.before or "").splitlines(True), (change.after or "").splitlines(True),
-                                       str(change.path), f"{change.path} (after)"))
 
 
 def user_mcp_command(action: Literal["install", "uninstall"], executable: str) -> list[str]:
