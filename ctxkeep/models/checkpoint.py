@@ -42,6 +42,12 @@ class Fact(StrictModel):
     source_ref: Text | None = Field(default=None, description="Where the value comes from (evidence ref, URL, file:line).")
     critical: bool = Field(default=True, description="Critical facts must appear verbatim in summaries.")
 
+    def line(self) -> str:
+        """How the fact reads on one line of a brief, working set or handoff."""
+        unit = f" {self.unit}" if self.unit else ""
+        source = f" (source: {self.source_ref})" if self.source_ref else ""
+        return f"{self.key} = {self.value}{unit}{source}"
+
 
 class FailedApproach(StrictModel):
     approach: RequiredText
@@ -61,6 +67,19 @@ class Approval(StrictModel):
     approver: Text | None = None
     requested_at: Timestamp | None = None
     decided_at: Timestamp | None = None
+
+    def line(self) -> str:
+        """How the approval reads on one line: status, id, action, target, amount, approver, reason."""
+        parts = [f"[{self.status}] {self.id}: {self.action}"]
+        if self.target:
+            parts.append(f"on {self.target}")
+        if self.amount is not None:
+            parts.append(f"amount {self.amount}{' ' + self.currency if self.currency else ''}")
+        if self.approver:
+            parts.append(f"approver {self.approver}")
+        if self.reason:
+            parts.append(f"({self.reason})")
+        return " ".join(parts)
 
 
 def _unique_by(items: list[Any], key: str, what: str) -> None:

@@ -9,7 +9,7 @@ action with its preconditions and the approvals it waits for.
 from __future__ import annotations
 
 from ctxkeep.models.handoff import HandoffPackage
-from ctxkeep.tools.checkpoint import Section, fact_line, within_budget
+from ctxkeep.tools.checkpoint import Section, within_budget
 
 
 def handoff_text(package: HandoffPackage) -> str:
@@ -30,7 +30,7 @@ def _handoff(p: HandoffPackage, section: Section) -> str:
         *_lines("Constraints (must hold)", p.constraints),
         *_lines(f"Completed{verified}", p.completed),
         *_lines("Remaining, in priority order", p.remaining),
-        *_lines("Confirmed facts (exact, with sources)", [fact_line(f) for f in p.confirmed_facts]),
+        *_lines("Confirmed facts (exact, with sources)", [f.line() for f in p.confirmed_facts]),
         *_lines("Assumptions (not verified)", p.assumptions),
         *_lines("Failed approaches (do not retry)", [f"{f.approach}: {f.reason}" for f in p.failed_approaches]),
         *_lines("Artifacts and external ids", p.artifacts + p.external_ids),

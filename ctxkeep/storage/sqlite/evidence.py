@@ -1,6 +1,6 @@
 """Queries over evidence records, their shared compressed blobs, and the full-text index.
 
-The index is contentless and holds hashed terms (see `ctxkeep.tools.evidence.terms`); `match_expression`
+The index is contentless and holds hashed terms (see `ctxkeep.tools.terms`); `match_expression`
 is the one place that builds FTS5 query syntax, from hashes only.
 """
 

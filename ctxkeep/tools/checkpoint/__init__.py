@@ -4,7 +4,7 @@ Also the rules a summary must keep (negations, pending items, approvals, facts) 
 none is named. Imports `journal` and `memory` (for resume checks), models and storage.
 """
 
-from ctxkeep.tools.checkpoint.brief import Section, approval_line, fact_line, within_budget
+from ctxkeep.tools.checkpoint.brief import Section, within_budget
 from ctxkeep.tools.checkpoint.handoff import handoff
 from ctxkeep.tools.checkpoint.summary_request import summary_request_text
 from ctxkeep.tools.checkpoint.tasks import active_task, task_ids
@@ -21,7 +21,7 @@ from ctxkeep.tools.checkpoint.versions import (
 )
 
 __all__ = [
-    "Section", "active_task", "approval_line", "checkpoint_diff", "checkpoint_list", "checkpoint_load",
-    "checkpoint_save", "fact_line", "handoff", "latest_state", "load_version", "parse_state", "summary_request_text",
+    "Section", "active_task", "checkpoint_diff", "checkpoint_list", "checkpoint_load",
+    "checkpoint_save", "handoff", "latest_state", "load_version", "parse_state", "summary_request_text",
     "task_ids", "verify_checkpoint", "verify_summary", "within_budget",
 ]

@@ -8,31 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ctxkeep.models import Approval, Fact, ResumeChecks, TaskState
+from ctxkeep.models import ResumeChecks, TaskState
 from ctxkeep.tokens import count_tokens
 
 BRIEF_TOKENS = 6_000
 # (items per list, characters per item): tried in order until the text fits its budget
 _CAPS: list[tuple[int | None, int | None]] = [(None, None), (50, 1_000), (20, 500), (10, 300), (5, 200), (2, 120), (1, 80)]
-
-
-def fact_line(fact: Fact) -> str:
-    unit = f" {fact.unit}" if fact.unit else ""
-    source = f" (source: {fact.source_ref})" if fact.source_ref else ""
-    return f"{fact.key} = {fact.value}{unit}{source}"
-
-
-def approval_line(approval: Approval) -> str:
-    parts = [f"[{approval.status}] {approval.id}: {approval.action}"]
-    if approval.target:
-        parts.append(f"on {approval.target}")
-    if approval.amount is not None:
-        parts.append(f"amount {approval.amount}{' ' + approval.currency if approval.currency else ''}")
-    if approval.approver:
-        parts.append(f"approver {approval.approver}")
-    if approval.reason:
-        parts.append(f"({approval.reason})")
-    return " ".join(parts)
 
 
 Section = Callable[[str, list[str]], list[str]]
@@ -73,12 +54,12 @@ def _brief(task_id: str, version: int, state: TaskState, checks: ResumeChecks, _
         *_section("Goal", [state.goal]),
         *_section("Done when", state.done_criteria),
         *_section("Constraints (must hold)", state.constraints),
-        *_section("Approvals", [approval_line(a) for a in state.approvals]),
+        *_section("Approvals", [a.line() for a in state.approvals]),
         *_section("Pending", state.pending),
         *_section("Completed", state.completed),
         *_section("Plan", state.plan),
         *_section("Decisions", state.decisions),
-        *_section("Facts (exact)", [fact_line(f) for f in state.facts]),
+        *_section("Facts (exact)", [f.line() for f in state.facts]),
         *_section("Assumptions (unverified)", state.assumptions),
         *_section("Failed approaches (do not retry)", [f"{f.approach}: {f.reason}" for f in state.failed_approaches]),
         *_section("Open questions", state.open_questions),

@@ -34,8 +34,8 @@ from ctxkeep.text import utc_text
 from ctxkeep.tokens import count_tokens_many
 from ctxkeep.tools.evidence.preview import shape_tool_output
 from ctxkeep.tools.evidence.redact import redact_secrets
-from ctxkeep.tools.evidence.terms import INDEX_VERSION, index_terms
 from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import INDEX_VERSION, index_terms
 
 CHUNK_TOKENS = 4_000
 MAX_CHUNK_CHARS = 6_000  # at most ~4 tokens a character, so any chunk fits the 25,000-token read limit

@@ -13,8 +13,8 @@ from ctxkeep.storage import EvidenceRow, SearchFilter, Tx
 from ctxkeep.text import utc_text
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.evidence.records import CONTENTS
-from ctxkeep.tools.evidence.terms import query_terms, surface_pattern
 from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import query_terms, surface_pattern
 
 POSTINGS_BUDGET = 20_000
 SNIPPET_BEFORE = 80

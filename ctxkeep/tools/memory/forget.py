@@ -18,9 +18,10 @@ from ctxkeep.errors import NotFound
 from ctxkeep.models.memory import MemoryForgetRequest, MemoryForgetResult, Tombstone
 from ctxkeep.storage import DigestRow, MemoryRow, SearchFilter, TombstoneRow, Tx
 from ctxkeep.text import match_key, utc_text
-from ctxkeep.tools.evidence import CONTENTS, query_terms
+from ctxkeep.tools.evidence import CONTENTS
 from ctxkeep.tools.memory.records import claim_prefix, key_digest, memory_terms
 from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import query_terms
 
 FORGOTTEN = "[forgotten memory]"
 MAX_REPORTED = 20

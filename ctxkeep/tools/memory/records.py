@@ -25,9 +25,10 @@ from ctxkeep.models.memory import (
 )
 from ctxkeep.storage import MemoryRow, Tx
 from ctxkeep.text import match_key, one_line, utc_text
-from ctxkeep.tools.evidence import index_terms, load_row, query_terms, redact_secrets
+from ctxkeep.tools.evidence import load_row, redact_secrets
 from ctxkeep.tools.memory.status import current_by_key, in_force, status_of
 from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import index_terms, query_terms
 
 MAX_KEYS = 1_000  # keys looked at by one search or working set
 

@@ -30,10 +30,10 @@ from ctxkeep.storage import CheckpointRow, DigestRow, SearchFilter, Tx, WorkingS
 from ctxkeep.text import match_key, utc_text
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint import load_version, parse_state
-from ctxkeep.tools.evidence import query_terms
 from ctxkeep.tools.journal import describe, to_action
 from ctxkeep.tools.messages import detect_format, parse, render_for_count
 from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import query_terms
 from ctxkeep.tools.working_set.budget import allocate, make_room
 from ctxkeep.tools.working_set.evidence_slot import EvidenceSlot, evidence_slot
 from ctxkeep.tools.working_set.memory_slot import memory_slot

@@ -18,7 +18,8 @@ from typing import Literal
 from ctxkeep.models.working_set import DroppedItem
 from ctxkeep.storage import EvidenceRow, SearchFilter, Tx
 from ctxkeep.text import one_line
-from ctxkeep.tools.evidence import CONTENTS, surface_pattern
+from ctxkeep.tools.evidence import CONTENTS
+from ctxkeep.tools.terms import surface_pattern
 from ctxkeep.tools.working_set.passage import best_passage
 from ctxkeep.tools.working_set.retrieval import Candidate, rank_evidence
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from ctxkeep.models import TaskState
 from ctxkeep.models.working_set import DroppedItem
 from ctxkeep.storage import DigestRow
-from ctxkeep.tools.checkpoint import approval_line, fact_line
 
 Count = Callable[[str], int]
 # (items per list, characters per item) for the flexible parts of the state, tried in order
@@ -97,16 +96,16 @@ def next_action_block(state: TaskState, count: Count) -> Rendered:
 def _control_sections(state: TaskState, intents: Sequence[str]) -> list[Section]:
     open_approvals = [a for a in state.approvals if a.status == "pending"]
     return [Section("Open side effects (outcome unknown: look each key up in the system of record before retrying)", "intent", list(intents)),
-            Section("Open approvals (wait for them)", "approval", [approval_line(a) for a in open_approvals]),
+            Section("Open approvals (wait for them)", "approval", [a.line() for a in open_approvals]),
             Section("Pending", "pending", state.pending)]
 
 
 def _flexible_sections(state: TaskState) -> list[Section]:
     decided = [a for a in state.approvals if a.status != "pending"]
     return [
-        Section("Decided approvals", "approval", [approval_line(a) for a in decided]),
+        Section("Decided approvals", "approval", [a.line() for a in decided]),
         Section("Decisions", "decision", state.decisions),
-        Section("Facts (exact)", "fact", [fact_line(f) for f in state.facts]),
+        Section("Facts (exact)", "fact", [f.line() for f in state.facts]),
         Section("Failed approaches (do not retry)", "failed", [f"{f.approach}: {f.reason}" for f in state.failed_approaches]),
         Section("Plan", "plan", state.plan),
         Section("Completed", "completed", state.completed, newest_last=True),
