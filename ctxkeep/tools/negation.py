@@ -66,3 +66,8 @@ def appears_unnegated(clause: str, text: str) -> bool:
             return True
         start = haystack.find(clause, start + 1)
     return False
+
+
+def has_negation(text: str) -> bool:
+    """True when `text` holds a negation word anywhere ("not", "never", "no", "不要", …)."""
+    return _MARKER_RE.search(_normal(text)) is not None

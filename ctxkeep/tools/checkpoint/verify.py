@@ -8,12 +8,12 @@ fixed rule id. Pure functions: no storage, no clock.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from ctxkeep.models import Approval, Fact, TaskState, Violation
 from ctxkeep.text import match_key, value_key
-from ctxkeep.tools.checkpoint.negation import appears_unnegated, negated_clauses, negation_form
+from ctxkeep.tools.negation import appears_unnegated, negated_clauses, negation_form
+from ctxkeep.tools.summary_check import Item, check_summary
 
 _FIXED_APPROVAL_FIELDS = ("action", "target", "amount", "currency")
 
@@ -164,59 +164,17 @@ def _approvals_kept(before: TaskState, after: TaskState) -> list[Violation]:
     return out + [v for a in after.approvals if match_key(a.id) not in old_ids for v in [_undecided(a)] if v]
 
 
-_DONE_WORDS = re.compile(r"\b(?:done|completed?|finished|resolved|fixed|closed|shipped)\b|已完成|完成了|已解决|已处理")
-_OPEN_WORDS = re.compile(r"\b(?:pending|todo|to do|open|missing|waiting|blocked|not yet|remaining|outstanding|"
-                         r"not (?:yet )?(?:done|complete|completed|finished))\b|待|未|缺")
-_DECIDED_WORDS = re.compile(r"\b(?:approved|granted|rejected|declined|signed off)\b|已批准|批准了|已拒绝")
-_CLAUSE_BREAK = re.compile(r"\n|[;；。，,]|(?<!\w)\.|\.(?!\w)|\s(?:and|but)\s")
+def summary_items(state: TaskState) -> list[Item]:
+    """What a summary of `state` must carry: goal, pending items, open approvals, constraints, critical facts."""
+    items = [Item("goal", state.goal)]
+    items += [Item("pending", item) for item in state.pending]
+    items += [Item("approval", a.action, value=a.id) for a in state.approvals if a.status == "pending"]
+    items += [Item("constraint", c) for c in state.constraints]
+    items += [Item("fact", f.key, value=value_key(f.value)) for f in state.facts if f.critical]
+    return items
 
 
-def _clauses_with(needle: str, text: str) -> list[str]:
-    """The summary's clauses (split at punctuation, "and", "but") that mention `needle`, in matching form."""
-    return [part for part in _CLAUSE_BREAK.split(text) if needle in part]
-
-
-def _written_as(words: re.Pattern[str], needle: str, clauses: list[str]) -> bool:
-    """Every clause naming `needle` says `words` about it (outside the item's own text) and none says it is open."""
-    return all(words.search(c.replace(needle, " ")) and not _OPEN_WORDS.search(c.replace(needle, " ")) for c in clauses)
-
-
-def _value_in(value: str, text: str) -> bool:
-    """`value` appears in `text` as a whole number or id (0.48 is not in 0.484, 10.48 or A-0.48; "250ms" holds 250)."""
-    pattern = rf"(?<![\w.\-]){re.escape(value)}(?!\d|\.\d)"
-    return re.search(pattern, text) is not None
-
-
-def verify_summary(state: TaskState, summary: str) -> list[Violation]:
-    """What a free-text summary of `state` lost: goal, pending items, open approvals, negations, critical facts."""
-    text = match_key(summary)
-    out: list[Violation] = []
-    if match_key(state.goal) not in text:
-        out.append(Violation(rule="summary_goal_missing", item=state.goal, detail="the summary does not state the goal; quote it"))
-    for item in state.pending:
-        mentions = _clauses_with(match_key(item), text)
-        if not mentions:
-            out.append(Violation(rule="summary_pending_missing", item=item, detail="the pending item is not mentioned; list it as pending"))
-        elif _written_as(_DONE_WORDS, match_key(item), mentions):
-            out.append(Violation(rule="summary_pending_missing", item=item,
-                                 detail=f"the pending item is written as done ({mentions[0].strip()!r}); it is still pending"))
-    for approval in (a for a in state.approvals if a.status == "pending"):
-        names = [match_key(approval.id), match_key(approval.action)]
-        mentions = [c for name in names for c in _clauses_with(name, text)]
-        if not mentions:
-            out.append(Violation(rule="summary_approval_missing", item=approval.id,
-                                 detail=f"the open approval ({approval.action}) is not mentioned; say it is still waiting"))
-        elif all(_written_as(_DECIDED_WORDS, name, _clauses_with(name, text)) for name in names if _clauses_with(name, text)):
-            out.append(Violation(rule="summary_approval_missing", item=approval.id,
-                                 detail=f"the open approval is written as decided ({mentions[0].strip()!r}); it is still waiting"))
-    kept = set(negated_clauses(summary))
-    for constraint in state.constraints:
-        lost = [clause for clause in negated_clauses(constraint) if clause not in kept]
-        if lost:
-            out.append(Violation(rule="summary_negation_lost", item=constraint,
-                                 detail=f"the summary does not keep {', '.join(map(repr, lost))} under a negation; quote the constraint"))
-    for fact in state.facts:
-        if fact.critical and not _value_in(value_key(fact.value), text):
-            out.append(Violation(rule="summary_fact_missing", item=fact.key,
-                                 detail=f"the exact value {fact.value} of this critical fact is not in the summary; copy it verbatim"))
-    return out
+def verify_summary(state: TaskState, summary: str, exact: bool = True) -> list[Violation]:
+    """What a free-text summary of `state` lost (`ctxkeep.tools.summary_check`); `exact`: items must be quoted."""
+    return [Violation(rule=f.rule, item=f.item.value if f.item.kind == "approval" and f.item.value else f.item.text,
+                      detail=f.detail) for f in check_summary(summary_items(state), summary, exact)]

@@ -1,0 +1,205 @@
+"""Does a summary carry what the records say must survive? One checker for every summary ctxkeep reads.
+
+compress_history's `summary` (the agent was asked to quote: `exact=True`), a client's own compaction summary and
+the SessionStart/PostCompact repair (a model paraphrased: `exact=False`) all run through `check_summary`. Items are
+plain data, so the hooks use it without pydantic:
+
+- a goal, constraint, rule or request is carried when one passage of the summary (a line or sentence and its
+  neighbour) holds its distinctive words — every identifier and number, most other words — or, exact, its text;
+  a negated one also needs a negation there, else `summary_negation_lost`;
+- a pending item must be mentioned and not written as done (`summary_pending_missing`);
+- an open approval must be mentioned and not written as decided (`summary_approval_missing`);
+- a critical fact's exact value must appear (`summary_fact_missing`);
+- a state item (uncommitted work, a failing or unrun check, an open error or side effect) must be stated
+  (`summary_state_missing`);
+- a summary that claims everything is done while pending items, failing checks or unverified edits remain gets
+  `summary_claim_unverified`.
+Standard library only: the per-event hooks import it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ctxkeep.text import match_key
+from ctxkeep.tools.negation import has_negation, negated_clauses
+
+WORDS_CARRIED = 0.6  # share of an item's plain words one passage must hold (identifiers and numbers: all of them)
+_TOKEN = re.compile(r"[\w][\w./#:@+-]*[\w]|\w")
+_IDENTIFIER = re.compile(r"\d|[._/#:@]|[a-z][A-Z]|^[A-Z]{2,}")
+_STOP = frozenset(
+    "the a an and or but of to in on at by for with from as is are was were be been being it its this that these "
+    "those there here then than so such into onto over under about after before when while which who whom what "
+    "where why how all any each every some more most other only own same too very can will just should would could "
+    "may might must do does did done has have had having not no nor never dont don't also yet still please let us "
+    "we you your i me my our they them their he she his her if else use using used make made keep get got new now".split()
+)
+_DONE = re.compile(r"\b(?:done|completed?|finished|resolved|fixed|closed|shipped|implemented|merged|passed)\b|已完成|完成了|已解决", re.I)
+_OPEN = re.compile(r"\b(?:pending|todo|to do|open|missing|waiting|blocked|not yet|remaining|outstanding|in progress|"
+                   r"still|next|needs?|unfinished|incomplete|not (?:yet )?(?:done|complete|completed|finished|run))\b|待|未|缺", re.I)
+_DECIDED = re.compile(r"\b(?:approved|granted|rejected|declined|signed off)\b|已批准|批准了|已拒绝", re.I)
+_ALL_DONE = re.compile(
+    r"\b(?:all (?:tasks?|todos?|items?|work|steps|changes|issues?)(?: \w+)? (?:are |is |have been |has been )?(?:now )?"
+    r"(?:done|complete|completed|finished|resolved)|everything (?:is |has been )?(?:now )?(?:done|complete|working|fixed|"
+    r"resolved|in place)|no (?:remaining|pending|outstanding|open) (?:tasks?|work|items?|issues?|todos?)|"
+    r"all (?:the )?tests (?:now )?pass(?:ed|ing)?|(?:fully|completely) (?:implemented|done|working|fixed|resolved)|"
+    r"(?:is|are) (?:now )?(?:complete and )?working correctly|task (?:is )?(?:now )?complete)\b", re.I)
+_PASSAGE_BREAK = re.compile(r"\n+|(?<=[.!?;。；])\s+")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing a summary must carry. `kind`: goal | constraint | rule | request | pending | approval | fact | state.
+    `value`: a fact's exact value in comparison form (`ctxkeep.text.value_key`), an approval's id; `source`: where
+    the item comes from, shown in repairs."""
+
+    kind: str
+    text: str
+    value: str | None = None
+    source: str | None = None
+    ref: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    item: Item
+    detail: str
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _terms(text: str) -> tuple[set[str], set[str]]:
+    """(identifiers and numbers, other content words) of a text, in comparison form."""
+    ids, words = set(), set()
+    for token in _TOKEN.findall(text):
+        if _IDENTIFIER.search(token) and len(token) > 1:
+            ids.add(token.casefold().strip("./:#"))
+        elif token.casefold() not in _STOP and len(token) > 2:
+            words.add(_stem(token.casefold()))
+    return ids, words
+
+
+def passages(summary: str) -> list[str]:
+    """The summary's lines and sentences, each joined with the next (an item often spans a bullet and its detail)."""
+    parts = [p for p in _PASSAGE_BREAK.split(summary) if p.strip()]
+    return [" ".join(parts[i:i + 2]) for i in range(len(parts))] or [summary]
+
+
+def carrying_passage(text: str, summary_passages: list[str]) -> str | None:
+    """The first passage that holds every identifier of `text` and most of its other words; None when none does."""
+    ids, words = _terms(text)
+    if not ids and not words:
+        return None
+    need = len(words) if len(words) <= 2 else max(2, round(len(words) * WORDS_CARRIED))
+    for passage in summary_passages:
+        p_ids, p_words = _terms(passage)
+        have_ids = {i for i in ids if i in p_ids or any(i in other for other in p_ids)}
+        if have_ids == ids and len(words & p_words) >= need:
+            return passage
+    return None
+
+
+def _negated(text: str) -> bool:
+    return bool(negated_clauses(text)) or has_negation(text)
+
+
+def _check_rule(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+    if exact:
+        kept = set(negated_clauses(summary))
+        lost = [c for c in negated_clauses(item.text) if c not in kept]
+        if lost:
+            return Finding("summary_negation_lost", item, f"the summary does not keep {', '.join(map(repr, lost))} under a "
+                           "negation; quote the constraint")
+        return None
+    passage = carrying_passage(item.text, found)
+    if passage is None:
+        return Finding("summary_negation_lost" if _negated(item.text) else "summary_constraint_missing", item,
+                       "the summary leaves this rule out")
+    if _negated(item.text) and not has_negation(passage):
+        return Finding("summary_negation_lost", item, f"the summary keeps the words but not the negation ({passage[:120]!r})")
+    return None
+
+
+def _check_pending(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+    mentions, needle = _mentions(item, summary, found, exact)
+    if not mentions:
+        return Finding("summary_pending_missing", item, "the pending item is not mentioned; list it as pending")
+    rest = [m.replace(needle, " ") if needle else m for m in mentions]
+    if all(_DONE.search(m) and not _OPEN.search(m) for m in rest):
+        return Finding("summary_pending_missing", item, f"the pending item is written as done ({mentions[0].strip()[:120]!r}); "
+                       "it is still pending")
+    return None
+
+
+def _value_in(value: str, text: str) -> bool:
+    """`value` appears as a whole number or id (0.48 is not in 0.484, 10.48 or A-0.48; "250ms" holds 250)."""
+    return re.search(rf"(?<![\w.\-]){re.escape(value)}(?!\d|\.\d)", text) is not None
+
+
+_CLAUSE_BREAK = re.compile(r"\n|[;；。，,]|(?<!\w)\.|\.(?!\w)|\s(?:and|but)\s")
+
+
+def _mentions(item: Item, summary: str, found: list[str], exact: bool) -> tuple[list[str], str]:
+    """The parts of the summary naming the item (exact: the clauses holding its text or id verbatim) and the needle
+    to blank out of them before reading what they say about it."""
+    if exact:
+        needles = [match_key(n) for n in (item.text, item.value) if n]
+        clauses = _CLAUSE_BREAK.split(match_key(summary))
+        for needle in needles:
+            hits = [c for c in clauses if needle in c]
+            if hits:
+                return hits, needle
+        return [], ""
+    passage = carrying_passage(item.text, found) or next((p for p in found if item.value and item.value in p), None)
+    return ([passage], match_key(item.text)) if passage else ([], "")
+
+
+def _check_approval(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+    mentions, needle = _mentions(item, summary, found, exact)
+    if not mentions:
+        return Finding("summary_approval_missing", item, f"the open approval ({item.text}) is not mentioned; say it is still waiting")
+    rest = [m.replace(needle, " ") if needle else m for m in mentions]
+    if all(_DECIDED.search(m) and not _OPEN.search(m) for m in rest):
+        return Finding("summary_approval_missing", item, f"the open approval is written as decided ({mentions[0].strip()[:120]!r}); "
+                       "it is still waiting")
+    return None
+
+
+def _check_goal(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+    carried = match_key(item.text) in match_key(summary) if exact else carrying_passage(item.text, found) is not None
+    return None if carried else Finding("summary_goal_missing", item, "the summary does not state the goal; quote it")
+
+
+def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[Finding]:
+    """What `summary` loses of `items`, in item order, then an unverified "all done" claim."""
+    found = passages(summary)
+    out: list[Finding] = []
+    for item in items:
+        finding: Finding | None = None
+        if item.kind == "goal":
+            finding = _check_goal(item, summary, found, exact)
+        elif item.kind in ("constraint", "rule", "request"):
+            finding = _check_rule(item, summary, found, exact)
+        elif item.kind == "pending":
+            finding = _check_pending(item, summary, found, exact)
+        elif item.kind == "approval":
+            finding = _check_approval(item, summary, found, exact)
+        elif item.kind == "fact" and item.value is not None and not _value_in(item.value, match_key(summary)):
+            finding = Finding("summary_fact_missing", item, f"the exact value {item.value} is not in the summary; copy it verbatim")
+        elif item.kind == "state" and carrying_passage(item.text, found) is None:
+            finding = Finding("summary_state_missing", item, "the summary does not say this")
+        if finding:
+            out.append(finding)
+    claim = _ALL_DONE.search(summary)
+    unfinished = [i for i in items if i.kind in ("pending", "state")]
+    if claim and unfinished:
+        out.append(Finding("summary_claim_unverified", Item("claim", claim.group(0)),
+                           f"the summary says {claim.group(0)!r}, but {len(unfinished)} item(s) are still open or unverified"))
+    return out
