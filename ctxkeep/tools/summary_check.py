@@ -19,6 +19,7 @@ Standard library only: the per-event hooks import it.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -51,8 +52,8 @@ _PASSAGE_BREAK = re.compile(r"\n+|(?<=[.!?;。；])\s+")
 @dataclass(frozen=True)
 class Item:
     """One thing a summary must carry. `kind`: goal | constraint | rule | request | pending | approval | fact | state.
-    `value`: a fact's exact value in comparison form (`ctxkeep.text.value_key`), an approval's id; `source`: where
-    the item comes from, shown in repairs."""
+    `value`: a fact's exact value in comparison form (`ctxkeep.text.value_key`), an approval's id, or for a state the
+    pattern (a regex) a summary that says it matches; `source`: where the item comes from, shown in repairs."""
 
     kind: str
     text: str
@@ -97,7 +98,7 @@ def carrying_passage(text: str, summary_passages: list[str]) -> str | None:
     ids, words = _terms(text)
     if not ids and not words:
         return None
-    need = len(words) if len(words) <= 2 else max(2, round(len(words) * WORDS_CARRIED))
+    need = max(min(len(words), 3), math.ceil(len(words) * WORDS_CARRIED))
     for passage in summary_passages:
         p_ids, p_words = _terms(passage)
         have_ids = {i for i in ids if i in p_ids or any(i in other for other in p_ids)}
@@ -177,6 +178,13 @@ def _check_goal(item: Item, summary: str, found: list[str], exact: bool) -> Find
     return None if carried else Finding("summary_goal_missing", item, "the summary does not state the goal; quote it")
 
 
+def _states(item: Item, summary: str, found: list[str]) -> bool:
+    """A state item is said when the summary matches its pattern (`value`, a regex), else carries its words."""
+    if item.value:
+        return re.search(item.value, summary, re.IGNORECASE) is not None
+    return carrying_passage(item.text, found) is not None
+
+
 def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[Finding]:
     """What `summary` loses of `items`, in item order, then an unverified "all done" claim."""
     found = passages(summary)
@@ -193,7 +201,7 @@ def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[
             finding = _check_approval(item, summary, found, exact)
         elif item.kind == "fact" and item.value is not None and not _value_in(item.value, match_key(summary)):
             finding = Finding("summary_fact_missing", item, f"the exact value {item.value} is not in the summary; copy it verbatim")
-        elif item.kind == "state" and carrying_passage(item.text, found) is None:
+        elif item.kind == "state" and not _states(item, summary, found):
             finding = Finding("summary_state_missing", item, "the summary does not say this")
         if finding:
             out.append(finding)

@@ -1,0 +1,177 @@
+"""Claude Code's transcript JSONL, read defensively into session records and compaction summaries.
+
+A line that is not a JSON object, a sidechain record (a subagent's), a record of a shape this reader does not know, and
+a half-written last line are skipped. Prompts are what a person typed or queued (machine text such as tool results,
+`<system-reminder>` blocks, built-in commands that ran locally and compaction summaries is not); a command that expands
+to a prompt counts. Tool calls are paired with their results by id. Standard library only (per-event hooks).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ctxkeep.clients.core import capture
+from ctxkeep.clients.core.capture import Known, Record, ToolEvent
+
+_NOT_A_PROMPT = ("[Request interrupted", "<task-notification>", "This session is being continued", "<local-command-",
+                 "Caveat:", "<system-reminder>", "<bash-", "<user-prompt-submit-hook>")
+_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_SAVE_TOOL = re.compile(r"^mcp__.+__checkpoint_save$")
+_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+PlanReader = Callable[[str], "str | None"]
+
+
+@dataclass
+class Transcript:
+    """What a transcript holds for ctxkeep: its records, the task the agent saved itself, compaction summaries."""
+
+    records: list[Record] = field(default_factory=list)
+    bound_task: str | None = None
+    summaries: list[str] = field(default_factory=list)  # each compaction's summary, in order
+    boundaries: int = 0
+    lines: int = 0
+
+
+def normal_time(stamp: Any, fallback: str) -> str:
+    """A transcript timestamp in ctxkeep's fixed-width UTC form (so records order by text), else `fallback`."""
+    if not isinstance(stamp, str):
+        return fallback
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(timezone.utc)
+    except ValueError:
+        return fallback
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond:06d}Z"
+
+
+def text_of(content: Any) -> str:
+    """The text of a message's content: a string, or the text parts of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _output_of(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    return content if isinstance(content, str) else text_of(content)
+
+
+def prompt_text(content: Any) -> str | None:
+    """The text a person typed (or the command they ran), or None for tool results and machine text."""
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return None
+    text = text_of(content).strip()
+    if not text or text.startswith(_NOT_A_PROMPT):
+        return None
+    command = _COMMAND.search(text)
+    if command:
+        args = _COMMAND_ARGS.search(text)
+        return f"{command.group(1).strip()} {args.group(1).strip() if args else ''}".strip()
+    return text
+
+
+class _Reader:
+    def __init__(self, read_plan: PlanReader) -> None:
+        self.out = Transcript()
+        self.known = Known()
+        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.read_plan = read_plan
+        self.last_command: int | None = None  # index in records of a slash command, until we know it ran locally
+        self.at = "0000"
+        self.branch = ""
+
+    def record(self, record: dict[str, Any]) -> None:
+        self.at = normal_time(record.get("timestamp"), self.at)
+        kind = record.get("type")
+        branch = record.get("gitBranch")
+        if isinstance(branch, str) and branch and branch != self.branch:
+            self.branch = branch
+            self.out.records.append(Record("fact", "branch", capture.clean(branch, 200), self.at, source="git"))
+        if kind == "system" and record.get("subtype") == "compact_boundary":
+            self.out.boundaries += 1
+        elif kind == "system" and record.get("subtype") == "local_command":
+            self._drop_command()
+        elif kind == "queue-operation" and record.get("operation") == "enqueue" and isinstance(record.get("content"), str):
+            self.out.records += capture.from_prompt(record["content"], self.at)
+        message = record.get("message")
+        if kind in ("user", "assistant") and isinstance(message, dict):
+            self._message(record, message.get("content"))
+
+    def _drop_command(self) -> None:
+        if self.last_command is not None:
+            del self.out.records[self.last_command]  # a built-in command (/clear, /model …) that ran locally
+            self.last_command = None
+
+    def _message(self, record: dict[str, Any], content: Any) -> None:
+        if record.get("isCompactSummary"):
+            text = text_of(content)
+            found = _SUMMARY.search(text)
+            self.out.summaries.append((found.group(1) if found else text).strip())
+            return
+        if record["type"] == "user" and not record.get("isMeta"):
+            if text_of(content).lstrip().startswith("<local-command-"):
+                self._drop_command()
+            else:
+                self._prompt(content)
+        if record["type"] == "assistant":
+            self.out.records += capture.from_assistant(text_of(content), self.at)
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                self._tool_use(block)
+            elif isinstance(block, dict) and block.get("type") == "tool_result":
+                self._tool_result(block, record.get("toolUseResult"))
+
+    def _prompt(self, content: Any) -> None:
+        prompt = prompt_text(content)
+        if prompt:
+            self.last_command = len(self.out.records) if _COMMAND.search(text_of(content)) else None
+            self.out.records += capture.from_prompt(prompt, self.at)
+
+    def _tool_use(self, block: dict[str, Any]) -> None:
+        name, given = str(block.get("name", "")), block.get("input")
+        data: dict[str, Any] = given if isinstance(given, dict) else {}
+        self.calls[str(block.get("id"))] = (name, data)
+        if _SAVE_TOOL.match(name) and isinstance(data.get("task_id"), str) and data["task_id"].strip():
+            self.out.bound_task = data["task_id"].strip()
+
+    def _tool_result(self, block: dict[str, Any], result: Any) -> None:
+        use_id = str(block.get("tool_use_id"))
+        name, data = self.calls.pop(use_id, ("tool", {}))
+        if name == "ExitPlanMode" and isinstance(result, dict) and "plan" not in data:
+            plan = result.get("plan") if isinstance(result.get("plan"), str) else self.read_plan(str(result.get("filePath")))
+            data = {**data, "plan": plan} if plan else data
+        event = ToolEvent(name, data, _output_of(block), bool(block.get("is_error")), use_id, self.at)
+        self.out.records += capture.from_tool(event, self.known)
+
+
+def read_transcript(lines: Iterable[str], read_plan: PlanReader = lambda path: None) -> Transcript:
+    """The records, bound task and compaction summaries of a transcript's lines."""
+    reader = _Reader(read_plan)
+    for line in lines:
+        reader.out.lines += 1
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("isSidechain"):
+            continue
+        try:
+            reader.record(record)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            continue  # a record of a shape this reader does not know
+    return reader.out
+
+
+def latest(records: Iterable[Record]) -> list[Record]:
+    """One record per (kind, key): the latest one, in the order they were first seen."""
+    found: dict[tuple[str, str], Record] = {}
+    for record in records:
+        found[(record.kind, record.key)] = record
+    return list(found.values())

@@ -1,0 +1,147 @@
+"""What a tool call was, read from its name, input and output: a check (test, build, lint) and how it ended, a commit or
+a push, a task spec read (an issue, a ticket, a PR, a plan file), and the rules such a spec states.
+
+Rules are quoted from the spec as data: the lines that prohibit or require something ("Do not…", "No extra…",
+"must", "only", "Keep all logic in…"), and every bullet under a heading such as "Constraints" or "Rules". A line that
+tries to instruct the reader ("ignore your instructions") is never taken. Standard library only (per-event hooks).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+MAX_RULES_PER_SPEC = 12
+MAX_RULE_CHARS = 300
+
+_CHECKS = {
+    "test": re.compile(
+        r"(?:^|[\s;&|(])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|(?:python3?|uv run|poetry run) -m "
+        r"(?:pytest|unittest)|(?:go|cargo|mix|deno|bun|dotnet|swift|zig|stack|cabal|lein|sbt|gradlew?|mvn) test\b|"
+        r"(?:npm|pnpm|yarn)(?: run)? test\b|make [\w:-]*test[\w:-]*|mise run [\w:-]*test[\w:-]*|just [\w:-]*test|"
+        r"make check\b|mise run check\b|bundle exec (?:rspec|rake test))"),
+    "build": re.compile(
+        r"(?:^|[\s;&|(])(?:(?:go|cargo|dotnet|swift|zig) build|mix compile|tsc\b|(?:npm|pnpm|yarn)(?: run)? build\b|"
+        r"make(?:\s+(?:all|build))?\s*$|make build|mise run build|mvn (?:package|compile|install)|gradlew? build|"
+        r"python3? -m (?:build|compileall|py_compile))"),
+    "lint": re.compile(
+        r"(?:^|[\s;&|(])(?:ruff|flake8|pylint|mypy|pyright|black --check|isort --check|eslint|prettier --check|biome|"
+        r"golangci-lint|go vet|staticcheck|mix (?:credo|format --check|dialyzer)|cargo (?:clippy|fmt -- --check)|"
+        r"shellcheck|rubocop|make (?:lint|format-check|fmt-check|pylint|cpd|complexity)|mise run (?:lint|fmt)|"
+        r"clang-tidy|ktlint|swiftlint)"),
+}
+_FAILED = re.compile(r"\b(?:\d+ (?:failed|failures?|errors?)\b(?<!\b0 failed)(?<!\b0 failures)(?<!\b0 errors)|FAILED|FAIL:|--- FAIL|"
+                     r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9])",
+                     re.MULTILINE)
+_PASSED = re.compile(r"\b\d+ passed\b|\bOK\b|\bPASS\b|\bok\s+\S+|\b0 failures\b|\bAll checks passed\b|"
+                     r"\btest result: ok\b|\bSuccess\b|\bno issues found\b|\b\d+ tests?, 0 failures\b")
+_VCS = re.compile(r"(?:^|[\s;&|(])git\s+(?:-C\s+\S+\s+)?(commit|push)\b|(?:^|[\s;&|(])gh pr (create|merge)\b")
+_CLEAN_TREE = re.compile(r"nothing to commit, working tree clean|nothing added to commit")
+_SPEC_COMMANDS = re.compile(
+    r"(?:^|[\s;&|(])(?:gh (?:issue|pr) view|gh api \S*(?:issues|pulls|comments)|glab (?:issue|mr) view|bd show|"
+    r"linear (?:issue|i) (?:view|show)|jira (?:issue|view)|acli jira|tea issues?|az boards work-item show)\b")
+_SPEC_TOOL = re.compile(r"issue|ticket|story|pull_?request|get_pr|review|comment|spec|linear|jira|task", re.IGNORECASE)
+_SPEC_FILE = re.compile(r"(?:spec|plan|prd|design|requirement|rfc|adr|task|issue|ticket|agents|claude|contributing|"
+                        r"guideline|convention|todo)[^/]*\.(?:md|mdx|txt|rst|adoc)$", re.IGNORECASE)
+_RULE_HEADING = re.compile(r"^\s*(?:#+\s*)?(?:[\w ]*\b)?(?:constraints?|rules?|requirements?|guidelines?|scope|non-?goals?|"
+                           r"do(?:'s| and don'?ts)|don'?ts|must|restrictions?|conventions?)\b[\w ]*:?\s*$", re.IGNORECASE)
+_HEADING = re.compile(r"^\s*(?:#+\s+\S|[A-Z][A-Za-z /&-]{2,40}:\s*$|[A-Z][A-Z /&-]{3,40}\s*$)")
+_NORMATIVE = re.compile(
+    r"\b(?:do not|don'?t|never|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|may not|no longer|avoid|"
+    r"without|must|required?|only|always|keep|ensure|exactly|instead of)\b|^\s*(?:[-*+]\s*)?no\s+\w", re.IGNORECASE)
+_NEGATED_RULE = re.compile(r"\b(?:do not|don'?t|never|must not|mustn'?t|should not|shouldn'?t|cannot|may not|avoid|"
+                           r"without)\b|(?:^|[;:,—–]\s*)(?:[-*+]\s*)?no\s+\w", re.IGNORECASE)
+_INJECTION = re.compile(r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|prompts?|rules|previous|above|"
+                        r"system)\b|\byou are now\b|\bsystem prompt\b|\bnew instructions\b", re.IGNORECASE)
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+
+
+def check_kind(command: str) -> str | None:
+    """test, build or lint when `command` runs one, else None (the first kind that matches, in that order)."""
+    flat = " ".join(command.split())
+    return next((kind for kind, pattern in _CHECKS.items() if pattern.search(flat)), None)
+
+
+def check_outcome(output: str, is_error: bool) -> str:
+    """passed or failed, read from a check's output (a failed run is an error result or reports failures)."""
+    if is_error or _FAILED.search(output[-20_000:]):
+        return "failed"
+    return "passed"
+
+
+def failure_line(output: str) -> str:
+    """The line that says how a check failed ("3 failed, 12 passed", "FAIL: …"), else its last line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    found = next((line for line in reversed(lines) if _FAILED.search(line)), None)
+    return (found or (lines[-1] if lines else ""))[:200]
+
+
+def vcs_action(command: str) -> str | None:
+    """commit or push when `command` records work in git (or opens/merges a PR: a push), else None."""
+    found = _VCS.search(" ".join(command.split()))
+    if not found:
+        return None
+    return "commit" if found.group(1) == "commit" else "push"
+
+
+def tree_is_clean(output: str) -> bool:
+    return _CLEAN_TREE.search(output) is not None
+
+
+def reads_spec(tool: str, data: dict[str, object]) -> str | None:
+    """A label for the spec a tool call reads ("Bash: gh issue view 42", "Read: docs/plan.md"), or None."""
+    if tool == "Bash" and isinstance(data.get("command"), str):
+        command = str(data["command"])
+        found = _SPEC_COMMANDS.search(command)
+        return f"Bash: {_segment(command[found.start():])}" if found else None
+    if tool == "Read" and isinstance(data.get("file_path"), str) and _SPEC_FILE.search(str(data["file_path"])):
+        return f"Read: {data['file_path']}"
+    if tool.startswith("mcp__") and _SPEC_TOOL.search(tool.split("__")[-1]) and "ctxkeep" not in tool:
+        target = next((str(v) for v in data.values() if isinstance(v, (str, int))), "")
+        return f"{tool} {target}".strip()[:160]
+    return None
+
+
+def _segment(command: str) -> str:
+    """The first command of a command line: up to a pipe, `;`, `&&` or a redirection, at most 80 characters."""
+    return " ".join(re.split(r"\s*(?:[;|&]|\d?>)", command.strip(), maxsplit=1)[0].split())[:80]
+
+
+def is_negated_rule(rule: str) -> bool:
+    return _NEGATED_RULE.search(rule) is not None
+
+
+def _clean_line(line: str) -> str:
+    text = _BULLET.sub("", line.replace("\u2192", " ")).strip().strip("`").strip()
+    text = re.sub(r"^\d+\s*(?=\S)", "", text) if re.match(r"^\s*\d+\t", line) else text  # cat -n / Read line numbers
+    return " ".join(text.split())[:MAX_RULE_CHARS]
+
+
+def spec_rules(text: str) -> list[str]:
+    """The rules a spec states, verbatim, negated ones first, at most MAX_RULES_PER_SPEC."""
+    negated: list[str] = []
+    others: list[str] = []
+    under_rules = False
+    for raw in text.splitlines()[:4_000]:
+        line = re.sub(r"^\s*\d+→", "", raw)  # Claude Code's Read prefixes every line with its number and an arrow
+        if _HEADING.match(line) and not _BULLET.match(line):
+            under_rules = bool(_RULE_HEADING.match(line))
+            continue
+        rule = _clean_line(line)
+        if len(rule) < 12 or _INJECTION.search(rule) or rule.endswith(":"):
+            continue
+        if _NEGATED_RULE.search(rule):
+            negated.append(rule)
+        elif (under_rules and _BULLET.match(line)) or _NORMATIVE.search(rule):
+            others.append(rule)
+    unique = list(dict.fromkeys(negated + others))
+    return unique[:MAX_RULES_PER_SPEC]
+
+
+def command_head(command: str, words: int = 3) -> str:
+    """The first words of a command line, for labels ("mix test test/foo_test.exs" -> "mix test test/foo_test.exs")."""
+    try:
+        parts = shlex.split(command, posix=True)
+    except ValueError:
+        parts = command.split()
+    return " ".join(parts[:words])[:80]

@@ -1,0 +1,187 @@
+"""What a session's records add up to, and what any summary of the session must carry.
+
+`derive(records)` gives the goal, the user's instructions (negated ones verbatim), the rules quoted from specs, what
+is still pending (todos, tasks, plan steps not shown done), the state of the work (files edited since the last
+commit, checks and their latest outcome, files edited since the last passing check, errors still open), the latest
+substantive request and the agent's last words. `must_keep(view)` turns it into summary-check items. Standard
+library only (per-event hooks).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from ctxkeep.clients.core.capture import Record
+from ctxkeep.clients.core.commands import is_negated_rule
+from ctxkeep.text import one_line
+from ctxkeep.tools.summary_check import Item, carrying_passage
+
+MAX_INSTRUCTION_CHARS = 300
+MAX_EARLIER_PROMPTS = 8
+MAX_PLAN_STEPS = 15
+MAX_SAID = 12  # the agent's latest messages kept for a view without a summary
+_TRIVIAL = re.compile(r"^(?:continue|go on|go ahead|keep going|carry on|proceed|yes|yep|yeah|ok(?:ay)?|sure|thanks?|thank you|"
+                      r"do it|please do|please continue|next|sounds good|lgtm|great|perfect|cool|y|fine|good)\W*$", re.I)
+_INSTRUCTION = re.compile(
+    r"^(?:no\b|nope\b|stop\b|don'?t\b|do not\b|never\b|always\b|avoid\b|make sure\b|instead\b|actually\b|rather\b|"
+    r"remove\b|drop\b|skip\b|revert\b|undo\b)|\b(?:don'?t|do not|never|must|mustn'?t|always|make sure|instead of|avoid|"
+    r"should not|shouldn'?t|no need to|too? much|i (?:don'?t|do not) (?:want|like|need)|let'?s not|i'?d rather|i prefer|"
+    r"not (?:so )?useful|unnecessary|keep it|only)\b|不要|别再|不能|必须|禁止|务必", re.I)
+_REFERS_BACK = re.compile(r"\b(?:this|that|it|these|those|them|again)\b", re.I)
+_NEGATED_SENTENCE = re.compile(r"\b(?:don'?t|do not|never|must not|mustn'?t|should not|shouldn'?t|avoid|no longer)\b|不要|不能|禁止", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_PLAN_STEP = re.compile(r"^(?:[-*+]|\d+[.)]|- \[[ x]\]|#{2,4}\s+(?:step|phase|part)\b[^:]*:?)\s*(.+)$", re.I)  # top-level steps only
+_UNCOMMITTED = (r"\b(?:not|n't|never)\s+(?:yet\s+)?(?:been\s+)?(?:committed|pushed|commit)\b|\buncommitted\b|\bunpushed\b|"
+                r"\bnothing\s+(?:is\s+|has\s+been\s+|was\s+)?(?:yet\s+)?committed\b|\bno\s+(?:git\s+)?commits?\s+(?:yet|made|so far)\b")
+_CHECK_OPEN = r"(?:{kind}\w*)\W+(?:\w+\W+){{0,8}}?(?:fail|not (?:yet )?(?:run|pass)|pending|need|re-?run|broken|red)|(?:fail|run|re-?run)\w*\W+(?:\w+\W+){{0,6}}?{kind}"
+_CHECK_WORDS = {"test": "test", "build": "(?:build|compil)", "lint": "(?:lint|credo|ruff|vet|format)"}
+
+
+@dataclass
+class View:
+    goal: str | None = None
+    instructions: list[str] = field(default_factory=list)
+    rules: list[Record] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+    edits: list[str] = field(default_factory=list)
+    uncommitted: list[str] = field(default_factory=list)
+    committed: bool = False
+    checks: list[Record] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+    errors: list[Record] = field(default_factory=list)
+    request: str | None = None
+    prompts: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)  # questions the agent's last message put to the user
+    branch: str | None = None
+
+
+def substantive(prompt: str) -> bool:
+    return not _TRIVIAL.match(prompt.strip()) and not prompt.lstrip().startswith("/")
+
+
+def instructions_of(prompt: str) -> list[str]:
+    """A short prompt that instructs is kept whole; from a longer one, its negated sentences, verbatim."""
+    flat = one_line(prompt)
+    if len(flat) <= MAX_INSTRUCTION_CHARS:
+        return [flat] if _INSTRUCTION.search(flat) else []
+    sentences = [one_line(s) for s in _SENTENCE.split(prompt)]
+    return [s for s in sentences if 12 <= len(s) <= MAX_INSTRUCTION_CHARS and _NEGATED_SENTENCE.search(s)][:5]
+
+
+def _in_context(found: list[str], prompt: str, previous: str) -> list[str]:
+    """A short instruction that refers back ("no, remove this again") with the prompt it answers."""
+    if found == [one_line(prompt)] and len(prompt) <= 160 and _REFERS_BACK.search(prompt) and len(previous) <= 300:
+        return [f"{one_line(prompt)} (answering: {one_line(previous, 200)})"]
+    return found
+
+
+def _todos(records: list[Record]) -> list[tuple[str, str]]:
+    """(item, status) of the latest todo list, or of the tasks when the session used TaskCreate/TaskUpdate."""
+    tasks = sorted((r for r in records if r.kind == "task" and r.status != "deleted"), key=lambda r: r.at)
+    if tasks:
+        return [(r.text, r.status) for r in tasks]
+    lists = sorted((r for r in records if r.kind == "todo"), key=lambda r: r.at)
+    try:
+        return [(str(t["content"]), str(t["status"])) for t in json.loads(lists[-1].text)] if lists else []
+    except (ValueError, KeyError, TypeError):
+        return []
+
+
+def _plan_steps(records: list[Record]) -> list[str]:
+    plans = sorted((r for r in records if r.kind == "plan"), key=lambda r: r.at)
+    if not plans:
+        return []
+    steps = [m.group(1).strip() for m in map(_PLAN_STEP.match, plans[-1].text.splitlines()) if m]
+    return [one_line(s, 200) for s in steps if len(s) > 8][:MAX_PLAN_STEPS]
+
+
+def _work_state(view: View, records: list[Record]) -> None:
+    edits = sorted((r for r in records if r.kind == "edit"), key=lambda r: r.at)
+    vcs = [r for r in records if r.kind == "vcs"]
+    last_commit = max((r.at for r in vcs), default="")
+    view.edits = list(dict.fromkeys(r.key for r in edits))
+    view.committed = any(r.key in ("commit", "push") for r in vcs)
+    view.uncommitted = list(dict.fromkeys(r.key for r in edits if r.at > last_commit))
+    checks = sorted((r for r in records if r.kind == "check"), key=lambda r: r.at)
+    view.checks = list({r.key: r for r in checks}.values())
+    last_pass = max((r.at for r in checks if r.status == "passed"), default="")
+    view.unverified = list(dict.fromkeys(r.key for r in edits if r.at > last_pass))
+    view.errors = sorted((r for r in records if r.kind == "error" and r.status == "open"), key=lambda r: r.at)[-5:]
+
+
+def derive(records: list[Record]) -> View:
+    """The session's view from its records (any order; the latest record of a key is the one given)."""
+    view = View()
+    prompts = [r.text for r in sorted((r for r in records if r.kind == "prompt"), key=lambda r: r.at)]
+    real = [p for p in prompts if substantive(p)]
+    view.prompts = real
+    view.goal = real[0] if real else None
+    view.request = real[-1] if len(real) > 1 else None
+    view.instructions = list(dict.fromkeys(i for n, p in enumerate(real[1:], 1) for i in _in_context(instructions_of(p), p, real[n - 1])))
+    view.instructions += [i for i in instructions_of(real[0]) if i not in view.instructions] if real else []
+    rules = sorted((r for r in records if r.kind == "rule"), key=lambda r: r.at, reverse=True)  # the latest spec first
+    view.rules = [r for r in rules if is_negated_rule(r.text)] + [r for r in rules if not is_negated_rule(r.text)]
+    todos = _todos(records)
+    view.done = [item for item, status in todos if status == "completed"]
+    view.pending = [item for item, status in todos if status != "completed"]
+    done_passages = view.done
+    view.pending += [s for s in _plan_steps(records)
+                     if carrying_passage(s, done_passages) is None and carrying_passage(s, view.pending) is None]
+    _work_state(view, records)
+    said = sorted((r for r in records if r.kind == "said"), key=lambda r: r.at)
+    view.said = [r.text for r in said[-MAX_SAID:]]
+    if said and (not real or said[-1].at > max(r.at for r in records if r.kind == "prompt")):
+        view.asked = [one_line(q, 300) for q in _SENTENCE.split(said[-1].text) if q.strip().endswith("?")][-2:]
+    view.branch = next((r.text for r in records if r.kind == "fact" and r.key == "branch"), None)
+    return view
+
+
+def _files(paths: list[str], limit: int = 6) -> str:
+    shown = ", ".join(p.rsplit("/", 1)[-1] for p in paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+def state_items(view: View) -> list[Item]:
+    """The state of the work a summary must say: uncommitted edits, failing or unrun checks, open errors."""
+    items: list[Item] = []
+    if view.uncommitted:
+        what = "Nothing is committed yet" if not view.committed else "Work since the last commit is not committed"
+        items.append(Item("state", f"{what}: {len(view.uncommitted)} file(s) edited since ({_files(view.uncommitted)})",
+                          value=_UNCOMMITTED, source="git"))
+    for check in view.checks:
+        kind = check.key.split(":", 1)[0]
+        if check.status == "failed":
+            items.append(Item("state", f"The latest {kind} run failed: `{one_line(check.text, 120)}`"
+                              + (f" ({check.source})" if check.source else ""), value=_CHECK_OPEN.format(kind=_CHECK_WORDS[kind]),
+                              source="check", ref=check.ref or None))
+    if view.unverified and view.edits:
+        ran = [c for c in view.checks if c.key.startswith("test:")]
+        what = "No test run since these edits" if ran else "No test was run in this session"
+        items.append(Item("state", f"{what}: {_files(view.unverified)}", value=_CHECK_OPEN.format(kind="test"), source="check"))
+    for error in view.errors:
+        items.append(Item("state", f"Error still open ({error.key}): {error.text}", source="tool", ref=error.ref or None))
+    return items
+
+
+def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
+    """Everything of the view a summary must carry, most harmful to lose first after the goal."""
+    items: list[Item] = []
+    if view.goal:
+        items.append(Item("goal", one_line(view.goal.split("\n", 1)[0], limit_goal), source="first prompt"))
+    items += [Item("constraint", text, source="user") for text in view.instructions]
+    items += [Item("rule", r.text, source=r.source, ref=r.ref or None) for r in view.rules]
+    items += [Item("pending", text, source="todo list") for text in view.pending]
+    items += state_items(view)
+    items += [Item("state", f"The agent asked the user: {q}", source="the agent's last message") for q in view.asked]
+    if view.request:
+        items.append(Item("request", one_line(view.request, 300), source="latest prompt"))
+    shown = {one_line(view.request or "", 300)} | {i.split(" (answering:")[0] for i in view.instructions}
+    earlier = [p for p in view.prompts[1:-1][::-1] if len(p) <= 400 and one_line(p) not in shown][:MAX_EARLIER_PROMPTS]
+    items += [Item("request", one_line(p, 400), source="an earlier prompt") for p in earlier]
+    if view.branch:
+        items.append(Item("fact", f"Branch {view.branch}", value=view.branch.casefold(), source="git"))
+    return items
