@@ -195,7 +195,7 @@ class WorkingSetsQueries(Protocol):
 resumed task still learns it relied on a memory that is gone); how many were rewritten."""
 
 
-LATEST_SCHEMA = 6  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
+LATEST_SCHEMA = 7  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
 
 
 class Tx(Protocol):

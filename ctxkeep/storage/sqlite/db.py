@@ -24,7 +24,7 @@ from ctxkeep.storage.sqlite.digests import Cursors, Digests
 from ctxkeep.storage.sqlite.evidence import Evidence
 from ctxkeep.storage.sqlite.journal import Journal
 from ctxkeep.storage.sqlite.memories import Memories
-from ctxkeep.storage.sqlite.migrations import LATEST, MIGRATIONS
+from ctxkeep.storage.sqlite.migrations import LATEST, MIGRATIONS, statements
 from ctxkeep.storage.sqlite.sessions import Sessions
 from ctxkeep.storage.sqlite.stats import Stats
 from ctxkeep.storage.sqlite.working_sets import WorkingSets
@@ -121,7 +121,7 @@ class SqliteStore(Store):
             cursor = await conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,))
             if await cursor.fetchone():
                 return  # another process applied it while we waited for the lock
-            for statement in _statements(sql):
+            for statement in statements(sql):
                 await conn.execute(statement)
             await conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
 
@@ -191,14 +191,3 @@ class SqliteStore(Store):
         """A read transaction: every query inside sees the same committed state."""
         async with self._transaction("BEGIN") as conn:
             yield SqliteTx(conn)
-
-
-def _statements(sql: str) -> list[str]:
-    """Split a migration script into statements, keeping trigger bodies whole."""
-    statements, current = [], ""
-    for line in sql.strip().splitlines():
-        current += line + "\n"
-        if sqlite3.complete_statement(current):
-            statements.append(current.strip())
-            current = ""
-    return statements

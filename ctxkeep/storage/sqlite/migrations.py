@@ -168,6 +168,61 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ) WITHOUT ROWID;
         CREATE INDEX sessions_by_update ON sessions (project, updated_at);
     """),
+    (7, "session records captured by the client hooks, per-session hook state, the hooks' evidence inbox", """
+        CREATE TABLE session_records (
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            text TEXT NOT NULL,
+            at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL DEFAULT '',
+            ref TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (project, session_id, kind, key)
+        ) WITHOUT ROWID;
+        CREATE TABLE session_hooks (
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            generation INTEGER NOT NULL DEFAULT 0,
+            injection TEXT,
+            injection_generation INTEGER,
+            transcript_size INTEGER,
+            transcript_mtime_ns INTEGER,
+            worker_pid INTEGER,
+            worker_started_at TEXT,
+            worker_done_at TEXT,
+            worker_note TEXT,
+            gate_blocked_at TEXT,
+            last_stop_at TEXT,
+            PRIMARY KEY (project, session_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE evidence_inbox (
+            project TEXT NOT NULL,
+            ref TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            source TEXT,
+            title TEXT,
+            task_id TEXT,
+            data BLOB NOT NULL,
+            redactions INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (project, ref)
+        ) WITHOUT ROWID;
+    """),
 ]
 
 LATEST = MIGRATIONS[-1][0]
+
+
+def statements(sql: str) -> list[str]:
+    """Split a migration script into statements, keeping trigger bodies whole."""
+    import sqlite3  # the standard library's, for complete_statement: the hooks' fast path migrates with it too
+
+    out, current = [], ""
+    for line in sql.strip().splitlines():
+        current += line + "\n"
+        if sqlite3.complete_statement(current):
+            out.append(current.strip())
+            current = ""
+    return out
