@@ -1,4 +1,4 @@
-"""Project resolution: which project a server, CLI call or hook works in.
+"""Where ctxkeep works: the project a server, CLI call or hook works in, and the default database file.
 
 One rule everywhere (DESIGN.md): the first of `CTXKEEP_PROJECT`, `CLAUDE_PROJECT_DIR`, the
 hook input's `cwd`, the process cwd; then the realpath of its git top-level when inside a
@@ -9,6 +9,7 @@ projects.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -27,3 +28,15 @@ def git_toplevel(path: Path) -> Path | None:
         if (candidate / ".git").exists():
             return candidate
     return None
+
+
+def default_db_path(env: Mapping[str, str]) -> Path:
+    """The per-user data directory: XDG on Linux, Application Support on macOS, LOCALAPPDATA on Windows."""
+    home = Path(env.get("HOME") or Path.home())
+    if sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    else:
+        base = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+    return base / "ctxkeep" / "ctxkeep.db"

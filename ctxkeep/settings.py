@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -13,19 +12,7 @@ from ctxkeep.errors import InvalidInput
 from ctxkeep.models.common import Model
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
 from ctxkeep.models.memory import DEFAULT_TTL_DAYS
-from ctxkeep.project import resolve_project
-
-
-def default_db_path(env: Mapping[str, str]) -> Path:
-    """The per-user data directory: XDG on Linux, Application Support on macOS, LOCALAPPDATA on Windows."""
-    home = Path(env.get("HOME") or Path.home())
-    if sys.platform == "darwin":
-        base = home / "Library" / "Application Support"
-    elif sys.platform == "win32":
-        base = Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local")
-    else:
-        base = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
-    return base / "ctxkeep" / "ctxkeep.db"
+from ctxkeep.project import default_db_path, resolve_project
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
