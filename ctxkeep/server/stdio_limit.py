@@ -1,16 +1,16 @@
-"""The stdio transport with a size limit per request, in front of the SDK's.
+"""The stdio transport in front of the SDK's: a size limit per request, and exactly one answer for every request.
 
-The SDK reads each JSON-RPC line whole, however long: a 100 MB line costs 100 MB and more. Here
-stdin is read in chunks; a line over the limit is skipped as it arrives (memory stays bounded by
-the limit) and answered with an error naming the limit, sent for the request id found at its
-start. Every other line goes to the SDK unchanged, so a garbage line is still the SDK's to drop.
+The SDK reads each JSON-RPC line whole, however long (a 100 MB line costs 100 MB and more), and drops a line it
+cannot validate without answering it. Here stdin is read in chunks and each line is scanned as it arrives
+(`jsonrpc_scan`): a line over the limit is read past (memory stays bounded by the limit) and answered with an error
+naming the limit, at the top-level id found by the scan, even when it comes after `params`. A line within the limit
+is checked (`jsonrpc_check`): one valid JSON-RPC message goes to the SDK unchanged; anything else is answered here,
+one error per request it holds, and the server keeps serving. Blank lines are skipped.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -18,80 +18,92 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp.types import INVALID_REQUEST, ErrorData, JSONRPCError
+from mcp.types import JSONRPCError
+
+from ctxkeep.server.handshake import guard_handshake
+from ctxkeep.server.jsonrpc_check import check, oversize
+from ctxkeep.server.jsonrpc_scan import Scan
 
 CHUNK = 1 << 20
-PREFIX = 4_096  # bytes kept of an oversize line, enough to find its id
-_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})')
 
-Oversize = Callable[[bytes, int], Awaitable[None]]
+Reject = Callable[[list[JSONRPCError]], Awaitable[None]]
+
+
+class _Line:
+    """One line as it arrives: its pieces while it fits the limit (joined once, at its end), its size; past the limit,
+    only its scan (which finds the id to answer)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.size = 0
+        self.scan: Scan | None = None
+
+    def add(self, part: bytes, limit: int) -> None:
+        self.size += len(part)
+        if self.scan is None and self.size <= limit:
+            self.pieces.append(part)
+            return
+        if self.scan is None:  # just went over the limit: scan what was kept, then keep nothing more
+            self.scan = Scan()
+            for piece in self.pieces:
+                self.scan.feed(piece)
+            self.pieces.clear()
+        self.scan.feed(part)
 
 
 class LimitedLines:
-    """The lines of a file descriptor as text, each at most `limit` bytes; longer ones go to `on_oversize`."""
+    """The valid JSON-RPC lines of a file descriptor as text, each at most `limit` bytes; the rest go to `on_reject`."""
 
     def __init__(self, fd: int, limit: int) -> None:
         self.fd, self.limit = fd, limit
-        self.on_oversize: Oversize | None = None
+        self.on_reject: Reject | None = None
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
-        pieces: list[bytes] = []  # the current line so far (joined once, when it ends: no quadratic copying)
-        size, skipping, prefix, skipped = 0, False, b"", 0
-        while True:
-            chunk = await anyio.to_thread.run_sync(os.read, self.fd, CHUNK)
-            if not chunk:
-                return
+        line = _Line()
+        while chunk := await anyio.to_thread.run_sync(os.read, self.fd, CHUNK):
             start = 0
             while (end := chunk.find(b"\n", start)) >= 0:
-                part, start = chunk[start:end + 1], end + 1
-                if skipping:
-                    skipping = False
-                    await self._report(prefix, skipped + len(part))
-                    continue
-                line = b"".join([*pieces, part])
-                pieces, size = [], 0
-                if len(line) > self.limit:
-                    await self._report(line[:PREFIX], len(line))
-                else:
-                    yield line.decode("utf-8", errors="replace")
-            rest = chunk[start:]
-            if skipping:
-                skipped += len(rest)
-            elif rest:
-                pieces.append(rest)
-                size += len(rest)
-                if size > self.limit:  # a line already over the limit: stop keeping it
-                    skipping, prefix, skipped = True, b"".join(pieces)[:PREFIX], size
-                    pieces, size = [], 0
+                line.add(chunk[start:end + 1], self.limit)
+                start = end + 1
+                if (text := await self._finish(line)) is not None:
+                    yield text
+                line = _Line()
+            if start < len(chunk):
+                line.add(chunk[start:], self.limit)
+        if line.size and (text := await self._finish(line)) is not None:  # a last line without its newline
+            yield text
 
-    async def _report(self, prefix: bytes, size: int) -> None:
-        if self.on_oversize is not None:
-            await self.on_oversize(prefix, size)
+    async def _finish(self, line: _Line) -> str | None:
+        """The line as text when it goes to the SDK; None when it was blank or answered here."""
+        if line.scan is not None:
+            await self._reject(oversize(line.scan, line.size, self.limit))
+            return None
+        data = b"".join(line.pieces)
+        if not data.strip():
+            return None
+        errors = check(data.removesuffix(b"\n"))
+        if errors:
+            await self._reject(errors)
+            return None
+        return data.decode("utf-8")
 
-
-def too_large(prefix: bytes, size: int, limit: int) -> JSONRPCError | None:
-    """The error answering an oversize request, when its id can be read from its start (None for a notification)."""
-    found = _ID.search(prefix)
-    if found is None:
-        return None
-    request_id = json.loads(found.group(1))
-    message = (f"request of {size:,} bytes is over the {limit:,}-byte limit (CTXKEEP_MAX_REQUEST_BYTES); nothing was stored. "
-               "Send large content in parts: several evidence_put calls, or a batch of at most 64 MiB")
-    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_REQUEST, message=message))
+    async def _reject(self, errors: list[JSONRPCError]) -> None:
+        if self.on_reject is not None:
+            await self.on_reject(errors)
 
 
 async def serve_stdio(server: MCPServer[Any], limit: int) -> None:
-    """Run the server over stdin/stdout, refusing requests over `limit` bytes."""
+    """Run the server over stdin/stdout: requests over `limit` bytes are refused, every request is answered."""
+    guard_handshake(server)
     lines = LimitedLines(0, limit)
     lowlevel = server._lowlevel_server  # the SDK's run_stdio_async does the same, with its unlimited reader
     async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
-        async def answer(prefix: bytes, size: int) -> None:
-            error = too_large(prefix, size, limit)
-            if error is not None:
+        async def answer(errors: list[JSONRPCError]) -> None:
+            for error in errors:
                 await write_stream.send(SessionMessage(error))
 
-        lines.on_oversize = answer
+        lines.on_reject = answer
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
