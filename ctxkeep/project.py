@@ -40,3 +40,27 @@ def default_db_path(env: Mapping[str, str]) -> Path:
     else:
         base = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
     return base / "ctxkeep" / "ctxkeep.db"
+
+
+def claude_config_dir(env: Mapping[str, str]) -> Path:
+    """Claude Code's configuration folder: CLAUDE_CONFIG_DIR, else ~/.claude."""
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return Path(env["CLAUDE_CONFIG_DIR"]).expanduser()
+    return Path(env.get("HOME") or Path.home()) / ".claude"
+
+
+def transcript_slug(folder: str) -> str:
+    """The folder name Claude Code keeps a project's sessions under: every character but letters and digits is '-'."""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in folder)
+
+
+def transcript_roots(env: Mapping[str, str], project: str, cwd: str | None = None) -> list[Path]:
+    """Where this project's transcripts may be read: its own session folders in Claude Code's `projects/` (for the
+    project and, inside it, the hook's cwd; never another project's), the project itself, and CTXKEEP_ALLOWED_ROOTS
+    (os.pathsep-separated). Symlinks resolved; a root that resolves to / allows nothing."""
+    sessions = claude_config_dir(env) / "projects"
+    folders = [project] + ([cwd] if cwd and (Path(cwd) == Path(project) or Path(project) in Path(cwd).parents) else [])
+    roots = [sessions / transcript_slug(os.path.realpath(folder)) for folder in folders] + [Path(project)]
+    roots += [Path(part) for part in env.get("CTXKEEP_ALLOWED_ROOTS", "").split(os.pathsep) if part.strip()]
+    real = [Path(os.path.realpath(root)) for root in roots]
+    return [root for root in dict.fromkeys(real) if root != Path(root.anchor)]

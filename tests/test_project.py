@@ -9,7 +9,8 @@ import pytest
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.project import resolve_project
-from ctxkeep.settings import Settings, default_db_path
+from ctxkeep.project import default_db_path
+from ctxkeep.settings import Settings
 
 
 def test_precedence_is_ctxkeep_project_then_claude_project_dir_then_hook_cwd_then_cwd(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import anyio
 from pydantic import ValidationError
 
 from ctxkeep import __version__
+from ctxkeep.cli import FAST_HOOKS
 from ctxkeep.cli.inspect import add_inspection_commands
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
@@ -26,7 +27,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     if args.http:
         from ctxkeep.server.http import serve_http
 
-        serve_http(settings, args.host, args.port, os.environ.get("CTXKEEP_HTTP_TOKEN") or None, args.allow_remote)
+        serve_http(settings, args.host, args.port, os.environ.get("CTXKEEP_HTTP_TOKEN") or None, args.allow_remote, args.no_token)
         return 0
     from ctxkeep.server import build_server
     from ctxkeep.server.stdio_limit import serve_stdio
@@ -50,22 +51,18 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
     """Claude Code hooks: read the hook JSON on stdin, print what to inject (maybe nothing), always exit 0."""
+    if args.hook != "pre-compact-worker":
+        from ctxkeep.clients.claude_code.hooks.fast import run
+
+        return run(args.hook, sys.stdin.buffer, sys.stdout, os.environ)
+    from ctxkeep.clients.claude_code.hooks.pre_compact import pre_compact_worker
     from ctxkeep.clients.core.hook_runner import run_hook
 
-    if args.hook == "pre-compact":
-        from ctxkeep.clients.claude_code.hooks.pre_compact import pre_compact as work
-    else:
-        from ctxkeep.clients.claude_code.hooks.session_start import session_start as work
     try:
         stdin_text = sys.stdin.read(16 * 1024 * 1024)
     except (OSError, UnicodeDecodeError):
         stdin_text = ""
-    output = run_hook(args.hook, work, stdin_text, os.environ)
-    try:
-        if output:
-            print(output, flush=True)
-    except OSError:  # Claude Code stopped reading: nothing to inject, and still no failure
-        pass
+    run_hook(args.hook, pre_compact_worker, stdin_text, os.environ)
     return 0
 
 
@@ -110,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need --allow-remote)")
     serve.add_argument("--port", type=_positive, default=8765, help="port (default 8765)")
     serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (requires CTXKEEP_HTTP_TOKEN)")
+    serve.add_argument("--no-token", action="store_true",
+                       help="serve loopback HTTP without a bearer token (any local user can then read and write); by default "
+                            "CTXKEEP_HTTP_TOKEN or the generated token in http-token beside the database is required")
     serve.set_defaults(run=cmd_serve)
     demo = commands.add_parser("demo", help="run the procurement example end to end on a temporary database")
     demo.add_argument("--db", help="use this database file instead of a temporary one")
@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
         sub.set_defaults(run=cmd_install)
     hook = commands.add_parser("hook", help="a Claude Code hook (reads its JSON on stdin; never fails the user)")
-    hook.add_argument("hook", choices=["pre-compact", "session-start"])
+    hook.add_argument("hook", choices=[*FAST_HOOKS, "pre-compact-worker"])
     hook.set_defaults(run=cmd_hook, no_settings=True)
     return parser
 

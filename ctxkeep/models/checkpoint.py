@@ -28,7 +28,7 @@ from ctxkeep.text import canonical_json, find_bad_character, match_key
 class Dropped(StrictModel):
     """An item that leaves the state on purpose, and why."""
 
-    kind: Literal["pending", "constraint", "decision", "fact", "approval"]
+    kind: Literal["pending", "completed", "constraint", "decision", "fact", "approval"]
     item: RequiredText = Field(description="The item's text; for a fact its key, for an approval its id.")
     reason: RequiredText
 

@@ -175,3 +175,23 @@ def latest(records: Iterable[Record]) -> list[Record]:
     for record in records:
         found[(record.kind, record.key)] = record
     return list(found.values())
+
+
+TAIL_BYTES = 4 * 1024 * 1024
+
+
+def last_compact_summary(path: str, tail_bytes: int = TAIL_BYTES) -> str | None:
+    """The summary of the transcript's last compaction (the `isCompactSummary` record after the last
+    `compact_boundary`), read from the file's tail without parsing the rest; None when there is none."""
+    with open(path, "rb") as file:
+        size = file.seek(0, 2)
+        file.seek(max(0, size - tail_bytes))
+        lines = file.read().decode("utf-8", "replace").splitlines()
+    boundary = max((n for n, line in enumerate(lines) if '"compact_boundary"' in line), default=-1)
+    for line in lines[boundary + 1:] if boundary >= 0 else []:
+        if '"isCompactSummary"' not in line:
+            continue
+        found = read_transcript([line]).summaries
+        if found and found[-1]:
+            return found[-1]
+    return None

@@ -9,7 +9,8 @@ key wins. Kinds:
 - `rule`: a rule quoted from a spec the agent read (issue, PR, ticket, plan file), with its source and evidence ref;
 - `todo` (TodoWrite list, key `list`), `task` (TaskCreate/TaskUpdate, key: task id), `plan` (ExitPlanMode);
 - `edit` (key: the file), `vcs` (commit, push, clean tree), `check` (test, build, lint: passed/failed);
-- `error` (key: tool and command, status open/resolved), `read` (a file read back: verification of a write).
+- `error` (key: tool and command, status open/resolved), `read` (a file read back) and `ran` (a command run):
+  what verifies a write.
 Standard library only (per-event hooks).
 """
 
@@ -104,14 +105,15 @@ def _edit_records(event: ToolEvent) -> list[Record]:
     target = event.input.get(EDIT_TOOLS.get(event.name, ""))
     if not isinstance(target, str) or event.is_error:
         return []
-    if PLAN_FILES in target and event.name == "Write" and isinstance(event.input.get("content"), str):
-        return [Record("plan", "plan", clean(event.input["content"]), event.at, source=target)]
+    if PLAN_FILES in target:  # plan mode's own file: the plan, not project work
+        content = event.input.get("content")
+        return [Record("plan", "plan", clean(content), event.at, source=target)] if isinstance(content, str) else []
     return [Record("edit", target, event.name, event.at)]
 
 
 def _bash_records(event: ToolEvent) -> list[Record]:
     command = str(event.input.get("command") or "")
-    out: list[Record] = []
+    out = [Record("ran", event.use_id or digest(command), command[:300], event.at)]  # the gate: a written file was run
     kind = commands.check_kind(command)
     if kind:
         outcome = commands.check_outcome(event.output, event.is_error)

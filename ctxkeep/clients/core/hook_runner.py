@@ -12,7 +12,8 @@ import anyio
 from pydantic import ConfigDict, Field, ValidationError
 
 from ctxkeep.models.common import Model
-from ctxkeep.settings import Settings, default_db_path
+from ctxkeep.project import default_db_path
+from ctxkeep.settings import Settings
 from ctxkeep.text import without_bad_characters
 from ctxkeep.tokens import use_estimate
 

@@ -86,9 +86,13 @@ def repair(findings: list[Finding], header: str, budget: int, measure: Measure =
     return "\n".join(parts) + "\n"
 
 
-def records_view(view: View, header: str, budget: int, measure: Measure = len) -> str:
-    """The records' own view of the session, most important first, within `budget`."""
+def records_view(view: View, header: str, budget: int, task: list[Item] | None = None, measure: Measure = len) -> str:
+    """The records' own view of the session (and of the task the agent saved, `task`), most important first, within
+    `budget`."""
     parts = [header]
+    if task:
+        _add_section(parts, "The task you saved (from its latest checkpoint; trust it over memory)",
+                     [_item_line(i) for i in task], budget, measure)
     if view.goal:
         _add_section(parts, "Goal (the first request)", [quoted(view.goal, 1_200)], budget, measure)
     items = must_keep(view)

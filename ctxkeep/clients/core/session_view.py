@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ctxkeep.clients.core.capture import Record
 from ctxkeep.clients.core.commands import is_negated_rule
-from ctxkeep.text import one_line
+from ctxkeep.text import one_line, value_key
 from ctxkeep.tools.summary_check import Item, carrying_passage
 
 MAX_INSTRUCTION_CHARS = 300
@@ -56,6 +56,7 @@ class View:
     prompts: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)
     asked: list[str] = field(default_factory=list)  # questions the agent's last message put to the user
+    plan: list[str] = field(default_factory=list)
     branch: str | None = None
 
 
@@ -128,9 +129,8 @@ def derive(records: list[Record]) -> View:
     todos = _todos(records)
     view.done = [item for item, status in todos if status == "completed"]
     view.pending = [item for item, status in todos if status != "completed"]
-    done_passages = view.done
-    view.pending += [s for s in _plan_steps(records)
-                     if carrying_passage(s, done_passages) is None and carrying_passage(s, view.pending) is None]
+    view.plan = _plan_steps(records)
+    view.pending += [s for s in view.plan if carrying_passage(s, view.done) is None and carrying_passage(s, view.pending) is None]
     _work_state(view, records)
     said = sorted((r for r in records if r.kind == "said"), key=lambda r: r.at)
     view.said = [r.text for r in said[-MAX_SAID:]]
@@ -184,4 +184,27 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
     items += [Item("request", one_line(p, 400), source="an earlier prompt") for p in earlier]
     if view.branch:
         items.append(Item("fact", f"Branch {view.branch}", value=view.branch.casefold(), source="git"))
+    return items
+
+
+def _texts(value: object) -> list[str]:
+    return [str(v) for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def task_items(state: dict[str, object], intents: list[tuple[str, str, str]]) -> list[Item]:
+    """What a summary must carry of the task the agent saved itself (its latest checkpoint, as stored JSON) and of
+    its journaled side effects without a result."""
+    items = [Item("constraint", c, source="task constraint") for c in _texts(state.get("constraints"))]
+    items += [Item("pending", p, source="task pending") for p in _texts(state.get("pending"))]
+    approvals = state.get("approvals") if isinstance(state.get("approvals"), list) else []
+    for a in approvals if isinstance(approvals, list) else []:
+        if isinstance(a, dict) and a.get("status", "pending") == "pending":
+            items.append(Item("approval", str(a.get("action", "")), value=str(a.get("id", "")), source="task approval"))
+    facts = state.get("facts") if isinstance(state.get("facts"), list) else []
+    for f in facts if isinstance(facts, list) else []:
+        if isinstance(f, dict) and f.get("critical", True) and "value" in f:
+            unit = f" {f['unit']}" if f.get("unit") else ""
+            items.append(Item("fact", f"{f.get('key')} = {f['value']}{unit}", value=value_key(f["value"]), source="task fact"))
+    items += [Item("state", f"Side effect journaled without a result: {key} ({action} → {target}); look it up before "
+                   "retrying", value=re.escape(key), source="journal") for key, action, target in intents]
     return items

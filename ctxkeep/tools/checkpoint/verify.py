@@ -28,6 +28,7 @@ def verify_states(before: TaskState, after: TaskState, goal_change_reason: str |
         ))
     violations += _kept_items(before, after, "constraint", before.constraints, after.constraints)
     violations += _pending_accounted(before, after)
+    violations += _completed_kept(before, after)
     violations += _kept_items(before, after, "decision", before.decisions, after.decisions)
     violations += _facts_kept(before, after)
     violations += _approvals_kept(before, after)
@@ -83,6 +84,17 @@ def _pending_accounted(before: TaskState, after: TaskState) -> list[Violation]:
         )
         for item in before.pending
         if match_key(item) not in accounted
+    ]
+
+
+def _completed_kept(before: TaskState, after: TaskState) -> list[Violation]:
+    """A completed item stays: one that vanishes hides a side effect that may be repeated."""
+    kept = {match_key(i) for i in after.completed} | _dropped(after, "completed")
+    return [
+        Violation(rule="completed_dropped", item=item,
+                  detail="the completed item vanished (the work could be repeated); keep it in completed, or list it in "
+                  "dropped with kind 'completed' and a reason (archive long lists to evidence and keep a counter)")
+        for item in before.completed if match_key(item) not in kept
     ]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxkeep.errors import InvalidInput, NotFound
+from ctxkeep.project import transcript_roots
 
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 
@@ -28,13 +29,10 @@ class Transcript:
     records: int
 
 
-def allowed_roots(env: Mapping[str, str], project: str) -> list[Path]:
-    """Where transcripts may be read: ~/.claude/projects, the project, and CTXKEEP_ALLOWED_ROOTS (os.pathsep-separated)."""
-    home = Path(env.get("HOME") or Path.home())
-    roots = [home / ".claude" / "projects", Path(project)]
-    roots += [Path(part) for part in env.get("CTXKEEP_ALLOWED_ROOTS", "").split(os.pathsep) if part.strip()]
-    real = [Path(os.path.realpath(root)) for root in roots]
-    return [root for root in real if root != Path(root.anchor)]  # a project that resolved to / allows nothing
+def allowed_roots(env: Mapping[str, str], project: str, cwd: str | None = None) -> list[Path]:
+    """Where transcripts may be read: this project's session folders under Claude Code's config folder, the project,
+    and CTXKEEP_ALLOWED_ROOTS (`ctxkeep.project.transcript_roots`)."""
+    return transcript_roots(env, project, cwd)
 
 
 def resolve_transcript(path: str, roots: list[Path], base: str) -> Path:

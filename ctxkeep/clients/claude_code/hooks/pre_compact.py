@@ -1,44 +1,54 @@
-"""`ctxkeep hook pre-compact`: before Claude Code compacts, keep the session's task and history in the store.
+"""`ctxkeep hook pre-compact-worker`: the heavy half of PreCompact, run detached so Claude Code never waits for it.
 
-The transcript is read from under the allowed roots. The session task `cc-<session_id>` is rebuilt
-from the transcript, or, when the agent saved a task itself, the session is bound to that task and
-the transcript's todo list is carried into it; either is saved as a `pre_compact` checkpoint when
-it changed. The transcript then goes through
-compress_history for that task (tool outputs offloaded as evidence, the digest updated;
-incremental). A transcript identical to the one ingested last time is skipped outright.
+In order, each step logged as it really went:
+1. the transcript (read only under this project's allowed roots) becomes session records, beside the ones the live
+   hooks captured (same keys: nothing counted twice);
+2. the session is bound to its task first: the agent's own task when the transcript shows it calling this server's
+   `checkpoint_save`, else `cc-<session_id>`;
+3. tool outputs the live hooks offloaded are taken into the evidence store under the refs the model was shown;
+4. the task is saved as a strict `pre_compact` checkpoint when the records changed it (lists too long for a
+   checkpoint overflow to evidence, never cut silently; the agent's own task is never saved non-strict);
+5. the transcript goes through compress_history for that task (outputs offloaded, the digest updated).
+session-start (compact) waits for it, within a bound, through the session's hook state.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from pathlib import Path
 
 import anyio
 
-from ctxkeep.clients.claude_code.session_task import SessionView, merge_todos, read_session, session_state
+from ctxkeep.clients.claude_code.session_task import merge_todos, session_state
+from ctxkeep.clients.claude_code.transcript import latest, read_transcript
+from ctxkeep.clients.core import live
+from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.hook_runner import HookInput
-from ctxkeep.errors import CheckpointRefused, InvalidInput, VersionConflict
-from ctxkeep.models import CheckpointSaveRequest
+from ctxkeep.clients.core.session_view import View
+from ctxkeep.errors import CheckpointRefused, VersionConflict
+from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.compress import CompressRequest
+from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
+from ctxkeep.storage.sqlite import hot
 from ctxkeep.text import utc_text
 from ctxkeep.tools.checkpoint import checkpoint_save, latest_state
 from ctxkeep.tools.compression import allowed_roots, compress_history, resolve_transcript
+from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.scope import Scope, open_scope
 
 MAX_PLAN_BYTES = 200_000
-
-
-def session_task_id(session_id: str) -> str:
-    return f"cc-{session_id}"
+TASK_PREFIX = "cc-"
 
 
 def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
-    """Reads a plan file under ~/.claude/plans (where plan mode keeps plans), nothing elsewhere."""
-    home = Path(env.get("HOME") or Path.home())
-    plans = (home / ".claude" / "plans").resolve()
+    """Reads a plan file under the Claude Code config folder's plans/ (where plan mode keeps plans), nothing elsewhere."""
+    from ctxkeep.project import claude_config_dir
+
+    plans = (claude_config_dir(env) / "plans").resolve()
 
     def read(path: str) -> str | None:
         try:
@@ -52,48 +62,121 @@ def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
     return read
 
 
-async def _save(scope: Scope, task_id: str, view: SessionView, bound: bool) -> str:
-    """Save the task as a `pre_compact` checkpoint when the transcript changed it: the session task rebuilt, or the
-    agent's own task with the todo list carried in; a note on what happened."""
+async def take_inbox(scope: Scope, w: Where) -> int:
+    """Move the hooks' offloaded outputs into the evidence store (same refs); how many were taken."""
+    taken = 0
+    while True:
+        with closing(hot.connect(w.db)) as conn:
+            rows = hot.inbox_rows(conn, w.project)
+        if not rows:
+            return taken
+        import zlib
+
+        items = [EvidenceItem(content=zlib.decompress(data).decode("utf-8"), kind=kind, source=source, title=title,  # type: ignore[arg-type]
+                              task_id=task_id, redact=False) for _, kind, source, title, task_id, data, _, _ in rows]
+        stored = await evidence_put(scope, items)
+        with closing(hot.connect(w.db)) as conn:
+            hot.inbox_delete(conn, w.project, [row[0] for row in rows])
+        taken += len(stored.refs)
+
+
+def _overflow(scope: Scope, task_id: str, stored: list[EvidenceItem]) -> Callable[[str, list[str]], str]:
+    """Items a checkpoint list cannot hold, kept as one evidence record each list (its ref goes on the list)."""
+    from ctxkeep.tools.refs import evidence_ref
+
+    def keep(what: str, rest: list[str]) -> str:
+        item = EvidenceItem(content="\n".join(rest), kind="note", source="pre-compact", title=f"{task_id}: more {what}",
+                            task_id=task_id)
+        stored.append(item)
+        return evidence_ref(scope.project, hashlib.sha256(item.content.encode("utf-8")).hexdigest(), item.kind,
+                            item.source, item.title, item.task_id)
+
+    return keep
+
+
+async def _save(scope: Scope, task_id: str, view: View, bound: bool) -> str:
+    """Save the task as a strict `pre_compact` checkpoint when the records changed it; a note on what happened."""
     async with scope.store.snapshot() as tx:
         current = await tx.checkpoints.latest_version(scope.project, task_id)
     previous = await latest_state(scope, task_id) if current else None
-    state = merge_todos(previous, view) if bound and previous is not None else session_state(view, previous)
+    overflow: list[EvidenceItem] = []
+    keep = _overflow(scope, task_id, overflow)
+    state: TaskState = merge_todos(previous, view, keep) if bound and previous is not None else session_state(view, previous, keep)
     if previous is not None and previous.canonical() == state.canonical():
         return f"{task_id} unchanged"
-    # expected_version: an agent saving its task at the same moment wins; this save is then skipped, not merged over it
+    if overflow:
+        await evidence_put(scope, overflow)  # before the state that names them
     request = CheckpointSaveRequest(task_id=task_id, state=state, trigger="pre_compact", expected_version=current)
     try:
         saved = await checkpoint_save(scope, request)
     except VersionConflict:
-        return f"{task_id} was saved meanwhile; the transcript's view was not written over it"
-    except CheckpointRefused as refused:  # the reading missed something; keep the record anyway, flagged
+        return f"{task_id} was saved meanwhile; the records' view was not written over it"
+    except CheckpointRefused as refused:
+        if bound:  # the agent's own task is never saved non-strict: its versions stay verified
+            return f"{task_id} not saved: {len(refused.violations)} violation(s): {refused.violations[0].rule}"
         saved = await checkpoint_save(scope, request.model_copy(update={"strict": False}))
-        return f"saved {task_id} v{saved.version} with {len(refused.violations)} violation(s)"
-    return f"saved {task_id} v{saved.version}"
+        return f"saved {task_id} v{saved.version} with {len(refused.violations)} violation(s) (the session's own task)"
+    return f"saved {task_id} v{saved.version}" + (f", {len(overflow)} overflow list(s) in evidence" if overflow else "")
 
 
-async def ingest(scope: Scope, hook: HookInput, env: Mapping[str, str]) -> str:
-    """Ingest the hook's transcript for its session; a note on what was done."""
-    if not hook.transcript_path:
-        raise InvalidInput("the hook input has no transcript_path")
-    path = resolve_transcript(hook.transcript_path, allowed_roots(env, scope.project), hook.cwd or scope.project)
-    data = await anyio.to_thread.run_sync(path.read_bytes)
-    fingerprint = hashlib.sha256(data).hexdigest()
-    async with scope.store.snapshot() as tx:
-        known = await tx.sessions.get(scope.project, hook.session_id)
-    if known is not None and known.transcript_sha256 == fingerprint:
-        return f"nothing new in {path.name} (task {known.task_id})"
-    view = await anyio.to_thread.run_sync(lambda: read_session(data.decode("utf-8", "replace").splitlines(), _plan_reader(env)))
-    bound = view.bound_task is not None and await latest_state(scope, view.bound_task) is not None
-    task_id = view.bound_task if bound and view.bound_task else session_task_id(hook.session_id)
-    note = ("bound: " if bound else "") + await _save(scope, task_id, view, bound)
-    compressed = await compress_history(scope, CompressRequest(transcript_path=str(path), task_id=task_id), env)
+async def _bind(scope: Scope, w: Where, transcript_path: Path, fingerprint: str, bound_task: str | None) -> tuple[str, bool]:
+    bound = bound_task is not None and await latest_state(scope, bound_task) is not None
+    task_id = bound_task if bound and bound_task else f"{TASK_PREFIX}{w.session_id}"
     async with scope.store.transaction() as tx:
-        await tx.sessions.put(scope.project, SessionRow(hook.session_id, task_id, bound, str(path), fingerprint, utc_text(scope.clock()) or ""))
-    return f"{note}; {len(compressed.evidence_refs)} tool output(s) offloaded, digest of {len(compressed.digest)} characters"
+        await tx.sessions.put(scope.project, SessionRow(w.session_id, task_id, bound, str(transcript_path), fingerprint,
+                                                        utc_text(scope.clock()) or ""))
+    return task_id, bound
 
 
-async def pre_compact(hook: HookInput, settings: Settings, env: Mapping[str, str]) -> tuple[str, str]:
-    async with open_scope(settings) as scope:
-        return "", await ingest(scope, hook, env)
+async def _steps(scope: Scope, w: Where, task_id: str, view: View, bound: bool, path: Path, env: Mapping[str, str]) -> list[str]:
+    """Steps 3–5; each failure is noted and the later steps still run (what was done stands)."""
+    notes = []
+    try:
+        notes.append(f"{await take_inbox(scope, w)} offloaded output(s) taken in")
+    except Exception as exc:
+        notes.append(f"taking in the offloaded outputs failed: {type(exc).__name__}: {str(exc)[:200]}")
+    try:
+        notes.append(await _save(scope, task_id, view, bound))
+    except Exception as exc:
+        notes.append(f"saving {task_id} failed: {type(exc).__name__}: {str(exc)[:200]}")
+    try:
+        compressed = await compress_history(scope, CompressRequest(transcript_path=str(path), task_id=task_id), env)
+        notes.append(f"{len(compressed.evidence_refs)} tool output(s) offloaded, digest of {len(compressed.digest)} characters")
+    except Exception as exc:
+        notes.append(f"compressing the history failed: {type(exc).__name__}: {str(exc)[:200]}")
+    return notes
+
+
+async def ingest(scope: Scope, w: Where, hook: HookInput, env: Mapping[str, str]) -> str:
+    """Steps 1–5 above; a note saying how each went."""
+    if not hook.transcript_path:
+        raise ValueError("the hook input has no transcript_path")
+    path = resolve_transcript(hook.transcript_path, allowed_roots(env, scope.project, hook.cwd), hook.cwd or scope.project)
+    data = await anyio.to_thread.run_sync(path.read_bytes)
+    transcript = read_transcript(data.decode("utf-8", "replace").splitlines(), _plan_reader(env))
+    with closing(hot.connect(w.db)) as conn:
+        hot.put_records(conn, w.project, w.session_id, [(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref)
+                                                        for r in latest(transcript.records)])
+        view = live.view_of(conn, w)
+    task_id, bound = await _bind(scope, w, path, hashlib.sha256(data).hexdigest(), transcript.bound_task)
+    notes = [("bound to the agent's task " if bound else "bound to ") + task_id]
+    notes += await _steps(scope, w, task_id, view, bound, path, env)
+    stat = path.stat()
+    with closing(hot.connect(w.db)) as conn:
+        hot.set_hook_state(conn, w.project, w.session_id, transcript_size=stat.st_size, transcript_mtime_ns=stat.st_mtime_ns)
+    return "; ".join(notes)
+
+
+async def pre_compact_worker(hook: HookInput, settings: Settings, env: Mapping[str, str]) -> tuple[str, str]:
+    """The worker's whole run: ingest, then mark it done in the session's hook state (also when it failed)."""
+    import time
+
+    w = Where(settings.db_path, settings.project, hook.session_id, env, time.perf_counter())
+    note = "failed"
+    try:
+        async with open_scope(settings) as scope:
+            note = await ingest(scope, w, hook, env)
+    finally:
+        with closing(hot.connect(w.db)) as conn:
+            hot.set_hook_state(conn, w.project, w.session_id, worker_done_at=w.now(), worker_note=note[:1000])
+    return "", note

@@ -1,0 +1,105 @@
+"""What every hook process shares: its input read defensively, where it works, its log line, and never failing.
+
+A hook's input is one JSON object on stdin (at most MAX_INPUT_BYTES; more is refused, never held). A hook never
+blocks the user: any failure becomes one line in the hook log (`ctxkeep-hooks.log` beside the database,
+`CTXKEEP_HOOK_LOG` moves it), never the input itself, and the hook prints nothing or passes the output through.
+Standard library only (per-event hooks).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from ctxkeep.project import default_db_path, resolve_project
+from ctxkeep.text import without_bad_characters
+
+LOG_NAME = "ctxkeep-hooks.log"
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+_SESSION_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+class HookInputError(ValueError):
+    """The hook input is not what a client sends (not JSON, not an object, no usable session id, too large)."""
+
+
+@dataclass(frozen=True)
+class Where:
+    """The database, project and session a hook works on, and its clock."""
+
+    db: Path
+    project: str
+    session_id: str
+    env: Mapping[str, str]
+    started: float
+
+    def now(self) -> str:
+        moment = datetime.now(timezone.utc)
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond:06d}Z"
+
+
+def read_input(stream: IO[bytes]) -> dict[str, Any]:
+    """The hook's JSON object; HookInputError when it is too large, not JSON or not an object."""
+    data = stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise HookInputError(f"hook input over {MAX_INPUT_BYTES:,} bytes")
+    try:
+        parsed = json.loads(data.decode("utf-8", "replace"))
+    except json.JSONDecodeError as exc:
+        raise HookInputError(f"hook input is not JSON ({exc.msg} at {exc.pos})") from None
+    if not isinstance(parsed, dict):
+        raise HookInputError("hook input is not a JSON object")
+    return parsed
+
+
+def session_id_of(data: Mapping[str, Any], key: str = "session_id") -> str:
+    found = data.get(key)
+    if not isinstance(found, str) or not 0 < len(found) <= 150 or not set(found) <= _SESSION_ID_CHARS:
+        raise HookInputError(f"hook input has no usable {key} (letters, digits, '.', '_', '-'; at most 150)")
+    return found
+
+
+def where(data: Mapping[str, Any], env: Mapping[str, str], session_key: str = "session_id") -> Where:
+    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
+    db = Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env)
+    return Where(db, resolve_project(env, hook_cwd=cwd), session_id_of(data, session_key), env, time.perf_counter())
+
+
+def log_path(env: Mapping[str, str]) -> Path:
+    """CTXKEEP_HOOK_LOG, else `ctxkeep-hooks.log` beside the database."""
+    if env.get("CTXKEEP_HOOK_LOG"):
+        return Path(env["CTXKEEP_HOOK_LOG"]).expanduser()
+    db = Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env)
+    return db.parent / LOG_NAME
+
+
+def write_log(env: Mapping[str, str], line: str) -> None:
+    """Append one line (created 0600); a log that cannot be written is given up on silently: hooks never fail."""
+    try:
+        path = log_path(env)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as log:
+            stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            log.write(f"{stamp} {' '.join(without_bad_characters(line[:2000]).split())}\n")
+    except (OSError, ValueError):
+        pass
+
+
+def elapsed_ms(started: float) -> str:
+    return f"{(time.perf_counter() - started) * 1000:.0f} ms"
+
+
+def print_json(stream: IO[str], data: Mapping[str, Any]) -> None:
+    """ASCII JSON on one line (a hook's stdout may not be UTF-8); a closed stdout is not a failure."""
+    try:
+        stream.write(json.dumps(data) + "\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
