@@ -1,96 +1,23 @@
-"""The Claude Code hooks on real transcripts, as Claude Code runs them: a subprocess, JSON on stdin, exit 0 always."""
+"""PreCompact, SessionStart and PostCompact on real transcripts, as Claude Code runs them: the records survive a
+compaction, Claude Code's summary is checked and repaired, bad input never fails the user."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from ctxkeep.models import CheckpointSaveRequest, TaskState
-from ctxkeep.settings import Settings
-from ctxkeep.storage import SessionRow
-from ctxkeep.tools.checkpoint.versions import checkpoint_save
-from ctxkeep.tools.scope import open_scope
+from tests.claude_home import DATA, MAX_CHARS, ROOT, Claude, compaction, tool_result, tool_use, user
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parent.parent
-TRANSCRIPTS = ROOT.parent / "shared" / "data" / "claude-code-transcripts"
-NEEDS_DATA = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason="../shared/data/claude-code-transcripts is absent")
-MAX_CHARS = 9_000
-
-
-class Claude:
-    """A fake Claude Code home: a transcript under ~/.claude/projects, the hooks run as subprocesses."""
-
-    def __init__(self, tmp: Path, transcript: Path | None = None) -> None:
-        self.home, self.project, self.db = tmp / "home", tmp / "project", tmp / "data" / "ctxkeep.db"
-        self.project.mkdir(parents=True)
-        self.transcript = self.home / ".claude" / "projects" / "-project" / "session.jsonl"
-        self.transcript.parent.mkdir(parents=True)
-        if transcript is not None:
-            shutil.copy(transcript, self.transcript)
-        self.log = self.db.parent / "ctxkeep-hooks.log"
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return {"HOME": str(self.home), "PATH": os.environ.get("PATH", ""), "CTXKEEP_DB": str(self.db),
-                "CLAUDE_PROJECT_DIR": str(self.project), **extra}
-
-    def hook(self, name: str, stdin: str | dict[str, Any], **extra: str) -> subprocess.CompletedProcess[str]:
-        text = stdin if isinstance(stdin, str) else json.dumps(stdin)
-        return subprocess.run([sys.executable, "-m", "ctxkeep", "hook", name], input=text, capture_output=True, text=True,
-                              env=self.env(**extra), cwd=ROOT, timeout=120)
-
-    def pre_compact(self, **extra: str) -> subprocess.CompletedProcess[str]:
-        return self.hook("pre-compact", {"session_id": "s-1", "transcript_path": str(self.transcript), "cwd": str(self.project),
-                                         "hook_event_name": "PreCompact", "trigger": "auto"}, **extra)
-
-    def session_start(self, session_id: str = "s-1") -> str:
-        done = self.hook("session-start", {"session_id": session_id, "cwd": str(self.project), "hook_event_name": "SessionStart", "source": "compact"})
-        assert done.returncode == 0 and done.stderr == ""
-        if not done.stdout:
-            return ""
-        assert len(done.stdout.rstrip("\n")) <= MAX_CHARS
-        output = json.loads(done.stdout)
-        assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-        return str(output["hookSpecificOutput"]["additionalContext"])
-
-    def append(self, *records: dict[str, Any]) -> None:
-        with self.transcript.open("a", encoding="utf-8") as out:
-            for record in records:
-                out.write(json.dumps(record) + "\n")
-
-    def save_task(self, task_id: str, state: dict[str, Any], bind: bool = False) -> None:
-        """Save a task in this project as an agent would (and, with `bind`, bind session s-1 to it as pre-compact does)."""
-        async def save() -> None:
-            async with open_scope(Settings.from_env(self.env())) as scope:
-                await checkpoint_save(scope, CheckpointSaveRequest(task_id=task_id, state=TaskState(**state)))
-                if bind:
-                    async with scope.store.transaction() as tx:
-                        await tx.sessions.put(scope.project, SessionRow("s-1", task_id, True, "/x.jsonl", "", "2026-11-30T00:00:00Z"))
-
-        anyio.run(save)
-
-    def rows(self, sql: str) -> list[Any]:
-        with sqlite3.connect(self.db) as conn:
-            return conn.execute(sql).fetchall()
-
-
-def tool_use(name: str, data: dict[str, Any], use_id: str) -> dict[str, Any]:
-    return {"type": "assistant", "sessionId": "s-1", "message": {"role": "assistant", "id": f"msg_{use_id}",
-            "content": [{"type": "tool_use", "id": use_id, "name": name, "input": data}]}}
-
-
-def tool_result(use_id: str, text: str) -> dict[str, Any]:
-    return {"type": "user", "sessionId": "s-1", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use_id, "content": text}]}}
+TRANSCRIPTS = DATA / "claude-code-transcripts"
+MORE = DATA / "claude-code-transcripts-more"
+NEEDS_DATA = pytest.mark.skipif(not TRANSCRIPTS.is_dir() or not MORE.is_dir(), reason="../shared/data/claude-code-transcripts* is absent")
 
 
 def first_prompt(path: Path) -> str:
@@ -104,53 +31,80 @@ def first_prompt(path: Path) -> str:
     raise AssertionError(f"{path.name} has no typed prompt")
 
 
+def cut(source: Path, claude: Claude, lines: int) -> None:
+    """The session's transcript as it was after its first `lines` lines."""
+    claude.transcript.write_text("\n".join(source.read_text(encoding="utf-8").splitlines()[:lines]) + "\n", encoding="utf-8")
+
+
 @NEEDS_DATA
 @pytest.mark.parametrize("name", sorted(p.name for p in TRANSCRIPTS.glob("*.jsonl")) if TRANSCRIPTS.is_dir() else [])
 def test_pre_compact_then_session_start_carries_the_goal(tmp_path: Path, name: str) -> None:
     claude = Claude(tmp_path, TRANSCRIPTS / name)
     done = claude.pre_compact()
-    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    context = claude.session_start()
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    context = claude.session_start("resume")
     assert first_prompt(claude.transcript)[:60] in " ".join(context.split())
-    assert "checkpoint_load(task_id=\"cc-s-1\")" in context
+    assert 'checkpoint_load(task_id="cc-s-1")' in context
     assert claude.rows("SELECT task_id, trigger FROM checkpoints") == [("cc-s-1", "pre_compact")]
-
     evidence = claude.rows("SELECT count(*) FROM evidence")
     again = claude.pre_compact()
-    assert again.returncode == 0 and again.stdout == ""
+    assert (again.returncode, again.stdout) == (0, b"")
     assert claude.rows("SELECT count(*) FROM evidence") == evidence  # nothing new was ingested
-    assert "nothing new" in claude.log.read_text().splitlines()[-1]
+    assert "transcript unchanged" in claude.logged().splitlines()[-1]
 
 
 @NEEDS_DATA
-def test_the_latest_todo_list_becomes_pending_and_completed_and_each_version_verifies(tmp_path: Path) -> None:
-    claude = Claude(tmp_path, TRANSCRIPTS / "tool_heavy.jsonl")
-    claude.append(tool_use("TodoWrite", {"todos": [
-        {"content": "Find why scrollback fails", "status": "completed", "activeForm": "Finding"},
-        {"content": "Patch the xterm.js wheel handler", "status": "in_progress", "activeForm": "Patching"},
-        {"content": "Write a regression test", "status": "pending", "activeForm": "Writing"},
-        {"content": "Update the changelog", "status": "pending", "activeForm": "Updating"}]}, "toolu_todo1"),
-        tool_result("toolu_todo1", "Todos have been modified successfully"))
+def test_a_rule_read_from_a_spec_survives_two_compactions(tmp_path: Path) -> None:
+    # 258c7280 reads its task specs with `bd show`; gqc.6's spec says "No extra state values, review entities, or reopen workflow."
+    source = TRANSCRIPTS / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    claude = Claude(tmp_path)
+    rule = "No extra state values, review entities, or reopen workflow."
+    cut(source, claude, 1255)
+    assert rule in source.read_text() and claude.pre_compact().returncode == 0
+    claude.append(*compaction("We implemented gqc.1 to gqc.5 and are working on gqc.6, the close review session button."))
+    first = claude.session_start("compact")
+    assert f"> {rule}" in first and "from Bash: bd show spotter-gqc" in first  # quoted, under its source
+    claude.append(user("now finish gqc.6 and start gqc.7", at="2026-12-01T10:00:00Z"))
     assert claude.pre_compact().returncode == 0
-    context = claude.session_start()
-    for item in ("Patch the xterm.js wheel handler", "Write a regression test", "Update the changelog", "Find why scrollback fails"):
-        assert item in context
-    assert "Continue: Patch the xterm.js wheel handler" in context
-    pending = context[context.index("## Pending"):context.index("## Completed")]
-    assert "Find why scrollback fails" not in pending
+    claude.append(*compaction("gqc.6 is nearly done. Next: gqc.7."))
+    second = claude.session_start("compact")
+    assert rule in second and "now finish gqc.6 and start gqc.7" in second
+    assert all(f"- {rule}" not in text for text in (first, second))  # quoted data, never one of our instructions
 
-    claude.append(tool_use("TodoWrite", {"todos": [
-        {"content": "Find why scrollback fails", "status": "completed", "activeForm": "Finding"},
-        {"content": "Patch the xterm.js wheel handler", "status": "completed", "activeForm": "Patching"},
-        {"content": "Write a regression test", "status": "in_progress", "activeForm": "Writing"}]}, "toolu_todo2"),
-        tool_result("toolu_todo2", "Todos have been modified successfully"))
+
+@NEEDS_DATA
+def test_a_summary_that_turns_pending_into_done_or_drops_a_never_is_flagged_and_repaired(tmp_path: Path) -> None:
+    claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
+    claude.append(user("never run the migrations against the staging database", at="2026-11-30T09:10:00Z"),
+                  tool_use("TodoWrite", {"todos": [{"content": "Free port 4000", "status": "completed"},
+                                                  {"content": "Write the regression test for the port check", "status": "pending"}]}, "t1"),
+                  tool_result("t1", "Todos have been modified successfully"))
     assert claude.pre_compact().returncode == 0
-    versions = claude.rows("SELECT version, violations_json, state_json FROM checkpoints ORDER BY version")
-    assert [(v, violations) for v, violations, _ in versions] == [(1, "[]"), (2, "[]")]  # strict saves: nothing lost silently
-    latest = json.loads(versions[-1][2])
-    assert latest["pending"] == ["Write a regression test"]
-    assert {"kind": "pending", "item": "Update the changelog", "reason": "no longer on the agent's todo list"} in latest["dropped"]
-    assert "Continue: Write a regression test" in claude.session_start()
+    claude.append(*compaction("Freed port 4000. Wrote the regression test for the port check: done. All tasks are complete. "
+                              "Run the migrations against the staging database next."))
+    repair = claude.session_start("compact")
+    assert "never run the migrations against the staging database" in repair
+    assert "Write the regression test for the port check" in repair
+    assert "Free port 4000" not in repair  # the summary carries it: never repeated
+    summary = claude.rows("SELECT summary FROM task_digests WHERE task_id = 'cc-s-1'")[0][0]
+    assert summary.startswith("[checked by ctxkeep against the session's records:") and "summary_negation_lost" in summary
+
+
+@NEEDS_DATA
+@pytest.mark.parametrize("records", [
+    [],  # a boundary without its summary
+    [{"type": "system", "subtype": "compact_boundary"}, {"type": "user", "isCompactSummary": True, "message": {"content": [{"type": "image"}]}}],
+    [{"type": "system", "subtype": "compact_boundary"}, {"type": "user", "isCompactSummary": True, "message": "not an object"}],
+    compaction("first summary") + compaction("second summary, of a summary"),
+    [{"type": "user", "isCompactSummary": True, "message": {"content": "a summary without its boundary"}}],
+])
+def test_odd_summaries_never_crash_the_hook_which_then_injects_the_records_view(tmp_path: Path, records: list[dict[str, object]]) -> None:
+    claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
+    assert claude.pre_compact().returncode == 0
+    claude.append(*records)
+    context = claude.session_start("compact")
+    assert first_prompt(TRANSCRIPTS / "short.jsonl")[:40] in " ".join(context.split()) or "second summary" in json.dumps(records)
+    assert len(json.dumps(context)) <= MAX_CHARS
 
 
 @NEEDS_DATA
@@ -162,14 +116,11 @@ def test_a_session_whose_agent_saved_a_task_is_bound_to_it(tmp_path: Path) -> No
     claude.append(tool_use("mcp__ctxkeep__checkpoint_save", {"task_id": "phx-start", "state": state}, "toolu_save1"),
                   tool_result("toolu_save1", "saved phx-start v1"))
     assert claude.pre_compact().returncode == 0
-    context = claude.session_start()
-    for text in ("# Task phx-start", state["goal"], "Do not touch the production config", "Find what holds port 4000"):
+    context = claude.session_start("resume")
+    for text in ("Task phx-start", state["goal"], "Do not touch the production config", "Find what holds port 4000"):
         assert text in context
-    assert "mix phx.server doesnt seem to start" not in context.split("## History")[0]  # not the session's own goal
     assert [row[0] for row in claude.rows("SELECT DISTINCT task_id FROM checkpoints")] == ["phx-start"]
     assert claude.rows("SELECT task_id, bound FROM sessions") == [("phx-start", 1)]
-
-    # later the agent's todo list finishes the pending item and adds one: the bound task gets a pre_compact version
     claude.append(tool_use("TodoWrite", {"todos": [{"content": "Find what holds port 4000", "status": "completed"},
                                                    {"content": "Kill the stale beam process", "status": "in_progress"}]}, "toolu_todo9"),
                   tool_result("toolu_todo9", "Todos have been modified successfully"))
@@ -182,100 +133,100 @@ def test_a_session_whose_agent_saved_a_task_is_bound_to_it(tmp_path: Path) -> No
 
 
 @NEEDS_DATA
-def test_another_session_never_gets_this_sessions_task(tmp_path: Path) -> None:
-    claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
+def test_todo_lists_become_pending_and_completed_and_each_version_verifies(tmp_path: Path) -> None:
+    claude = Claude(tmp_path, TRANSCRIPTS / "tool_heavy.jsonl")
+    claude.append(tool_use("TodoWrite", {"todos": [
+        {"content": "Find why scrollback fails", "status": "completed"}, {"content": "Patch the xterm.js wheel handler", "status": "in_progress"},
+        {"content": "Write a regression test", "status": "pending"}, {"content": "Update the changelog", "status": "pending"}]}, "td1"),
+        tool_result("td1", "Todos have been modified successfully"))
     assert claude.pre_compact().returncode == 0
-    assert claude.session_start("s-1") != ""
-    assert claude.session_start("another-session") == ""  # a second terminal, or a resume of a session never compacted
+    context = claude.session_start("resume")
+    pending = context[context.index("## Still pending"):context.index("## State of the work")]
+    assert "Patch the xterm.js wheel handler" in pending and "Update the changelog" in pending and "Find why scrollback" not in pending
+    claude.append(tool_use("TodoWrite", {"todos": [
+        {"content": "Find why scrollback fails", "status": "completed"}, {"content": "Patch the xterm.js wheel handler", "status": "completed"},
+        {"content": "Write a regression test", "status": "in_progress"}]}, "td2"), tool_result("td2", "Todos have been modified successfully"))
+    assert claude.pre_compact().returncode == 0
+    versions = claude.rows("SELECT version, violations_json, state_json FROM checkpoints ORDER BY version")
+    assert [(v, violations) for v, violations, _ in versions] == [(1, "[]"), (2, "[]")]  # strict saves
+    latest = json.loads(versions[-1][2])
+    assert latest["pending"] == ["Write a regression test"]
+    assert {"kind": "pending", "item": "Update the changelog", "reason": "no longer on the agent's todo list"} in latest["dropped"]
+
+
+@NEEDS_DATA
+def test_resume_before_any_compaction_injects_the_sessions_records_and_another_session_gets_nothing(tmp_path: Path) -> None:
+    claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
+    claude.prompt("keep the fix minimal")  # captured live, no compaction yet
+    assert "keep the fix minimal" in claude.session_start("resume")
+    assert claude.session_start("resume", session_id="another-session") == ""  # a second terminal
 
 
 def test_the_output_is_ascii_json_whatever_the_terminal_encoding(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
     claude.save_task("cjk", {"goal": "修复登录 bug 🙂", "pending": ["不要修改数据库"]}, bind=True)
-    done = subprocess.run([sys.executable, "-m", "ctxkeep", "hook", "session-start"], input=json.dumps({"session_id": "s-1", "cwd": str(claude.project)}).encode(),
+    done = subprocess.run([sys.executable, "-m", "ctxkeep", "hook", "session-start"], input=json.dumps(claude.base("SessionStart", source="resume")).encode(),
                           capture_output=True, env=claude.env(PYTHONIOENCODING="cp1252"), cwd=ROOT, timeout=60)
     assert done.returncode == 0 and done.stderr == b""
     context = json.loads(done.stdout.decode("ascii"))["hookSpecificOutput"]["additionalContext"]
     assert "修复登录 bug 🙂" in context and "不要修改数据库" in context
 
 
-@pytest.mark.parametrize("stdin", ["", "not json", "[]", '{"session_id": "../../etc"}', '{"session_id": "s-1", "transcript_path": 7}'])
-def test_garbage_input_exits_0_silently_and_logs(tmp_path: Path, stdin: str) -> None:
-    claude = Claude(tmp_path)
-    for name in ("pre-compact", "session-start"):
-        done = claude.hook(name, stdin)
-        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    lines = claude.log.read_text().splitlines()
-    assert len(lines) == 2 and all(" failed: " in line for line in lines)
-
-
 def test_a_missing_or_forbidden_transcript_exits_0_silently_and_logs(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
     done = claude.pre_compact()  # no transcript written
-    assert (done.returncode, done.stdout) == (0, "")
+    assert (done.returncode, done.stdout) == (0, b"")
     outside = tmp_path / "elsewhere.jsonl"
     outside.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n')
     forbidden = claude.hook("pre-compact", {"session_id": "s-1", "transcript_path": str(outside), "cwd": str(claude.project)})
-    assert (forbidden.returncode, forbidden.stdout) == (0, "")
-    log = claude.log.read_text()
-    assert "is not a file" in log and "outside the allowed roots" in log
-    assert claude.session_start() == ""  # no active task: nothing injected
+    assert (forbidden.returncode, forbidden.stdout) == (0, b"")
+    other = claude.config / "projects" / "-another-project" / "s-1.jsonl"  # another project's session folder
+    other.parent.mkdir(parents=True)
+    other.write_text('{"type": "user", "message": {"role": "user", "content": "secret plans"}}\n')
+    assert claude.hook("pre-compact", {"session_id": "s-1", "transcript_path": str(other), "cwd": str(claude.project)}).stdout == b""
+    log = claude.logged()
+    assert "is not a file" in log and log.count("outside the allowed roots") == 2
+    assert claude.session_start() == ""  # nothing recorded: nothing injected
 
 
 @NEEDS_DATA
 def test_a_locked_or_corrupt_database_exits_0_silently_and_logs(tmp_path: Path) -> None:
     claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
     assert claude.pre_compact().returncode == 0
+    claude.append(user("one more prompt", at="2026-12-01T00:00:00Z"))
     holder = sqlite3.connect(claude.db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        done = claude.pre_compact(CTXKEEP_BUSY_TIMEOUT_MS="100")
-        started = claude.hook("session-start", {"session_id": "s-1", "cwd": str(claude.project)}, CTXKEEP_BUSY_TIMEOUT_MS="100")
+        done = claude.pre_compact(wait=False, CTXKEEP_BUSY_TIMEOUT_MS="100")
+        started = claude.hook("session-start", claude.base("SessionStart", source="resume"), CTXKEEP_BUSY_TIMEOUT_MS="100")
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert (done.returncode, done.stdout, started.returncode, started.stdout) == (0, "", 0, "")
-    assert "locked" in claude.log.read_text()
+    assert (done.returncode, done.stdout, started.returncode, started.stdout) == (0, b"", 0, b"")
+    assert "locked" in claude.logged()
     claude.db.write_bytes(b"this is not a database" * 100)
     for file in claude.db.parent.glob("ctxkeep.db-*"):
         file.unlink()
-    broken = claude.pre_compact()
-    assert (broken.returncode, broken.stdout) == (0, "")
-    assert "not a valid ctxkeep database" in claude.log.read_text().splitlines()[-1]
+    broken = claude.pre_compact(wait=False)
+    assert (broken.returncode, broken.stdout) == (0, b"")
+    assert "not a valid ctxkeep database" in claude.logged().splitlines()[-1]
 
 
-@NEEDS_DATA
-def test_hooks_import_neither_the_mcp_sdk_nor_tiktoken(tmp_path: Path) -> None:
-    claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
-    probe = ("import sys\nfrom ctxkeep.cli import main\nmain(['hook', sys.argv[1]])\n"
-             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'tiktoken'))\n"
-             "print('HEAVY', heavy, file=sys.stderr)\n")
-    for name, stdin in (("pre-compact", {"session_id": "s-1", "transcript_path": str(claude.transcript), "cwd": str(claude.project)}),
-                        ("session-start", {"session_id": "s-1", "cwd": str(claude.project)})):
-        done = subprocess.run([sys.executable, "-c", probe, name], input=json.dumps(stdin), capture_output=True, text=True,
-                              env=claude.env(), cwd=ROOT, timeout=60)
-        assert "HEAVY []" in done.stderr, done.stderr
-    assert "injected task cc-s-1" in claude.log.read_text()
-
-
-def test_session_start_stays_under_9000_characters_for_a_huge_task(tmp_path: Path) -> None:
+def test_session_start_stays_under_9000_printed_characters_for_a_huge_task_and_says_what_did_not_fit(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
-    big = {"goal": "Migrate the billing service " + "with care " * 300, "constraints": [f"Constraint {i}: " + "keep it " * 40 for i in range(12)],
-           "pending": [f"Pending item {i} " + "detail " * 60 for i in range(40)], "decisions": [f"Decision {i} " + "because " * 80 for i in range(40)]}
+    big = {"goal": "迁移计费服务 " + "谨慎 " * 300, "constraints": [f"约束 {i}: " + "保持 🙂 " * 40 for i in range(12)],
+           "pending": [f"Pending item {i} " + "detail " * 60 for i in range(40)]}
     claude.save_task("big", big, bind=True)
-    # the control rules alone exceed 9,000 characters: the goal and the instruction to load the rest, never a silent cut
-    context = claude.session_start()
-    assert "Migrate the billing service" in context and "call checkpoint_load before doing anything else" in context
-    small = {**big, "pending": big["pending"][:3], "constraints": big["constraints"][:2]}
-    claude.save_task("small", small, bind=True)
-    context = claude.session_start()
-    assert "Pending item 2" in context and "Constraint 1" in context and len(context) < MAX_CHARS
+    done = claude.hook("session-start", claude.base("SessionStart", source="resume"))
+    assert len(done.stdout.decode("ascii").rstrip("\n")) <= MAX_CHARS  # measured on the bytes printed, escapes included
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "迁移计费服务" in context and "did not fit" in context and 'checkpoint_load(task_id="big")' in context
 
 
-def test_the_hook_log_is_private(tmp_path: Path) -> None:
+def test_the_hook_log_is_private_and_never_holds_the_input(tmp_path: Path) -> None:
     import stat
 
     claude = Claude(tmp_path)
     assert claude.hook("pre-compact", "garbage").returncode == 0
     assert stat.S_IMODE(claude.log.stat().st_mode) == 0o600
-    assert "garbage" not in claude.log.read_text()  # what failed, not the input it was given
+    assert "garbage" not in claude.logged()  # what failed, not the input it was given

@@ -1,4 +1,4 @@
-"""Reading a session's task from a Claude Code transcript: prompts, commands, todo lists, plans, odd records."""
+"""Reading a session's records and task from a Claude Code transcript: prompts, commands, todo lists, plans, odd records."""
 
 from __future__ import annotations
 
@@ -9,11 +9,18 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxkeep.clients.claude_code.session_task import merge_todos, read_session, session_state
+from ctxkeep.clients.claude_code.session_task import merge_todos, session_state
+from ctxkeep.clients.claude_code.transcript import latest, read_transcript
+from ctxkeep.clients.core.session_view import View, derive
 from ctxkeep.models import TaskState
 from ctxkeep.tools.checkpoint.verify import verify_states
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "claude-code-transcripts"
+
+
+def read_session(lines: list[str], read_plan: Any = lambda path: None) -> View:
+    """The session view of a transcript's lines, as the pre-compact worker derives it."""
+    return derive(latest(read_transcript(lines, read_plan).records))
 
 
 def user(content: Any, **extra: Any) -> str:
@@ -57,7 +64,7 @@ def test_task_tools_with_ids_from_their_results_and_deleted_tasks() -> None:
              use("TaskUpdate", {"taskId": "8", "status": "in_progress"}, "u2"), result("u2", "Updated task #8"),
              use("TaskUpdate", {"taskId": "9", "status": "completed"}, "u3"), result("u3", "Updated task #9")]
     state = session_state(read_session(lines), None)
-    assert (state.pending, state.completed, state.next_action) == (["Add tests"], ["Update docs"], "Continue: Add tests")
+    assert (state.pending, state.completed, state.next_action) == (["Add tests"], ["Update docs"], "Next: Add tests")
 
 
 def test_the_plan_comes_from_the_file_on_disk_and_plan_edits_are_not_project_files(tmp_path: Path) -> None:
@@ -67,7 +74,7 @@ def test_the_plan_comes_from_the_file_on_disk_and_plan_edits_are_not_project_fil
              use("Edit", {"file_path": plan, "old_string": "memcached", "new_string": "Redis"}, "e1"), result("e1", "ok"),
              use("ExitPlanMode", {}, "x1"), result("x1", "User has approved", toolUseResult={"plan": None, "filePath": plan})]
     on_disk = read_session(lines, lambda path: "# Plan\n- Use Redis for the rate limiter\n- Add a test" if path == plan else None)
-    assert on_disk.plan == ["Use Redis for the rate limiter", "Add a test"] and on_disk.files_edited == []
+    assert on_disk.plan == ["Use Redis for the rate limiter", "Add a test"] and on_disk.edits == []
     assert read_session(lines).plan == ["Use memcached for the rate limiter"]  # the file is gone: as written in the session
 
 

@@ -126,7 +126,7 @@ class _Reader:
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 self._tool_use(block)
             elif isinstance(block, dict) and block.get("type") == "tool_result":
-                self._tool_result(block, record.get("toolUseResult"))
+                self.tool_result(block, record.get("toolUseResult"))
 
     def _prompt(self, content: Any) -> None:
         prompt = prompt_text(content)
@@ -141,7 +141,7 @@ class _Reader:
         if _SAVE_TOOL.match(name) and isinstance(data.get("task_id"), str) and data["task_id"].strip():
             self.out.bound_task = data["task_id"].strip()
 
-    def _tool_result(self, block: dict[str, Any], result: Any) -> None:
+    def tool_result(self, block: dict[str, Any], result: Any) -> None:
         use_id = str(block.get("tool_use_id"))
         name, data = self.calls.pop(use_id, ("tool", {}))
         if name == "ExitPlanMode" and isinstance(result, dict) and "plan" not in data:
@@ -166,6 +166,8 @@ def read_transcript(lines: Iterable[str], read_plan: PlanReader = lambda path: N
             reader.record(record)
         except (TypeError, ValueError, AttributeError, KeyError, IndexError):
             continue  # a record of a shape this reader does not know
+    for use_id in list(reader.calls):  # calls whose result is not written yet (the session stopped, or it is running)
+        reader.tool_result({"tool_use_id": use_id, "content": ""}, None)
     return reader.out
 
 

@@ -92,6 +92,16 @@ def write_log(env: Mapping[str, str], line: str) -> None:
         pass
 
 
+def describe(exc: Exception) -> str:
+    """What failed, for the log, with what to do for the database failures people meet; never the hook's input."""
+    text = str(exc)[:300]
+    if "not a database" in text or "malformed" in text:
+        return f"{text}: the file is not a valid ctxkeep database; restore it or point CTXKEEP_DB elsewhere"
+    if "locked" in text or "busy" in text:
+        return f"{text}: another process held the database longer than CTXKEEP_BUSY_TIMEOUT_MS"
+    return text
+
+
 def elapsed_ms(started: float) -> str:
     return f"{(time.perf_counter() - started) * 1000:.0f} ms"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import PurePath
 
@@ -76,7 +77,7 @@ def _verified(edit: Record, records: list[Record]) -> bool:
             continue
         if record.kind == "check" or (record.kind == "read" and record.key == edit.key):
             return True
-        if record.kind == "ran" and name in _RUNS_FILE.findall(record.text):
+        if record.kind == "ran" and any(PurePath(word).name == name for word in _RUNS_FILE.findall(record.text)):
             return True
     return False
 
@@ -118,7 +119,7 @@ def view_of(conn: sqlite3.Connection, w: Where) -> View:
 def summary_losses(conn: sqlite3.Connection, w: Where, summary: str) -> list[Finding]:
     """What a client's compaction summary loses of the session's records and of the task the agent saved."""
     task = _task(conn, w)
-    return check_summary(must_keep(view_of(conn, w)) + (task_items(task[2], task[3]) if task else []), summary)
+    return check_summary(must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), summary)
 
 
 def keep_summary(conn: sqlite3.Connection, w: Where, task_id: str, summary: str, findings: list[Finding]) -> None:
@@ -130,19 +131,19 @@ def keep_summary(conn: sqlite3.Connection, w: Where, task_id: str, summary: str,
 
 
 def injection(conn: sqlite3.Connection, w: Where, summary: str | None, budget: int, header: str,
-              session_task_id: str) -> tuple[str, int]:
+              session_task_id: str, footer: str = "", measure: Callable[[str], int] = len) -> tuple[str, int]:
     """What a session start injects (the repair of `summary`, kept as the task's summary, or the records' view
     without one) and how many losses the summary had (0 without one)."""
     view = view_of(conn, w)
     task = _task(conn, w)
-    extra = task_items(task[2], task[3]) if task else []
+    extra = task_items(task[2], task[3], task[0]) if task else []
     if summary is not None:
         findings = check_summary(must_keep(view) + extra, summary)
         keep_summary(conn, w, task[0] if task else session_task_id, summary, findings)
-        return repair(findings, header, budget), len(findings)
+        return repair(findings, header, budget, measure), len(findings)
     state = hot.hook_state(conn, w.project, w.session_id)
     if task is None and state["injection"] and state["injection_generation"] == state["generation"]:
         return str(state["injection"]), 0
-    text = records_view(view, header, budget, extra)
+    text = records_view(view, header, budget, extra, measure, footer)
     hot.set_hook_state(conn, w.project, w.session_id, injection=text, injection_generation=state["generation"])
     return text, 0

@@ -61,7 +61,7 @@ class View:
 
 
 def substantive(prompt: str) -> bool:
-    return not _TRIVIAL.match(prompt.strip()) and not prompt.lstrip().startswith("/")
+    return not _TRIVIAL.match(prompt.strip())
 
 
 def instructions_of(prompt: str) -> list[str]:
@@ -191,10 +191,12 @@ def _texts(value: object) -> list[str]:
     return [str(v) for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def task_items(state: dict[str, object], intents: list[tuple[str, str, str]]) -> list[Item]:
+def task_items(state: dict[str, object], intents: list[tuple[str, str, str]], task_id: str = "") -> list[Item]:
     """What a summary must carry of the task the agent saved itself (its latest checkpoint, as stored JSON) and of
     its journaled side effects without a result."""
-    items = [Item("constraint", c, source="task constraint") for c in _texts(state.get("constraints"))]
+    goal = state.get("goal")
+    items = [Item("goal", f"Task {task_id}: {goal}", source="task goal")] if isinstance(goal, str) and goal else []
+    items += [Item("constraint", c, source="task constraint") for c in _texts(state.get("constraints"))]
     items += [Item("pending", p, source="task pending") for p in _texts(state.get("pending"))]
     approvals = state.get("approvals") if isinstance(state.get("approvals"), list) else []
     for a in approvals if isinstance(approvals, list) else []:

@@ -31,7 +31,7 @@ from ctxkeep.clients.claude_code.hooks.tool_output import output_text, replaceme
 from ctxkeep.clients.claude_code.transcript import last_compact_summary
 from ctxkeep.clients.core import live
 from ctxkeep.clients.core.capture import ToolEvent
-from ctxkeep.clients.core.hook_io import HookInputError, Where, elapsed_ms, print_json, read_input, where, write_log
+from ctxkeep.clients.core.hook_io import HookInputError, Where, describe, elapsed_ms, print_json, read_input, where, write_log
 from ctxkeep.clients.core.shaping import shaping_from_env
 from ctxkeep.project import transcript_roots
 from ctxkeep.storage.sqlite import hot
@@ -119,9 +119,12 @@ def session_start(conn: sqlite3.Connection, w: Where, data: dict[str, Any], out:
     summary = last_compact_summary(path) if source == "compact" and isinstance(path, str) and os.path.isfile(path) else None
     if not hot.records(conn, w.project, w.session_id) and hot.binding(conn, w.project, w.session_id) is None:
         return "no records for this session: nothing injected"
-    budget = REPAIR_CHARS if summary is not None else MAX_CHARS
-    header = _header(w, summary is not None)
-    text, losses = live.injection(conn, w, summary, budget - _printed(header), header, live.session_task(conn, w, TASK_PREFIX))
+    task_id = live.session_task(conn, w, TASK_PREFIX)
+    footer = (f"More: checkpoint_load(task_id=\"{task_id}\") for the saved task state, evidence_get(ref) for any ev_ ref above, "
+              "evidence_search(query) for anything else.")
+    wrapper = _printed(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}))
+    budget = (REPAIR_CHARS if summary is not None else MAX_CHARS) - wrapper
+    text, losses = live.injection(conn, w, summary, budget, _header(w, summary is not None), task_id, footer, _printed)
     if not text:
         return "the summary carries every record: nothing injected"
     print_json(out, {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
@@ -133,7 +136,14 @@ def pre_compact(conn: sqlite3.Connection, w: Where, data: dict[str, Any], out: I
     path = data.get("transcript_path")
     if not isinstance(path, str):
         raise HookInputError("the hook input has no transcript_path")
-    stat = Path(path).stat()
+    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
+    real = Path(os.path.realpath(path))
+    roots = transcript_roots(w.env, w.project, cwd)
+    if not any(real.is_relative_to(root) for root in roots):
+        raise HookInputError(f"transcript {real} is outside the allowed roots ({', '.join(map(str, roots))})")
+    if not real.is_file():
+        raise HookInputError(f"transcript {real} is not a file")
+    stat = real.stat()
     state = hot.hook_state(conn, w.project, w.session_id)
     if (state["transcript_size"], state["transcript_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
         return "transcript unchanged since the last ingest"
@@ -177,5 +187,5 @@ def run(event: str, stdin: IO[bytes], stdout: IO[str], env: Mapping[str, str]) -
         if note:
             write_log(env, f"{event} ok in {elapsed_ms(started)}, session {w.session_id}: {note}")
     except Exception as exc:  # a hook never fails the user: log, print nothing more, exit 0
-        write_log(env, f"{event} failed in {elapsed_ms(started)}: {type(exc).__name__}: {str(exc)[:300]}")
+        write_log(env, f"{event} failed in {elapsed_ms(started)}: {type(exc).__name__}: {describe(exc)}")
     return 0
