@@ -1,0 +1,102 @@
+"""Compaction fidelity: what reaches the model after a real Claude Code compaction, measured against hand-made lists.
+
+For each of the 9 compactions in the six shared transcripts that have one (`bench/fidelity_items.json`, written
+before anything was tuned), the hooks run as Claude Code runs them, in new processes: `pre-compact` on the transcript
+cut at the boundary (its worker finishes), then `session-start` with source `compact` on the transcript that now ends
+with Claude Code's summary, and `session-start` with source `resume` with no summary visible (ctxkeep alone). Items
+carried, in the same run: Claude Code's summary alone (the baseline), the summary plus ctxkeep's repair block, and
+ctxkeep alone; sizes measured on the characters printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.common import SHARED_DATA
+from ctxkeep.clients.claude_code.transcript import read_transcript
+from ctxkeep.project import transcript_slug
+
+ITEMS = Path(__file__).resolve().parent / "fidelity_items.json"
+BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def carried(item: dict[str, Any], text: str) -> bool:
+    hits = [re.search(p, text, re.IGNORECASE | re.DOTALL) is not None for p in item["match"]["patterns"]]
+    return all(hits) if item["match"]["mode"] == "all" else any(hits)
+
+
+class _Session:
+    def __init__(self, root: Path) -> None:
+        self.project = root / "project"
+        self.project.mkdir()
+        config = root / "claude"
+        self.transcript = config / "projects" / transcript_slug(str(self.project.resolve())) / "s.jsonl"
+        self.transcript.parent.mkdir(parents=True)
+        self.env = {**BASE_ENV, "HOME": str(root), "CLAUDE_CONFIG_DIR": str(config), "CTXKEEP_DB": str(root / "ctxkeep.db"),
+                    "CTXKEEP_PROJECT": str(self.project), "CTXKEEP_WORKER_WAIT_S": "120"}
+
+    def hook(self, name: str, **fields: Any) -> str:
+        data = {"session_id": "s", "transcript_path": str(self.transcript), "cwd": str(self.project), **fields}
+        done = subprocess.run([sys.executable, "-m", "ctxkeep", "hook", name], input=json.dumps(data).encode(),
+                              capture_output=True, env=self.env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode("ascii").strip()
+
+
+def _context(printed: str) -> str:
+    return str(json.loads(printed)["hookSpecificOutput"]["additionalContext"]) if printed else ""
+
+
+def _one(compaction: dict[str, Any]) -> dict[str, Any]:
+    lines = (SHARED_DATA / compaction["file"]).read_text(encoding="utf-8").splitlines()
+    summary = read_transcript(lines[:compaction["summary_line"]]).summaries[-1]
+    with tempfile.TemporaryDirectory() as tmp:
+        session = _Session(Path(tmp))
+        session.transcript.write_text("\n".join(lines[:compaction["boundary_line"] - 1]) + "\n", encoding="utf-8")
+        session.hook("pre-compact", hook_event_name="PreCompact", trigger="auto")
+        alone_printed = session.hook("session-start", hook_event_name="SessionStart", source="resume")
+        session.transcript.write_text("\n".join(lines[:compaction["summary_line"]]) + "\n", encoding="utf-8")
+        repair_printed = session.hook("session-start", hook_event_name="SessionStart", source="compact")
+    repair, alone, items = _context(repair_printed), _context(alone_printed), compaction["items"]
+    return {"file": compaction["file"], "boundary": compaction["boundary_line"], "items": len(items),
+            "summary": sum(carried(i, summary) for i in items), "both": sum(carried(i, summary + "\n" + repair) for i in items),
+            "alone": sum(carried(i, alone) for i in items), "repair_chars": len(repair_printed), "alone_chars": len(alone_printed),
+            "lost_by_both": [i["id"] for i in items if not carried(i, summary + "\n" + repair)]}
+
+
+def run(quick: bool) -> dict[str, Any]:
+    compactions = json.loads(ITEMS.read_text())["compactions"]
+    if not (SHARED_DATA / compactions[0]["file"]).exists():
+        return {"title": "Compaction fidelity", "rows": [], "notes": ["../shared/data is absent: not run"]}
+    results = [_one(c) for c in compactions]
+    n = sum(r["items"] for r in results)
+    share = {k: sum(r[k] for r in results) / n for k in ("summary", "both", "alone")}
+    rows = [
+        {"metric": f"must-keep items carried ({n} items, {len(results)} compactions, 6 transcripts): summary + ctxkeep's repair",
+         "value": f"{share['both']:.3f}", "baseline": f"{share['summary']:.3f} Claude Code's summary alone", "target": "≥ 0.90"},
+        {"metric": "… ctxkeep alone, no summary visible (session-start)", "value": f"{share['alone']:.3f}",
+         "baseline": f"{share['summary']:.3f}", "target": "≥ 0.60"},
+        {"metric": "repair block, printed characters: median (max)", "value": _median_max([r["repair_chars"] for r in results]),
+         "baseline": "", "target": "≤ 4,000"},
+        {"metric": "records' view (no summary), printed characters: median (max)",
+         "value": _median_max([r["alone_chars"] for r in results]), "baseline": "", "target": "≤ 9,000"},
+    ]
+    notes = [f"{r['file'].split('/')[-1][:24]} @{r['boundary']}: summary {r['summary']}/{r['items']}, + repair {r['both']}, "
+             f"alone {r['alone']}; lost by both: {', '.join(r['lost_by_both']) or 'none'}" for r in results]
+    return {"title": "Compaction fidelity (real transcripts, hooks as Claude Code runs them)", "rows": rows, "notes": notes,
+            "raw": {"share": share, "compactions": results},
+            "checks": {"both_at_least_0.90": share["both"] >= 0.90, "alone_at_least_0.60": share["alone"] >= 0.60,
+                       "repair_within_4000": max(r["repair_chars"] for r in results) <= 4_000,
+                       "injection_within_9000": max(r["alone_chars"] for r in results) <= 9_000}}
+
+
+def _median_max(values: list[int]) -> str:
+    ordered = sorted(values)
+    return f"{ordered[len(ordered) // 2]:,} ({ordered[-1]:,})"
