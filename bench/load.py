@@ -86,7 +86,7 @@ async def _client(name: str, client: Client, ops: int, times: dict[str, list[flo
 async def _measure(folder: Path, ops: int) -> dict[str, Any]:
     db = folder / "load.db"
     port = _port()
-    http = subprocess.Popen([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(port)], env=_env(db),
+    http = subprocess.Popen([sys.executable, "-m", "ctxkeep", "serve", "--http", "--no-token", "--port", str(port)], env=_env(db),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     times: dict[str, list[float]] = defaultdict(list)
     acks: Counter[str] = Counter()
