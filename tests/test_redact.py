@@ -1,15 +1,19 @@
-"""Secret redaction: each secret shape is replaced by a marker; look-alike ordinary text is left alone."""
+"""Secret redaction: every realistic secret is replaced by a marker; ordinary code and look-alikes are left alone."""
 
 from __future__ import annotations
+
+import re
+import time
 
 import pytest
 
 from ctxkeep.tools.evidence.redact import redact_secrets
+from tests.secret_samples import ORDINARY, SECRETS, Sample
 
-SECRETS = {
+SHAPES = {
     "private_key": ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAA"),
-    "aws_access_key_id": ("id AKIAIOSFODNN7EXAMPLE used", "AKIAIOSFODNN7EXAMPLE"),
-    "aws_secret_access_key": ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    "aws_access_key_id": ("id AKIACR9POVIODRLA906R used", "AKIACR9POVIODRLA906R"),
+    "aws_secret_access_key": ("aws_secret_access_key = /5Eg+t6AHzNp+Zd9P2OLPibRiFuy4G4+XXaZEjKl", "/5Eg+t6AHzNp+Zd9P2OLPibRiFuy4G4+XXaZEjKl"),
     "github_token": ("token: ghp_0123456789abcdefghijABCDEFGHIJ012345", "ghp_0123456789abcdefghijABCDEFGHIJ012345"),
     "github_pat": ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"),
     "slack_token": ("SLACK xoxb-123456789012-abcdefghijklmnop", "xoxb-123456789012-abcdefghijklmnop"),
@@ -30,15 +34,35 @@ SECRETS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SECRETS))
+@pytest.mark.parametrize("name", sorted(SHAPES))
 def test_each_secret_shape_is_redacted(name: str) -> None:
-    text, secret = SECRETS[name]
+    text, secret = SHAPES[name]
     redacted, count = redact_secrets(f"before\n{text}\nafter")
     assert secret not in redacted
     assert count == 1 and "[REDACTED:" in redacted
     assert redacted.startswith("before\n")
-    # a key without its END line is redacted to the end of the text; everything else keeps what follows
-    assert redacted.endswith("\nafter") != (name == "truncated_pem")
+    # a key without its END line (`head id_rsa`) loses its base64 lines; what follows them stays
+    assert redacted.endswith("\nafter")
+
+
+@pytest.mark.parametrize("sample", SECRETS, ids=[s.name for s in SECRETS])
+def test_every_realistic_secret_is_caught_and_its_context_kept(sample: Sample) -> None:
+    redacted, count = redact_secrets(sample.text)
+    for secret in sample.secrets:
+        assert secret not in redacted, redacted
+    for kept in sample.kept:
+        assert kept in redacted, redacted
+    assert count == redacted.count("[REDACTED:") >= 1
+
+
+@pytest.mark.parametrize("sample", SECRETS, ids=[s.name for s in SECRETS])
+def test_secrets_are_caught_inside_a_json_encoded_string(sample: Sample) -> None:
+    import json
+
+    encoded = json.dumps({"content": sample.text})
+    redacted, _ = redact_secrets(encoded)
+    for secret in sample.secrets:
+        assert json.dumps(secret)[1:-1] not in redacted, redacted
 
 
 LOOK_ALIKES = [
@@ -57,23 +81,49 @@ LOOK_ALIKES = [
     "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
     "USE_TOKEN=true",
     "sk-learn-style-names-go-here-and-there",
+    "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "AKIAIOSFODNN7EXAMPLE",
+    "--token TOKEN  the token to use",
 ]
 
 
-@pytest.mark.parametrize("text", LOOK_ALIKES)
-def test_look_alike_text_is_left_alone(text: str) -> None:
+@pytest.mark.parametrize("text", LOOK_ALIKES + ORDINARY)
+def test_look_alikes_and_ordinary_code_are_left_alone(text: str) -> None:
     assert redact_secrets(text) == (text, 0)
 
 
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_code_is_left_alone_after_a_claude_code_read_prefix(text: str) -> None:
+    read = f"     1→import os\n     2→{text}\n     3→"
+    assert redact_secrets(read) == (read, 0)
+
+
+def test_markers_keep_their_kind() -> None:
+    redacted, _ = redact_secrets("DB_PASSWORD=hunter2hunter2\nhttps://app:pw-9x7q@db.internal/x")
+    assert re.findall(r"\[REDACTED:(\w+)\]", redacted) == ["env_secret", "url_password"]
+
+
 def test_redaction_is_idempotent() -> None:
-    once, count = redact_secrets("DB_PASSWORD=hunter2 and AKIAIOSFODNN7EXAMPLE")
-    assert count == 2
+    text = "\n".join(sample.text for sample in SECRETS)
+    once, count = redact_secrets(text)
+    assert count >= len(SECRETS)
     assert redact_secrets(once) == (once, 0)
 
 
 def test_redaction_is_linear_on_hostile_text() -> None:
-    import time
-
-    started = time.perf_counter()
-    redact_secrets("-sk-" * 20_000 + " " + "-".join(["kebab"] * 38_000) + " https://example.com/")
-    assert time.perf_counter() - started < 2
+    hostile = [
+        "-sk-" * 20_000 + " " + "-".join(["kebab"] * 38_000) + " https://example.com/",
+        "postgres://a:" + "b@" * 50_000,
+        "://" * 60_000,
+        ("password=" * 30_000) + "x",
+        ("eyJabcdefghijk." * 30_000),
+        ("token: " + '"' * 60_000),
+        "     1→" * 40_000,
+        "\\n" * 100_000 + "DB_PASSWORD=x",
+        "a" * 200_000 + "password",
+        ("Cookie: " + "a=b; " * 40_000),
+    ]
+    for text in hostile:
+        started = time.perf_counter()
+        redact_secrets(text)
+        assert time.perf_counter() - started < 2, text[:40]

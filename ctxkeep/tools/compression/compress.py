@@ -28,7 +28,7 @@ from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint import latest_state, summary_request_text, verify_summary
 from ctxkeep.tools.compression.digest import Step, build_digest, command_of
 from ctxkeep.tools.compression.transcript import allowed_roots, read_transcript, resolve_transcript
-from ctxkeep.tools.evidence import evidence_put, shape_tool_output
+from ctxkeep.tools.evidence import evidence_put, redact_secrets, shape_tool_output
 from ctxkeep.tools.messages import (
     Call,
     Format,
@@ -101,10 +101,24 @@ def _valid_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def _evidence_item(step: Step, task_id: str | None) -> EvidenceItem:
+def _redacted_json(value: Any) -> Any:
+    """Every string in a JSON value with its secrets replaced. Text is redacted before it is encoded: in JSON a
+    line break is `\\n`, so the rules that read lines would not see the lines of an encoded `.env`."""
+    if isinstance(value, str):
+        return redact_secrets(value)[0]
+    if isinstance(value, list):
+        return [_redacted_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted_json(item) for key, item in value.items()}
+    return value
+
+
+def _evidence_item(step: Step, task_id: str | None, redact: bool) -> EvidenceItem:
     assert step.output is not None
+    command = command_of(step.call)  # redacted whole before it is cut, so no piece of a secret is left in the title
+    title = f"{step.call.name}: {(redact_secrets(command)[0] if redact else command)[:120]}"
     return EvidenceItem(content=_valid_text(step.output.text), kind="tool_result", source=_valid_text(step.call.name) or "tool",
-                        title=_valid_text(f"{step.call.name}: {command_of(step.call)[:120]}"), task_id=task_id)
+                        title=_valid_text(title), task_id=task_id, redact=redact)
 
 
 def _shaped(output: Output, step_by_output: dict[int, Step]) -> str:
@@ -155,7 +169,8 @@ def _source_key(source: str, fmt: str, raw: list[dict[str, Any]], pinned: int, t
     return f"{task_id or ''}\n{fmt}\n{source}"
 
 
-async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: str, raw: list[dict[str, Any]], upto: int) -> int:
+async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: str, raw: list[dict[str, Any]], upto: int,
+                   redact: bool = True) -> int:
     """Store every output of `steps` as evidence and note its ref on the step; returns how many refs the cursor gave.
 
     Outputs of a prefix compressed before (same messages, same hash) take their refs from the
@@ -173,7 +188,7 @@ async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: st
             step.ref, reused = ref, reused + 1
     fresh = [step for step in steps if step.ref is None]
     if fresh:
-        stored = await evidence_put(scope, [_evidence_item(step, task_id) for step in fresh])
+        stored = await evidence_put(scope, [_evidence_item(step, task_id, redact) for step in fresh])
         for step, ref in zip(fresh, stored.refs):
             step.ref = ref
     async with scope.store.transaction() as tx:
@@ -182,19 +197,20 @@ async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: st
     return reused
 
 
-async def _store_band(scope: Scope, band: list[dict[str, Any]], source: str, task_id: str | None) -> str:
-    """The digest band verbatim (JSON), so that nothing folded into the digest is beyond reach."""
+async def _store_band(scope: Scope, band: list[dict[str, Any]], source: str, task_id: str | None, redact: bool) -> str:
+    """The digest band verbatim (JSON, its strings already redacted), so nothing folded into the digest is beyond reach."""
     text = _valid_text(json.dumps(band, ensure_ascii=False, sort_keys=True))
     stored = await evidence_put(scope, [EvidenceItem(content=text, kind="transcript", source=_valid_text(source)[:4000],
-                                                     title="digested messages, verbatim", task_id=task_id)])
+                                                     title="digested messages, verbatim", task_id=task_id, redact=redact)])
     return stored.refs[0]
 
 
-async def _pinned_task(scope: Scope, message: Message, task_id: str | None) -> dict[str, Any]:
+async def _pinned_task(scope: Scope, message: Message, task_id: str | None, redact: bool) -> dict[str, Any]:
     """The task statement verbatim, or its preview and ref when it is huge."""
     if count_tokens(message.text) <= PINNED_TASK_TOKENS:
         return message.raw
-    stored = await evidence_put(scope, [EvidenceItem(content=message.text, kind="message", title="task statement", task_id=task_id)])
+    stored = await evidence_put(scope, [EvidenceItem(content=message.text, kind="message", title="task statement", task_id=task_id,
+                                                     redact=redact)])
     item = stored.items[0]
     return {"role": message.role, "content": f"{item.preview}\n[ctxkeep: the full task statement is stored as {item.ref}]"}
 
@@ -210,11 +226,32 @@ async def _verify_summary(scope: Scope, req: CompressRequest) -> tuple[TaskState
     return state, Verification(ok=not violations, violations=violations)
 
 
-async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str, str] | None = None) -> CompressResult:
+def _digest(raw: list[dict[str, Any]], band: list[dict[str, Any]], fmt: Format, messages: list[Message], offloaded: list[Step],
+            bounds: tuple[int, int, int], budget: int, band_ref: str | None, redact: bool) -> str:
+    """The digest of the band raw[pinned:shaped]. With redact, built from the redacted band (`band`), so a command or a
+    line it quotes is never cut inside a secret, then redacted again: a digest line joins pieces of text."""
+    pinned, shaped, recent = bounds
+    steps = offloaded
+    if redact:
+        messages = parse(raw[:pinned] + band + raw[shaped:], fmt)
+        clean = [step for step in _steps(messages) if pinned <= step.message < recent]
+        if len(clean) == len(offloaded):  # the same calls in the same order, only their text redacted
+            for step, original in zip(clean, offloaded):
+                step.ref = original.ref
+            steps = clean
+    digest = build_digest(messages[pinned:shaped], [s for s in steps if s.message < shaped], budget, count_tokens,
+                          later=[s for s in _steps(messages) if s.message >= shaped], band_ref=band_ref)
+    return redact_secrets(digest)[0] if redact else digest
+
+
+async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str, str] | None = None, *,
+                           redact: bool = True) -> CompressResult:
     """The compressed history, its digest and the refs of what was offloaded; stores the digest with the task.
 
-    Raises InvalidInput (bad messages, a transcript outside the allowed roots, a summary without a
-    checkpointed task) and NotFound (a missing transcript file).
+    Secrets are redacted in everything stored (offloads, the verbatim band, the digest, an accepted summary, the
+    history stored as a ref) and in the digest returned; redact=False stores them as given, as evidence_put's
+    `redact: false` does. Raises InvalidInput (bad messages, a transcript outside the allowed roots, a summary
+    without a checkpointed task) and NotFound (a missing transcript file).
     """
     raw, fmt, skipped, source = await _load(scope, req, os.environ if env is None else env)
     messages = await anyio.to_thread.run_sync(parse, raw, fmt)
@@ -222,19 +259,19 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     recent = _band_start(messages, len(messages) - req.keep_recent, pinned)
     shaped = _band_start(messages, recent - req.shape_window, pinned)
     offloaded = [step for step in _steps(messages) if pinned <= step.message < recent]
-    await _offload(scope, offloaded, req.task_id, _source_key(source, fmt, raw, pinned, req.task_id), raw, recent)
+    await _offload(scope, offloaded, req.task_id, _source_key(source, fmt, raw, pinned, req.task_id), raw, recent, redact)
     by_output = {id(step.output): step for step in offloaded}
     every_step = _steps(messages)
     digest = ""
     if shaped > pinned:
+        band = _redacted_json(raw[pinned:shaped]) if redact else raw[pinned:shaped]
         # a transcript file is itself the verbatim record; a list of messages is stored before it is folded
-        band_ref = None if req.transcript_path else await _store_band(scope, raw[pinned:shaped], source, req.task_id)
-        digest = await anyio.to_thread.run_sync(lambda: build_digest(
-            messages[pinned:shaped], [s for s in offloaded if s.message < shaped], req.digest_tokens, count_tokens,
-            later=[s for s in every_step if s.message >= shaped], band_ref=band_ref))
+        band_ref = None if req.transcript_path else await _store_band(scope, band, source, req.task_id, redact)
+        digest = await anyio.to_thread.run_sync(lambda: _digest(
+            raw, band, fmt, messages, offloaded, (pinned, shaped, recent), req.digest_tokens, band_ref, redact))
     head = [m.raw for m in messages[:pinned]]
     if pinned and messages[pinned - 1].role == "user":
-        head[-1] = await _pinned_task(scope, messages[pinned - 1], req.task_id)
+        head[-1] = await _pinned_task(scope, messages[pinned - 1], req.task_id, redact)
     before = _tokens(raw)
     if digest and count_tokens(digest) >= sum(before[pinned:shaped]):
         digest = ""  # a band this short costs less verbatim than digested
@@ -247,6 +284,7 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     state, verification = await _verify_summary(scope, req)
     if req.task_id:
         accepted = req.summary if verification and verification.ok else None
+        accepted = redact_secrets(accepted)[0] if accepted and redact else accepted
         async with scope.store.transaction() as tx:
             await tx.digests.put(scope.project, DigestRow(req.task_id, digest, accepted, source, utc_text(scope.clock()) or ""))
     tokens_middle = _tokens(middle)
@@ -254,8 +292,9 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     messages_ref = None
     # inline only when the whole serialized history fits (images, thinking blocks and JSON escaping count too)
     if tokens_after > MAX_INLINE_TOKENS or count_tokens(json.dumps(out, ensure_ascii=False)) > MAX_INLINE_TOKENS - 3_000:
-        stored = await evidence_put(scope, [EvidenceItem(content=json.dumps(out, ensure_ascii=False, sort_keys=True), kind="transcript",
-                                                         title="compressed history", source=source, task_id=req.task_id)])
+        kept = _redacted_json(out) if redact else out  # redacted before it is encoded, as the band is
+        stored = await evidence_put(scope, [EvidenceItem(content=json.dumps(kept, ensure_ascii=False, sort_keys=True), kind="transcript",
+                                                         title="compressed history", source=source, task_id=req.task_id, redact=redact)])
         messages_ref = stored.refs[0]
     return CompressResult(
         format=fmt, messages=None if messages_ref else out, messages_ref=messages_ref, digest=digest,

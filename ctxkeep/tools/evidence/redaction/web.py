@@ -1,0 +1,108 @@
+"""Secrets in web and command-line shapes: URL passwords and query keys, headers, cookies, flags.
+
+Patterns start with a literal where they can (`://`, `authorization`, `--`), which the regex engine finds fast;
+case-insensitive ones are written in lower case and run over the lower-cased view.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from urllib.parse import unquote
+
+from ctxkeep.tools.evidence.redaction.rules import Context, Found, Rule, pattern_rule
+from ctxkeep.tools.evidence.redaction.values import (
+    SECRET_NAME,
+    is_expression,
+    is_placeholder,
+    literal_secret,
+    looks_random,
+)
+
+# The password runs to the `@` before a host (a name, an optional port, then the end of the authority), so a
+# password holding `/` or `@` is removed whole.
+_URL_PASSWORD = (r"://(?<=[A-Za-z0-9+.]://)(?P<user>[^\s:/@?#\"'<>`]*):(?P<pw>[^\s\"'<>`,]{1,128}?)@"
+                 r"(?=\[|[\w.-]+(?::\d+)?(?:[/?#\s\"'<>`)\],;]|\Z))")
+_QUERY = r"(?P<name>[\w.-]{1,60})=(?P<value>[^&\s#\"'<>;`]+)"
+_QUERY_NAME = re.compile(rf"(?:{SECRET_NAME}|sig|signature|x-amz-credential)$")
+_HEADER = r"(?P<tail>api-?key|access-?key|auth-?key|-token|-secret)[ \t]*:[ \t]*(?P<value>[^\s\"'`,;]+)"
+_HEADER_NAME = re.compile(r"[A-Za-z0-9-]*$")
+_AUTH = r"authorization(?<!\wauthorization)[\"']?\s*[:=]\s*[\"']?"
+_OTHER_SCHEMES = r"(?:token|bot|apikey|api-key|key|sso-key|ssws|splunk|geniekey)"
+_FLAG = (r"--(?<![\w-]--)(?:[a-z0-9]+-)*(?:password|passwd|passphrase|token|secret|api-?key|access-key|secret-key)"
+         r"(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)")
+_CURL_USER = r"(?<![\w-])(?:-u|--user)[ \t]+[\"']?(?P<user>[^\s:\"'-][^\s:\"']*):(?P<value>[^\s\"']+)"
+_COOKIE_HEADER = re.compile(r"cookie[ \t]*:[ \t]*(?P<value>[^\r\n\"'`]*)")
+_COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*(?P<name>[^=;\s]+)=(?P<value>[^;\s]+)")
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "version", "comment"})
+
+
+def _text(context: Context, match: re.Match[str], group: str) -> str:
+    return context.view[match.start(group):match.end(group)]
+
+
+def _url_password(secret: str, match: re.Match[str], context: Context) -> bool:
+    plain = unquote(secret)
+    return secret != _text(context, match, "user") and not is_placeholder(plain) and literal_secret(plain, context.is_code)
+
+
+def _query(secret: str, match: re.Match[str], context: Context) -> bool:
+    if not _QUERY_NAME.search(match.group("name").lower()):
+        return False
+    return not is_placeholder(secret, _text(context, match, "name")) and (looks_random(secret) or not context.is_code)
+
+
+def _header(secret: str, match: re.Match[str], context: Context) -> bool:
+    """`X-Api-Key: …`, `PRIVATE-TOKEN: …`: a header name (with a dash) ending in a secret word."""
+    start = match.start("tail")
+    before = _HEADER_NAME.search(context.view, max(0, start - 60), start)
+    name = (before.group(0) if before else "") + _text(context, match, "tail")
+    if "-" not in name.strip("-") or (before and before.start() and context.view[before.start() - 1] in "_.$"):
+        return False
+    return not is_placeholder(secret, name) and (looks_random(secret) or not context.is_code)
+
+
+def _credential(secret: str, match: re.Match[str], context: Context) -> bool:
+    return not is_placeholder(secret)
+
+
+def _bare_credential(secret: str, match: re.Match[str], context: Context) -> bool:
+    """`Authorization: <credential>` without a scheme: only what looks issued, and in code only a quoted literal."""
+    quoted = context.view[match.start("cred") - 1] in "\"'"
+    return looks_random(secret) and not is_expression(secret) and not is_placeholder(secret) and (quoted or not context.is_code)
+
+
+def _flag(secret: str, match: re.Match[str], context: Context) -> bool:
+    # `--token TOKEN` and `--password -` name the value; they do not hold it
+    if re.fullmatch(r"[A-Z_]+|-.*", secret) or is_placeholder(secret):
+        return False
+    return looks_random(secret) or not context.is_code
+
+
+def _cookies(context: Context) -> Iterator[Found]:
+    """Values of Cookie and Set-Cookie pairs that look issued (16+ characters, letters and digits)."""
+    for header in _COOKIE_HEADER.finditer(context.low or context.view.lower()):
+        if header.start() and not (context.view[header.start() - 1].isspace() or context.view[header.start() - 1] in "\"'`-"):
+            continue
+        offset = header.start("value")
+        for pair in _COOKIE_PAIR.finditer(context.view[offset:header.end("value")]):
+            value = pair.group("value")
+            if pair.group("name").lower() not in _COOKIE_ATTRIBUTES and len(value) >= 16 and looks_random(value) \
+                    and not is_placeholder(value):
+                yield offset + pair.start("value"), offset + pair.end("value"), "cookie"
+
+
+WEB_RULES: list[Rule] = [
+    pattern_rule("url_password", ("://",), _URL_PASSWORD, "pw", _url_password),
+    pattern_rule("url_secret", ("pass", "secret", "token", "key", "sig"), r"\?" + _QUERY, "value", _query, fold=True),
+    pattern_rule("url_secret", ("pass", "secret", "token", "key", "sig"), "&" + _QUERY, "value", _query, fold=True),
+    pattern_rule("bearer_token", ("authorization",), _AUTH + r"bearer\s+(?P<cred>[a-z0-9._~+/=-]{8,})", "cred", _credential, fold=True),
+    pattern_rule("basic_auth", ("authorization",), _AUTH + r"basic\s+(?P<cred>[a-z0-9+/=]{8,})", "cred", _credential, fold=True),
+    pattern_rule("auth_token", ("authorization",), _AUTH + _OTHER_SCHEMES + r"[ \t]+(?P<cred>[a-z0-9._~+/=:-]{8,})", "cred",
+                 _credential, fold=True),
+    pattern_rule("auth_token", ("authorization",), _AUTH + r"(?P<cred>[a-z0-9._~+/=-]{20,})", "cred", _bare_credential, fold=True),
+    pattern_rule("header_secret", ("-key", "-token", "-secret", "apikey"), _HEADER, "value", _header, fold=True),
+    Rule(("cookie",), _cookies),
+    pattern_rule("flag_secret", ("--",), _FLAG, "value", _flag, fold=True),
+    pattern_rule("basic_auth", (r"-u[ \t]", "--user"), _CURL_USER, "value", _url_password),
+]

@@ -1,0 +1,197 @@
+"""Realistic secrets that redaction must catch, and ordinary code it must leave alone.
+
+Shared by the redaction tests and `bench/redaction.py`. Each secret sample is a piece of text as an agent meets it
+(a Claude Code Read, `cat -n`, a config file, a curl command, a log line) with the exact strings that must not be
+stored; `kept` are strings around them that must survive (the key names, the rest of the line). None of these
+secrets is real: they were drawn at random in the shape each provider issues.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+from typing import NamedTuple
+
+
+class Sample(NamedTuple):
+    name: str
+    text: str
+    secrets: tuple[str, ...]
+    kept: tuple[str, ...] = ()
+
+
+JWT = ("eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6ImsxIn0.eyJzdWIiOiIyNDgyODk3NjEwMDEiLCJpc3MiOiJodHRwczovL2F1dGgu"
+       "YWNtZS5pbyIsImV4cCI6MTczMTg3NjU0Mn0.Be8Pqd05ovm_CvzO9RuqVH-HC3LEGTjey4YKicc7-9C")
+PEM_BODY = "MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC7VJTUt9Us8cKj"
+AZURE_KEY = "FfCDMMYyEWKfDACQt4A6EUplAHWAh11/aqmVvBBRZbv7xH3GoPkQftvwrS2GNEJmG0hshPnlQMIaNoO82dZB4w=="
+
+SECRETS: list[Sample] = [
+    Sample("claude_code_read_of_env",
+           "     1→# production\n     2→DB_PASSWORD=Vq7#pL2x!Rm9sK4w\n     3→STRIPE_WEBHOOK_SECRET=whsec_9f3K2mQx7Lp4Vn8Rt1Zy6Hb0\n"
+           "     4→DEBUG=false\n",
+           ("Vq7#pL2x!Rm9sK4w", "whsec_9f3K2mQx7Lp4Vn8Rt1Zy6Hb0"), ("     2→DB_PASSWORD=", "     4→DEBUG=false")),
+    Sample("cat_n_of_env", "     1\tAPI_TOKEN=4d7e1c9a2b8f6e3d0c5a7b9e1f2d4c6a\n     2\tREDIS_PASSWORD=r3d1s-Pr0d-2024\n",
+           ("4d7e1c9a2b8f6e3d0c5a7b9e1f2d4c6a", "r3d1s-Pr0d-2024"), ("     2\tREDIS_PASSWORD=",)),
+    Sample("grep_n_of_env", "config/.env.production:7:SMTP_PASSWORD=mail-Relay-7731\n", ("mail-Relay-7731",),
+           ("config/.env.production:7:SMTP_PASSWORD=",)),
+    Sample("git_diff_of_env", "@@ -3,2 +3,2 @@\n-SESSION_SECRET=old-8c1f9e2a7b\n+SESSION_SECRET=new-3d6a0c4e9f\n",
+           ("old-8c1f9e2a7b", "new-3d6a0c4e9f")),
+    Sample("bare_jwt", f"decoded the session {JWT} and found sub 248289761001", (JWT,), ("decoded the session ",)),
+    Sample("cookie_jwt", f"Cookie: theme=dark; auth={JWT}; lang=en\n", (JWT,), ("theme=dark", "lang=en")),
+    Sample("session_cookie", "Set-Cookie: sessionid=k2v9x7q4m1p8z3w6r5t0y2u7i4o9a1s3; Path=/; HttpOnly\n",
+           ("k2v9x7q4m1p8z3w6r5t0y2u7i4o9a1s3",), ("Path=/; HttpOnly",)),
+    Sample("gitlab_token", 'curl --header "PRIVATE-TOKEN: glpat-gNSWPH8prVqsUeQCtDR3" https://gitlab.acme.io/api/v4/projects',
+           ("glpat-gNSWPH8prVqsUeQCtDR3",), ("https://gitlab.acme.io/api/v4/projects",)),
+    Sample("npm_token", "//registry.npmjs.org/:_authToken=npm_zzX6hqo35uwZqxZOOHjkJQQrkaPehMvbfrn2\n",
+           ("npm_zzX6hqo35uwZqxZOOHjkJQQrkaPehMvbfrn2",)),
+    Sample("pypi_token", "[pypi]\n  username = __token__\n  password = pypi-AgEIcHlwaS5vcmcWZ4moUxm-yI5B-KGnplJJpdu0ol29vX6N-631mG8YE5-is-I4cZ2cSV8HTMy\n",
+           ("pypi-AgEIcHlwaS5vcmcWZ4moUxm-yI5B-KGnplJJpdu0ol29vX6N-631mG8YE5-is-I4cZ2cSV8HTMy",), ("username = __token__",)),
+    Sample("azure_connection_string",
+           f"AZURE_STORAGE=DefaultEndpointsProtocol=https;AccountName=acmeprod;AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net",
+           (AZURE_KEY,), ("AccountName=acmeprod", "EndpointSuffix=core.windows.net")),
+    Sample("huggingface_token", "login with 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 before pulling the model",
+           ("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",), ("before pulling the model",)),
+    Sample("sendgrid_key", 'sg = SendGridAPIClient("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")',
+           ("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",), ("SendGridAPIClient(",)),
+    Sample("query_api_key", "GET https://api.weather.io/data/2.5/weather?q=Paris&api_key=8d152daf6d4d979653871646c8377069&units=metric",
+           ("8d152daf6d4d979653871646c8377069",), ("?q=Paris&api_key=", "&units=metric")),
+    Sample("x_api_key_header", "curl -H 'X-Api-Key: 3227734ffac2b3a85ef3b1ea01c673b5' https://api.acme.io/v1/orders",
+           ("3227734ffac2b3a85ef3b1ea01c673b5",), ("X-Api-Key: ", "https://api.acme.io/v1/orders")),
+    Sample("json_password_with_spaces", '{"username": "deploy", "password": "correct horse battery staple 42"}',
+           ("correct horse battery staple 42", "staple 42"), ('"username": "deploy"',)),
+    Sample("k8s_env_name_value",
+           "        env:\n          - name: DB_PASSWORD\n            value: \"Pg-Pr0d!2024#xyz\"\n          - name: LOG_LEVEL\n            value: info\n",
+           ("Pg-Pr0d!2024#xyz",), ("- name: DB_PASSWORD", "value: info")),
+    Sample("ecs_json_name_value", '"environment": [{"name": "API_SECRET", "value": "ecs-9Xq2Lm7Vt4"}, {"name": "PORT", "value": "80"}]',
+           ("ecs-9Xq2Lm7Vt4",), ('"value": "80"',)),
+    Sample("docker_compose_list", "    environment:\n      - POSTGRES_USER=app\n      - POSTGRES_PASSWORD=compose-Pg-9x7Lq2\n",
+           ("compose-Pg-9x7Lq2",), ("- POSTGRES_USER=app", "- POSTGRES_PASSWORD=")),
+    Sample("keyword_argument", 'conn = psycopg2.connect(host="db.internal", user="app", password="Zq8!vR2mK5wx", port=5432)',
+           ("Zq8!vR2mK5wx",), ('host="db.internal"', "port=5432)")),
+    Sample("python_settings_literal", "SECRET_KEY = 'django-insecure-7#q2!m9x@l4v&k8p1z^r6t3w0y5u'\nDEBUG = False\n",
+           ("django-insecure-7#q2!m9x@l4v&k8p1z^r6t3w0y5u",), ("DEBUG = False",)),
+    Sample("authorization_token_hex", "Authorization: token 9de7225be6c3bf6baf915e48f914109fb9b54062\n",
+           ("9de7225be6c3bf6baf915e48f914109fb9b54062",), ("Authorization: token ",)),
+    Sample("gcp_service_account",
+           '{\n  "type": "service_account",\n  "project_id": "acme-prod-4471",\n'
+           '  "private_key_id": "479cfb5b7bad30198596637c9e3c3e2716c624bf",\n'
+           f'  "private_key": "-----BEGIN PRIVATE KEY-----\\n{PEM_BODY}\\nMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZ\\n'
+           '-----END PRIVATE KEY-----\\n",\n  "client_email": "deploy@acme-prod-4471.iam.gserviceaccount.com"\n}',
+           ("479cfb5b7bad30198596637c9e3c3e2716c624bf", PEM_BODY), ('"client_email": "deploy@acme-prod-4471.iam.gserviceaccount.com"',)),
+    Sample("quoted_env_value_with_spaces", 'export SECRET_KEY="my long secret phrase with spaces"\n',
+           ("my long secret phrase with spaces", "phrase with spaces"), ("export SECRET_KEY=",)),
+    Sample("url_password_with_slash_and_at", "DATABASE_URL=postgres://app:pa/ss@w0rd@db.internal:5432/prod",
+           ("pa/ss@w0rd", "ss@w0rd", "w0rd@"), ("postgres://app:", "@db.internal:5432/prod")),
+    Sample("url_password_with_slash", "mysql://root:s3cr/et9@localhost/shop", ("s3cr/et9", "et9@"), ("mysql://root:", "@localhost/shop")),
+    Sample("url_password_in_git_remote", "git remote add origin https://deploy:Gh7-Qm2x-Lp9v@git.acme.io/acme/api.git",
+           ("Gh7-Qm2x-Lp9v",), ("@git.acme.io/acme/api.git",)),
+    Sample("yaml_password", "database:\n  user: app\n  password: yAml-S3cret-88\n", ("yAml-S3cret-88",), ("user: app",)),
+    Sample("toml_api_key", '[service]\napi_key = "tml_5f8e2c9a1b7d4e6f"\n', ("tml_5f8e2c9a1b7d4e6f",), ("[service]",)),
+    Sample("js_constant", 'const apiKey = "js-4c8e1a7f2b9d6e3c";\n', ("js-4c8e1a7f2b9d6e3c",), ("const apiKey = ",)),
+    Sample("go_struct_field", 'cfg := Config{User: "app", Password: "go-Pw-7731x"}\n', ("go-Pw-7731x",), ('User: "app"',)),
+    Sample("aws_keys", "aws_access_key_id = AKIACR9POVIODRLA906R\naws_secret_access_key = /5Eg+t6AHzNp+Zd9P2OLPibRiFuy4G4+XXaZEjKl\n",
+           ("AKIACR9POVIODRLA906R", "/5Eg+t6AHzNp+Zd9P2OLPibRiFuy4G4+XXaZEjKl")),
+    Sample("github_token", "remote: token ghp_GMKnXQVHE88Z848ATZDvxy3KETVqyrxlbiUs rejected", ("ghp_GMKnXQVHE88Z848ATZDvxy3KETVqyrxlbiUs",)),
+    Sample("openai_key", "OPENAI_API_KEY=sk-proj-p_-hD8cgr0wzwXfALqfPPiAcnkbC0tgQQ11c9cgdm2ybqnMP",
+           ("sk-proj-p_-hD8cgr0wzwXfALqfPPiAcnkbC0tgQQ11c9cgdm2ybqnMP",)),
+    Sample("anthropic_key", "client = Anthropic(api_key='sk-ant-api03-cfy7PxFKI81y-Bx_DI9ufkXQ_xx3OK2RagTeFdchQjuQ-WWqQYypqWZzMpTiNIK5Ff5oXoWXQpQlLCNB')",
+           ("sk-ant-api03-cfy7PxFKI81y-Bx_DI9ufkXQ_xx3OK2RagTeFdchQjuQ-WWqQYypqWZzMpTiNIK5Ff5oXoWXQpQlLCNB",)),
+    Sample("slack_token", "SLACK_BOT_TOKEN: xoxb-157704848482-5844711774046-r3uTRjjfrMN4H3k7mWFM38mT",
+           ("xoxb-157704848482-5844711774046-r3uTRjjfrMN4H3k7mWFM38mT",)),
+    Sample("stripe_key", "stripe.api_key = sk_live_RZIzryAu0gg7JGEuhoAk5zCb", ("sk_live_RZIzryAu0gg7JGEuhoAk5zCb",)),
+    Sample("google_api_key", "https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=AIzaGTN83ZJH7YxLA60W5Jxf9KqnCecvpspE-Av",
+           ("AIzaGTN83ZJH7YxLA60W5Jxf9KqnCecvpspE-Av",)),
+    Sample("bearer_header", f"Authorization: Bearer {JWT}", (JWT,)),
+    Sample("pem_file", f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\nMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDu\n-----END RSA PRIVATE KEY-----\n",
+           (PEM_BODY,)),
+]
+
+# Ordinary code and documentation that must come back unchanged: expressions, calls, annotations, placeholders,
+# documentation examples.
+ORDINARY: list[str] = [
+    "password = forms.CharField(widget=forms.PasswordInput)",
+    "    token: Optional[str] = None",
+    'api_key = os.environ["KEY"]',
+    "api_key = os.environ.get('OPENAI_API_KEY')",
+    "SECRET_KEY = env('DJANGO_SECRET_KEY')",
+    "token = tokens[0]",
+    "token = next(self.tokens)",
+    "        password=password,",
+    "    def login(self, username: str, password: str) -> Token:",
+    "self.token = token",
+    "if token == '(':",
+    "const token = req.headers.authorization;",
+    "token := os.Getenv(\"GITHUB_TOKEN\")",
+    "    token: The token used to authenticate the request.",
+    "    password (str): the user's password",
+    "DB_PASSWORD=${DB_PASSWORD}",
+    "password: ${{ secrets.DB_PASSWORD }}",
+    'url = f"postgres://{user}:{password}@{host}:{port}/{db}"',
+    'headers = {"Authorization": f"Bearer {token}"}',
+    'headers = {"Authorization": "Bearer " + token}',
+    "Authorization: Bearer <token>",
+    'API_KEY = "YOUR_API_KEY"',
+    'api_key = "<your-api-key>"',
+    'password = ""',
+    "password = None",
+    "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "mysql://user:pass@localhost/db",
+    "postgresql://user:password@localhost:5432/mydb",
+    "redis://:password@localhost:6379/0",
+    "https://user:${PASSWORD}@example.com/",
+    "ACCESS_TOKEN = 'access_token'",
+    'TOKEN_TYPE = "bearer"',
+    "token_type = 'Bearer'",
+    "password_hash = make_password(password)",
+    "PASSWORD_MIN_LENGTH=8",
+    "max_tokens: int = 4096",
+    "refresh_token = response.json()['refresh_token']",
+    "secret = secrets.token_hex(32)",
+    "    Token:                     '#d0d0d0',",
+    "    Token.Keyword:             'bold #000080',",
+    "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+    'private_key = "/etc/ssl/private/server.key"',
+    "const { token } = await login(user, password);",
+    "password = getpass.getpass('Password: ')",
+    "    api_key: str | None = None,",
+    "curl -H \"X-Api-Key: $API_KEY\" https://api.example.com",
+    "https://api.example.com/v1?api_key={api_key}&q=1",
+    "Authorization: token ${GITHUB_TOKEN}",
+    "git@github.com:owner/repo.git",
+    "eyJhbGciOiJIUzI1NiJ9 is the base64 of a JWT header",
+    "npm_config_cache=/tmp/npm",
+    "hf_hub_download(repo_id, filename)",
+]
+
+
+def database_bytes(db_path: Path) -> bytes:
+    """The raw bytes of the database file and its WAL, followed by every zlib stream found in them, decompressed.
+
+    Evidence content is stored zlib-compressed, so a plain byte search would miss a secret in clear text; the
+    decompressed streams make the same search see it. Each stream is fed in small pieces, so one cut by a page
+    boundary still yields what came before the cut.
+    """
+    wal = db_path.with_name(db_path.name + "-wal")
+    raw = db_path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    streams: list[bytes] = []
+    start = raw.find(b"\x78\x9c")
+    while start != -1:
+        inflate, out = zlib.decompressobj(), []
+        try:
+            for offset in range(start, len(raw), 256):
+                out.append(inflate.decompress(raw[offset:offset + 256]))
+                if inflate.eof:
+                    break
+        except zlib.error:
+            pass
+        if sum(map(len, out)) >= 8:
+            streams.append(b"".join(out))
+        start = raw.find(b"\x78\x9c", start + 1)
+    return raw + b"\0".join(streams)
+
+
+def found_in(data: bytes, secrets: list[str]) -> list[str]:
+    """The secrets whose UTF-8 bytes (or their JSON-escaped form) occur in data."""
+    return [s for s in secrets if s.encode() in data or json.dumps(s)[1:-1].encode() in data]
