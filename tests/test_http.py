@@ -43,6 +43,7 @@ def _free_port() -> int:
 class Served:
     url: str
     log: Path
+    pid: int
 
     def stderr(self) -> str:
         return self.log.read_text(errors="replace")
@@ -73,7 +74,7 @@ def _serving(db_path: Path, *extra: str, token: str | None = None, **env: str) -
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
                 time.sleep(0.1)
-        yield Served(f"http://127.0.0.1:{port}/mcp", log)
+        yield Served(f"http://127.0.0.1:{port}/mcp", log, proc.pid)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -96,10 +97,10 @@ async def test_the_same_tool_calls_over_http_on_loopback(db_path: Path) -> None:
         async with _client(served.url, _token_file(db_path).read_text().strip()) as client:
             saved = await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state()})
             assert saved.structured_content["version"] == 1
-            loaded = await client.call_tool("checkpoint_load", {"task_id": "proc"})
+            loaded = await client.call_tool("checkpoint_load", {"format": "json", "task_id": "proc"})
             assert loaded.structured_content["state"]["pending"] == ["Supplier C freight missing"]
             put = await client.call_tool("evidence_put", {"content": "Freight: 0.48 USD/piece", "task_id": "proc"})
-            built = await client.call_tool("build_working_set", {"task_id": "proc", "focus": "freight", "budget_tokens": 2000})
+            built = await client.call_tool("build_working_set", {"format": "json", "task_id": "proc", "focus": "freight", "budget_tokens": 2000})
             assert put.structured_content["ref"] in built.structured_content["evidence_refs"]
             assert "proc" in str((await client.read_resource("ctxkeep://tasks")).contents[0])
 
@@ -255,3 +256,24 @@ def test_a_body_that_is_not_one_valid_message_gets_the_stdio_errors_at_its_id(db
         listed = http_probe.post(served.url, {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                                               "params": {"name": "checkpoint_list", "arguments": {}}}, headers)
         assert listed[0] == 200 and http_probe.decode(listed[1], listed[2])["result"]["structuredContent"] == {"tasks": []}
+
+
+def _memory(pid: int, field: str) -> int:
+    """A /proc/<pid>/status figure in bytes (VmRSS now, VmHWM the peak)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(field)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc for the memory peak")
+def test_a_100_mb_body_is_read_past_with_bounded_memory(db_path: Path) -> None:
+    with _serving(db_path, token=TOKEN, CTXKEEP_MAX_REQUEST_BYTES=str(8 * MiB)) as served:
+        status, headers = http_probe.session(served.url, TOKEN)
+        before = _memory(served.pid, "VmRSS")
+        head = b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "evidence_put", "arguments": {"content": "'
+        pieces = iter([head, *(b"a" * MiB for _ in range(100)), b'"}}, "id": 3}'])
+        code, _, answer = http_probe.post(served.url, None, {**headers, "Transfer-Encoding": "chunked"}, body=pieces)
+        assert code == 413 and json.loads(answer)["id"] == 3
+        assert f"request of {len(head) + 100 * MiB + 13:,} bytes" in json.loads(answer)["error"]["message"]
+        assert _memory(served.pid, "VmHWM") - before < 48 * MiB, "the oversize body was not held in memory"
