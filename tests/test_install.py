@@ -32,7 +32,7 @@ def _write(path: Path, data: Any, indent: int = 4) -> bytes:
 
 
 def _run(action: str, project: Path, home: Path, executable: str = EXE, scope: install.Scope = "project") -> list[install.FileChange]:
-    changes = install.plan(action, scope, project, home, executable)  # type: ignore[arg-type]
+    changes = install.plan(action, scope, project, home / ".claude", executable)  # type: ignore[arg-type]
     install.apply(changes, backup=action == "install")
     return changes
 
@@ -44,12 +44,15 @@ def test_install_keeps_everything_else_and_uninstall_restores_the_bytes(tmp_path
     _run("install", tmp_path, tmp_path / "home")
     after = json.loads(settings.read_text())
     assert after["permissions"] == SETTINGS["permissions"] and after["model"] == "opus"
-    assert after["hooks"]["PostToolUse"] == SETTINGS["hooks"]["PostToolUse"]
+    assert after["hooks"]["PostToolUse"] == SETTINGS["hooks"]["PostToolUse"] + [
+        {"matcher": "*", "hooks": [{"type": "command", "command": "ctxkeep hook post-tool-use"}]}]  # project scope: portable
     assert after["hooks"]["PreCompact"] == SETTINGS["hooks"]["PreCompact"] + [
-        {"hooks": [{"type": "command", "command": "'/opt/ctx keep/bin/ctxkeep' hook pre-compact"}]}]
+        {"hooks": [{"type": "command", "command": "ctxkeep hook pre-compact"}]}]
     assert after["hooks"]["SessionStart"] == SETTINGS["hooks"]["SessionStart"] + [
-        {"matcher": "compact|resume", "hooks": [{"type": "command", "command": "'/opt/ctx keep/bin/ctxkeep' hook session-start"}]}]
-    assert json.loads(mcp.read_text())["mcpServers"] == {**MCP["mcpServers"], "ctxkeep": {"command": EXE, "args": ["serve"]}}
+        {"matcher": "compact|resume", "hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}]
+    assert set(after["hooks"]) == {"PreCompact", "SessionStart", "PostCompact", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"}
+    assert json.loads(mcp.read_text())["mcpServers"] == {**MCP["mcpServers"], "ctxkeep": {"command": "ctxkeep", "args": ["serve"]}}
+    assert EXE not in settings.read_text() + mcp.read_text()  # nothing machine-specific in files meant to be committed
     assert (tmp_path / ".claude" / "settings.json.ctxkeep.bak").read_bytes() == original_settings
     assert (tmp_path / ".mcp.json.ctxkeep.bak").read_bytes() == original_mcp
 
@@ -60,6 +63,25 @@ def test_install_keeps_everything_else_and_uninstall_restores_the_bytes(tmp_path
 
     _run("uninstall", tmp_path, tmp_path / "home")
     assert settings.read_bytes() == original_settings and mcp.read_bytes() == original_mcp
+
+
+def test_local_scope_writes_absolute_paths_only_to_the_files_that_stay_on_this_machine(tmp_path: Path) -> None:
+    changes = _run("install", tmp_path, tmp_path / "home", scope="local")
+    assert [c.path for c in changes] == [tmp_path / ".claude" / "settings.local.json"]
+    hooks = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())["hooks"]
+    assert hooks["Stop"] == [{"hooks": [{"type": "command", "command": "'/opt/ctx keep/bin/ctxkeep' hook stop"}]}]
+    assert not (tmp_path / ".mcp.json").exists() and not (tmp_path / ".claude" / "settings.json").exists()
+    assert install.mcp_command("install", "local", EXE) == ["claude", "mcp", "add", "--scope", "local", "ctxkeep", "--", EXE, "serve"]
+    _run("uninstall", tmp_path, tmp_path / "home", scope="local")
+    assert not (tmp_path / ".claude" / "settings.local.json").exists()
+
+
+def test_user_scope_follows_claude_config_dir(tmp_path: Path) -> None:
+    config = tmp_path / "elsewhere"
+    changes = install.plan("install", "user", tmp_path, config, EXE)
+    assert [c.path for c in changes] == [config / "settings.json"]
+    assert install.state_file({"CLAUDE_CONFIG_DIR": str(config), "HOME": str(tmp_path)}) == config / ".claude.json"
+    assert install.state_file({"HOME": str(tmp_path)}) == tmp_path / ".claude.json"
 
 
 def test_uninstall_keeps_changes_made_since_install(tmp_path: Path) -> None:
@@ -81,11 +103,11 @@ def test_files_install_created_are_removed_by_uninstall(tmp_path: Path) -> None:
 
 
 def test_a_reinstall_from_another_path_replaces_the_old_hooks(tmp_path: Path) -> None:
-    _run("install", tmp_path, tmp_path / "home", executable="/old/venv/bin/ctxkeep")
-    _run("install", tmp_path, tmp_path / "home")
-    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    _run("install", tmp_path, tmp_path / "home", executable="/old/venv/bin/ctxkeep", scope="local")
+    _run("install", tmp_path, tmp_path / "home", scope="local")
+    hooks = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())["hooks"]
     commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
-    assert commands == ["'/opt/ctx keep/bin/ctxkeep' hook pre-compact", "'/opt/ctx keep/bin/ctxkeep' hook session-start"]
+    assert commands == [f"'/opt/ctx keep/bin/ctxkeep' hook {hook}" for hook, _ in install.HOOKS.values()]
 
 
 @pytest.mark.parametrize("content", ['{"hooks": {', '["not", "an", "object"]', '{"hooks": []}', '{"hooks": {"PreCompact": {}}}'])
@@ -105,16 +127,17 @@ def _ctxkeep(args: list[str], home: Path, project: Path, path: str) -> subproces
 
 
 @pytest.mark.slow
-def test_the_command_line_for_both_scopes(tmp_path: Path) -> None:
+def test_the_command_line_for_every_scope(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir(parents=True)
     exe = str(Path(sys.executable).parent / "ctxkeep")
     dry = _ctxkeep(["install", "claude-code", "--dry-run"], home, project, "/usr/bin:/bin")
-    assert dry.returncode == 0 and f"{exe} hook pre-compact" in dry.stdout and not (project / ".mcp.json").exists()
+    assert dry.returncode == 0 and f"{exe} hook pre-compact" in dry.stdout and "settings.local.json" in dry.stdout
+    assert f"would run: claude mcp add --scope local ctxkeep -- {exe} serve" in dry.stdout and not (project / ".claude").exists()
 
     alone = _ctxkeep(["install", "claude-code", "--scope", "user"], home, project, "/usr/bin:/bin")
     assert alone.returncode == 0, alone.stderr
-    assert f"run this yourself: claude mcp add --scope user ctxkeep -- {exe} serve" in alone.stdout
+    assert f"): claude mcp add --scope user ctxkeep -- {exe} serve" in alone.stdout and "run this yourself" in alone.stdout
     assert f"{exe} hook session-start" in (home / ".claude" / "settings.json").read_text()
 
     bin_dir = tmp_path / "bin"
@@ -129,8 +152,13 @@ def test_the_command_line_for_both_scopes(tmp_path: Path) -> None:
         f"mcp add --scope user ctxkeep -- {exe} serve", "mcp remove --scope user ctxkeep"]
     assert not (home / ".claude" / "settings.json").exists()
 
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"ctxkeep": {"type": "stdio", "command": exe, "args": ["serve"]}}}))
+    again = _ctxkeep(["install", "claude-code", "--scope", "user"], home, project, f"{bin_dir}:/usr/bin:/bin")
+    assert again.returncode == 0 and "the server is registered in Claude Code (user scope)" in again.stdout
+    assert len((tmp_path / "claude-calls").read_text().splitlines()) == 2  # already registered: `claude` not run again
+
     (project / ".mcp.json").write_text("{broken")
-    refused = _ctxkeep(["install", "claude-code"], home, project, "/usr/bin:/bin")
+    refused = _ctxkeep(["install", "claude-code", "--scope", "project"], home, project, "/usr/bin:/bin")
     assert refused.returncode == 1 and "is not valid JSON" in refused.stderr and "Traceback" not in refused.stderr
     assert (project / ".mcp.json").read_text() == "{broken" and not os.path.exists(project / ".claude" / "settings.json")
 
@@ -146,7 +174,7 @@ def test_hooks_and_servers_someone_wrote_by_hand_are_left_alone(tmp_path: Path) 
     _run("install", tmp_path, tmp_path / "home")
     installed = json.loads(settings.read_text())["hooks"]
     assert installed["PreCompact"][0] == theirs["hooks"]["PreCompact"][0] and installed["SessionStart"][:2] == theirs["hooks"]["SessionStart"]
-    assert json.loads(mcp.read_text())["mcpServers"]["ctxkeep"] == {"command": EXE, "args": ["serve"], "env": {"CTXKEEP_DB": "/data/team.db"}}
+    assert json.loads(mcp.read_text())["mcpServers"]["ctxkeep"] == {"command": "ctxkeep", "args": ["serve"], "env": {"CTXKEEP_DB": "/data/team.db"}}
     _run("uninstall", tmp_path, tmp_path / "home")
     assert settings.read_bytes() == original_settings and mcp.read_bytes() == original_mcp
 
@@ -166,7 +194,21 @@ def test_doctor_reads_odd_settings_without_a_traceback(tmp_path: Path) -> None:
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".mcp.json").write_text('{"mcpServers": ["ctxkeep"]}')
     (tmp_path / ".claude" / "settings.json").write_text('{"hooks": {"PreCompact": [7, {"hooks": "x"}, {"hooks": [{"command": "/nowhere/ctxkeep hook pre-compact"}]}]}}')
-    checks = {c.name: c for c in claude_code_checks(tmp_path, tmp_path / "home")}
+    checks = {c.name: c for c in claude_code_checks(tmp_path, tmp_path / "home", {"HOME": str(tmp_path / "home")})}
     assert checks["mcp server"].status == "warn"
     missing = next(c for name, c in checks.items() if name.startswith("PreCompact hook"))
     assert missing.status == "fail" and "is missing or not executable" in missing.detail
+
+
+def test_doctor_says_a_project_server_still_waits_for_approval_until_it_is_approved(tmp_path: Path) -> None:
+    from ctxkeep.clients.claude_code.doctor import claude_code_checks
+
+    home = tmp_path / "home"
+    _run("install", tmp_path, home)
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    approval = {c.name: c for c in claude_code_checks(tmp_path, home, env)}["project server"]
+    assert approval.status == "warn" and "pending approval" in approval.detail
+    _write(home / ".claude.json", {"projects": {str(tmp_path): {"enabledMcpjsonServers": ["ctxkeep"]}}})
+    assert {c.name: c for c in claude_code_checks(tmp_path, home, env)}["project server"].status == "ok"
+    _write(tmp_path / ".claude" / "settings.local.json", {"disabledMcpjsonServers": ["ctxkeep"]})
+    assert {c.name: c for c in claude_code_checks(tmp_path, home, env)}["project server"].status == "fail"

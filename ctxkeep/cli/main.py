@@ -71,23 +71,9 @@ def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
     from pathlib import Path
 
     from ctxkeep.clients.claude_code import install
-    from ctxkeep.clients.core import config_files
 
-    action = args.command
-    executable = config_files.find_executable()
-    home = Path(os.environ.get("HOME") or Path.home())
-    changes = install.plan(action, args.scope, Path(settings.project), home, executable)
-    claude = install.user_mcp_command(action, executable) if args.scope == "user" else None
-    if args.dry_run:
-        for change in changes:
-            print(config_files.diff(change) or f"unchanged {change.path}")
-        if claude:
-            print("would run: " + " ".join(claude))
-        return 0
-    for line in config_files.apply(changes, backup=action == "install"):
+    for line in install.run(args.command, args.scope, Path(settings.project), os.environ, args.dry_run):
         print(line)
-    if claude:
-        print(install.run_claude(claude))
     return 0
 
 
@@ -122,8 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
                          ("uninstall", "remove exactly what `install` added")):
         sub = commands.add_parser(action, help=text)
         sub.add_argument("client", choices=["claude-code"], help="the client (Claude Code)")
-        sub.add_argument("--scope", choices=["project", "user"], default="project",
-                         help="project: .mcp.json and .claude/settings.json here; user: ~/.claude/settings.json and `claude mcp`")
+        sub.add_argument("--scope", choices=["local", "project", "user"], default="local",
+                         help="local (default): .claude/settings.local.json and `claude mcp add --scope local` (this machine); "
+                              "project: only what can be committed (.mcp.json, .claude/settings.json, the command `ctxkeep` on "
+                              "PATH); user: <config>/settings.json and `claude mcp add --scope user`")
         sub.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
         sub.set_defaults(run=cmd_install)
     hook = commands.add_parser("hook", help="a Claude Code hook (reads its JSON on stdin; never fails the user)")

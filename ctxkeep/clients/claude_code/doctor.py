@@ -1,43 +1,89 @@
-"""The doctor's Claude Code checks: where the server is registered, which hooks are installed, whether their
-executables exist."""
+"""The doctor's Claude Code checks: where the server is registered (and whether a project server still waits for
+approval), which hooks are installed at which scope, whether their commands resolve."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxkeep.clients.claude_code.install import HOOKS
+from ctxkeep.clients.claude_code.install import HOOKS, PORTABLE_COMMAND, SERVER_NAME, registered, settings_path, state_file
 from ctxkeep.clients.core.checks import Check, command_check, json_file
+from ctxkeep.project import claude_config_dir
 
 
-def claude_code_checks(project: Path, home: Path) -> list[Check]:
-    """Where the server is registered and which hooks are installed, with their executables checked."""
+def _server_command(server: dict[str, Any]) -> str:
+    args = server.get("args") if isinstance(server.get("args"), list) else []
+    return " ".join([shlex.quote(str(server.get("command", "")))] + [str(a) for a in args or []])
+
+
+def _resolves(name: str, command: str) -> Check:
+    """A portable `ctxkeep …` command resolves on this machine's PATH; an absolute one must exist."""
+    if shlex.split(command)[:1] == [PORTABLE_COMMAND]:
+        found = shutil.which(PORTABLE_COMMAND)
+        return Check(name, "ok" if found else "fail", f"{command!r} runs {found}" if found else
+                     f"{command!r}: `ctxkeep` is not on PATH here; install it with pipx, or put its environment's bin on PATH")
+    return command_check(name, command)
+
+
+def _approval(project: Path, env: Mapping[str, str], settings: list[dict[str, Any]]) -> Check:
+    """Whether Claude Code will start the project's `.mcp.json` server without asking (interactive sessions ask once)."""
+    state = json_file(state_file(env)) or {}
+    mine = state.get("projects", {}).get(str(project), {}) if isinstance(state.get("projects"), dict) else {}
+    sources = [mine if isinstance(mine, dict) else {}, *settings]
+    if any(SERVER_NAME in (s.get("disabledMcpjsonServers") or []) for s in sources):
+        return Check("project server", "fail", "disabled in Claude Code (disabledMcpjsonServers); run `claude mcp reset-project-choices`")
+    if any(s.get("enableAllProjectMcpServers") is True or SERVER_NAME in (s.get("enabledMcpjsonServers") or []) for s in sources):
+        return Check("project server", "ok", "approved in Claude Code")
+    return Check("project server", "warn", "pending approval: start `claude` in this project and approve the ctxkeep server, "
+                 'or add "enabledMcpjsonServers": ["ctxkeep"] to .claude/settings.local.json')
+
+
+def _servers(project: Path, env: Mapping[str, str], settings: list[dict[str, Any]]) -> list[Check]:
+    checks = []
+    for scope in ("local", "user"):
+        entry = registered(scope, project, env)  # type: ignore[arg-type]
+        if entry is not None:
+            checks.append(_resolves(f"mcp server ({scope} scope)", _server_command(entry)))
+    servers = (json_file(project / ".mcp.json") or {}).get("mcpServers")
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    if isinstance(entry, dict):
+        checks += [_resolves(f"mcp server in {project / '.mcp.json'}", _server_command(entry)), _approval(project, env, settings)]
+    return checks or [Check("mcp server", "warn", "not registered (ctxkeep install claude-code)")]
+
+
+def _hooks(path: Path, data: dict[str, Any] | None, found: set[str]) -> list[Check]:
+    checks = []
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    for event, (hook, _) in HOOKS.items():
+        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        for group in groups if isinstance(groups, list) else []:
+            for entry in group.get("hooks", []) if isinstance(group, dict) and isinstance(group.get("hooks"), list) else []:
+                command = str(entry.get("command", "")) if isinstance(entry, dict) else ""
+                if command.endswith(f" hook {hook}") and "ctxkeep" in command:
+                    found.add(event)
+                    checks.append(_resolves(f"{event} hook in {path}", command))
+    return checks
+
+
+def claude_code_checks(project: Path, home: Path, env: Mapping[str, str] | None = None) -> list[Check]:
+    """Where the server is registered and which hooks are installed, with their commands checked."""
+    env = env if env is not None else {**os.environ, "HOME": str(home)}
+    config = claude_config_dir(env)
     checks: list[Check] = []
-    for path in (project / ".mcp.json", home / ".claude.json"):
-        servers = (json_file(path) or {}).get("mcpServers") if path.exists() else None
-        server = servers.get("ctxkeep") if isinstance(servers, dict) else None
-        if isinstance(server, dict):
-            found_args = server.get("args")
-            args: list[Any] = found_args if isinstance(found_args, list) else []
-            checks.append(command_check(f"mcp server in {path}", " ".join([shlex.quote(str(server.get("command", "")))] + [str(a) for a in args])))
-    if not checks:
-        checks.append(Check("mcp server", "warn", "not registered (ctxkeep install claude-code)"))
+    settings: list[dict[str, Any]] = []
     found: set[str] = set()
-    for path in (project / ".claude" / "settings.json", project / ".claude" / "settings.local.json", home / ".claude" / "settings.json"):
+    for scope in ("project", "local", "user"):
+        path = settings_path(scope, project, config)  # type: ignore[arg-type]
         data = json_file(path) if path.exists() else None
         if path.exists() and data is None:
             checks.append(Check(f"settings {path}", "fail", "not valid JSON: Claude Code ignores it"))
-        found_hooks = (data or {}).get("hooks")
-        hooks: dict[str, Any] = found_hooks if isinstance(found_hooks, dict) else {}
-        for event, (hook, _) in HOOKS.items():
-            for group in hooks.get(event, []) if isinstance(hooks.get(event), list) else []:
-                for entry in group.get("hooks", []) if isinstance(group, dict) else []:
-                    command = str(entry.get("command", "")) if isinstance(entry, dict) else ""
-                    if command.endswith(f" hook {hook}") and "ctxkeep" in command:
-                        found.add(event)
-                        checks.append(command_check(f"{event} hook in {path}", command))
+        settings.append(data or {})
+        checks += _hooks(path, data, found)
     missing = [event for event in HOOKS if event not in found]
     if missing:
         checks.append(Check("hooks", "warn", f"not installed: {', '.join(missing)} (ctxkeep install claude-code)"))
-    return checks
+    return _servers(project, env, settings) + checks

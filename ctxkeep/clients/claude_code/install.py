@@ -1,13 +1,15 @@
 """`ctxkeep install claude-code` / `uninstall claude-code`: register the server and the hooks in Claude Code.
 
-Project scope writes the server into `<project>/.mcp.json` and the hooks into
-`<project>/.claude/settings.json`; user scope writes the hooks into `~/.claude/settings.json`
-and registers the server with `claude mcp add --scope user` (or prints that command when
-`claude` is not installed). Commands use the absolute path of the `ctxkeep` executable: hooks
-run with Claude Code's PATH. Installing is idempotent and keeps every other setting and hook; a
-file that changes is backed up first (`<file>.ctxkeep.bak`); a file that is not valid JSON is
-refused and left untouched. Uninstalling removes exactly what installing added, and restores a
-file byte for byte when nothing else in it changed since.
+Scopes (Claude Code's configuration folder is `CLAUDE_CONFIG_DIR`, else `~/.claude`):
+- `local` (the default): the hooks in `<project>/.claude/settings.local.json` (not committed) and the server with
+  `claude mcp add --scope local` (this project, this machine); absolute paths, since nothing here is shared;
+- `project`: only what can be committed: the hooks in `<project>/.claude/settings.json` and the server in
+  `<project>/.mcp.json`, as the bare command `ctxkeep` (resolved on each machine's PATH: install ctxkeep with pipx,
+  or put its environment's bin folder on PATH);
+- `user`: the hooks in `<config>/settings.json` and the server with `claude mcp add --scope user`.
+Installing is idempotent and keeps every other setting and hook; a changed file is backed up first
+(`<file>.ctxkeep.bak`); a file that is not a JSON object is refused and left untouched. Uninstalling removes exactly
+what installing added, and restores a file byte for byte when nothing else in it changed since.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import shlex
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,11 +34,20 @@ from ctxkeep.clients.core.config_files import (
     read_json,
     restored,
 )
+from ctxkeep.project import claude_config_dir
 
-Scope = Literal["project", "user"]
+Scope = Literal["local", "project", "user"]
 SERVER_NAME = "ctxkeep"
-__all__ = ["HOOKS", "FileChange", "Scope", "apply", "diff", "find_executable", "plan", "run_claude", "user_mcp_command"]
-HOOKS = {"PreCompact": ("pre-compact", None), "SessionStart": ("session-start", "compact|resume")}
+PORTABLE_COMMAND = "ctxkeep"
+# event -> (ctxkeep hook, matcher): every tool call and prompt, stops, and the compaction cycle
+HOOKS: dict[str, tuple[str, str | None]] = {
+    "PreCompact": ("pre-compact", None), "SessionStart": ("session-start", "compact|resume"),
+    "PostCompact": ("post-compact", None), "PostToolUse": ("post-tool-use", "*"),
+    "PostToolUseFailure": ("post-tool-use-failure", "*"), "UserPromptSubmit": ("user-prompt-submit", None),
+    "Stop": ("stop", None),
+}
+__all__ = ["HOOKS", "FileChange", "Scope", "apply", "diff", "find_executable", "mcp_command", "plan", "registered",
+           "run_claude", "settings_path"]
 
 
 def hook_command(executable: str, hook: str) -> str:
@@ -43,16 +55,17 @@ def hook_command(executable: str, hook: str) -> str:
 
 
 def _is_our_command(command: Any, hook: str) -> bool:
-    """A command an install wrote: `<absolute path>/ctxkeep hook <hook>`, from any install path (a reinstall from
-    elsewhere replaces it). A PATH-relative `ctxkeep hook …` someone wrote by hand is not ours."""
+    """A command an install wrote: `<absolute path>/ctxkeep hook <hook>` (from any install path: a reinstall from
+    elsewhere replaces it), or the portable `ctxkeep hook <hook>` of project scope."""
     if not isinstance(command, str):
         return False
     try:
         parts = shlex.split(command)
     except ValueError:  # unbalanced quotes: somebody's own shell line
         return False
-    return (len(parts) == 3 and parts[1:] == ["hook", hook] and Path(parts[0]).is_absolute() and Path(parts[0]).name == "ctxkeep"
-            and command == hook_command(parts[0], hook))
+    if len(parts) != 3 or parts[1:] != ["hook", hook] or Path(parts[0]).name != "ctxkeep":
+        return False
+    return command == hook_command(parts[0], hook) and (Path(parts[0]).is_absolute() or parts[0] == PORTABLE_COMMAND)
 
 
 def _is_our_group(group: Any, hook: str, matcher: str | None) -> bool:
@@ -74,9 +87,7 @@ def settings_with_hooks(path: Path, executable: str) -> FileChange:
     for event, (hook, matcher) in HOOKS.items():
         groups = _without_our_hooks(json_list(hooks, event, path, where="hooks."), hook, matcher)
         ours: dict[str, Any] = {"hooks": [{"type": "command", "command": hook_command(executable, hook)}]}
-        if matcher:
-            ours = {"matcher": matcher, **ours}
-        hooks[event] = groups + [ours]
+        hooks[event] = groups + [{"matcher": matcher, **ours} if matcher else ours]
     return FileChange(path, before, dump_json(data))
 
 
@@ -105,8 +116,9 @@ def mcp_with_server(path: Path, executable: str) -> FileChange:
 
 def _is_our_server(entry: Any) -> bool:
     """An entry exactly as install writes it."""
-    return (isinstance(entry, dict) and set(entry) == {"command", "args"} and Path(str(entry["command"])).is_absolute()
-            and Path(str(entry["command"])).name == "ctxkeep" and entry["args"] == ["serve"])
+    return (isinstance(entry, dict) and set(entry) == {"command", "args"} and entry["args"] == ["serve"]
+            and (Path(str(entry["command"])).is_absolute() or entry["command"] == PORTABLE_COMMAND)
+            and Path(str(entry["command"])).name == "ctxkeep")
 
 
 def _backed_up_entry(path: Path) -> Any:
@@ -135,28 +147,78 @@ def mcp_without_server(path: Path) -> FileChange:
     return FileChange(path, before, restored(path, before, data))
 
 
-def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, home: Path, executable: str) -> list[FileChange]:
-    """The file changes an install or uninstall makes (nothing is written)."""
-    settings = (project if scope == "project" else home) / ".claude" / "settings.json"
+def settings_path(scope: Scope, project: Path, config: Path) -> Path:
+    if scope == "user":
+        return config / "settings.json"
+    return project / ".claude" / ("settings.local.json" if scope == "local" else "settings.json")
+
+
+def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, config: Path, executable: str) -> list[FileChange]:
+    """The file changes an install or uninstall makes (nothing is written); `config` is Claude Code's config folder."""
+    command = PORTABLE_COMMAND if scope == "project" else executable
+    settings = settings_path(scope, project, config)
     if action == "install":
-        changes = [settings_with_hooks(settings, executable)]
-        return changes + ([mcp_with_server(project / ".mcp.json", executable)] if scope == "project" else [])
+        changes = [settings_with_hooks(settings, command)]
+        return changes + ([mcp_with_server(project / ".mcp.json", command)] if scope == "project" else [])
     changes = [settings_without_hooks(settings)]
     return changes + ([mcp_without_server(project / ".mcp.json")] if scope == "project" else [])
 
 
-def user_mcp_command(action: Literal["install", "uninstall"], executable: str) -> list[str]:
+def state_file(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps its own state (servers of local and user scope): `<CLAUDE_CONFIG_DIR>/.claude.json`,
+    else `~/.claude.json`."""
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return claude_config_dir(env) / ".claude.json"
+    return Path(env.get("HOME") or Path.home()) / ".claude.json"
+
+
+def registered(scope: Scope, project: Path, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The `ctxkeep` server Claude Code has registered at a local or user scope, or None."""
+    try:
+        data = json.loads(state_file(env).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    holder = data.get("projects", {}).get(str(project), {}) if scope == "local" and isinstance(data, dict) else data
+    servers = holder.get("mcpServers") if isinstance(holder, dict) else None
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def mcp_command(action: Literal["install", "uninstall"], scope: Scope, executable: str) -> list[str] | None:
+    """The `claude mcp` call that registers (or removes) the server at a local or user scope; None for project."""
+    if scope == "project":
+        return None
     if action == "install":
-        return ["claude", "mcp", "add", "--scope", "user", SERVER_NAME, "--", executable, "serve"]
-    return ["claude", "mcp", "remove", "--scope", "user", SERVER_NAME]
+        return ["claude", "mcp", "add", "--scope", scope, SERVER_NAME, "--", executable, "serve"]
+    return ["claude", "mcp", "remove", "--scope", scope, SERVER_NAME]
 
 
-def run_claude(command: list[str]) -> str:
+def run_claude(command: list[str], cwd: Path) -> str:
     """Run the `claude` CLI when it is installed; otherwise say which command to run."""
     shown = " ".join(shlex.quote(part) for part in command)
     if shutil.which("claude") is None:
-        return f"`claude` is not on PATH; run this yourself: {shown}"
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        return f"`claude` is not on PATH; run this yourself (in {cwd}): {shown}"
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=cwd)
     if done.returncode != 0:
         return f"{shown} failed ({done.returncode}): {(done.stderr or done.stdout).strip()[:500]}"
     return f"ran: {shown}"
+
+
+def run(action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], dry_run: bool) -> list[str]:
+    """Install or uninstall at `scope`, or with `dry_run` show what would change; one line per thing done."""
+    executable = find_executable()
+    changes = plan(action, scope, project, claude_config_dir(env), executable)
+    claude = mcp_command(action, scope, executable)
+    present = registered(scope, project, env) if scope != "project" else None
+    if claude and action == "install" and present and present.get("command") == executable and present.get("args") == ["serve"]:
+        claude = None  # already registered exactly so: nothing to run, nothing to say twice
+    elif claude and action == "uninstall" and scope != "project" and present is None and state_file(env).exists():
+        claude = None
+    if dry_run:
+        return [diff(change) or f"unchanged {change.path}" for change in changes] + ([f"would run: {' '.join(claude)}"] if claude else [])
+    lines = apply(changes, backup=action == "install")
+    if claude:
+        lines.append(run_claude(claude, project))
+    elif scope != "project":
+        lines.append(f"the server is {'registered' if action == 'install' else 'not registered'} in Claude Code ({scope} scope)")
+    return lines
