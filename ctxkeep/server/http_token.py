@@ -53,8 +53,12 @@ def _create(path: Path) -> None:
         os.link(temporary, path)
     except FileExistsError:
         pass
+    except OSError:  # a file system without hard links: move it into place (only a simultaneous start could race)
+        if not os.path.lexists(path):
+            os.replace(temporary, path)
     finally:
-        temporary.unlink()
+        if os.path.lexists(temporary):
+            temporary.unlink()
 
 
 def _read(path: Path) -> str:
