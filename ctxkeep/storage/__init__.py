@@ -1,25 +1,57 @@
 """Storage: the only package that talks SQL. Tools use the `Store` interface and the rows; backends are subpackages.
 
-`Store.open(location)` picks the backend (`sqlite/` today). Imports nothing of tools, server, clients or cli.
+`Store.open(location)` picks the backend (`sqlite/` today). Imports nothing of tools, server, clients or cli. Names are
+imported on first use, so the hooks' fast path (`sqlite/hot.py`, standard library only) loads neither the interface
+nor the rows.
 """
 
-from ctxkeep.storage.interface import LATEST_SCHEMA, Store, Tx
-from ctxkeep.storage.rows import (
-    ActionRow,
-    CheckpointRow,
-    CursorRow,
-    DigestRow,
-    EvidenceRow,
-    MemoryRow,
-    NewEvidence,
-    SearchFilter,
-    SessionRow,
-    TaskRow,
-    TombstoneRow,
-    WorkingSetRow,
-)
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxkeep.storage.interface import LATEST_SCHEMA, Store, Tx
+    from ctxkeep.storage.rows import (
+        ActionRow,
+        CheckpointRow,
+        CursorRow,
+        DigestRow,
+        EvidenceRow,
+        MemoryRow,
+        NewEvidence,
+        SearchFilter,
+        SessionRow,
+        TaskRow,
+        TombstoneRow,
+        WorkingSetRow,
+    )
+
+_MODULE = {"LATEST_SCHEMA": "interface", "Store": "interface", "Tx": "interface", **dict.fromkeys(
+    ["ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "MemoryRow", "NewEvidence", "SearchFilter", "SessionRow", "TaskRow", "TombstoneRow", "WorkingSetRow"], "rows")}
 __all__ = [
-    "LATEST_SCHEMA", "ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "MemoryRow", "NewEvidence", "SearchFilter",
-    "SessionRow", "Store", "TaskRow", "TombstoneRow", "Tx", "WorkingSetRow",
+    "ActionRow",
+    "CheckpointRow",
+    "CursorRow",
+    "DigestRow",
+    "EvidenceRow",
+    "LATEST_SCHEMA",
+    "MemoryRow",
+    "NewEvidence",
+    "SearchFilter",
+    "SessionRow",
+    "Store",
+    "TaskRow",
+    "TombstoneRow",
+    "Tx",
+    "WorkingSetRow",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ctxkeep.storage' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"ctxkeep.storage.{module}"), name)
+    globals()[name] = value
+    return value

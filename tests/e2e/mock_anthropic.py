@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from tests.e2e.mock_api import MockHandler, MockServer, Turn, resolve
+from tests.e2e.mock_api import MockHandler, MockServer, Turn, fill, resolve
 
 COMPACT = re.compile(r"create a detailed summary of the conversation|CRITICAL: Respond with TEXT ONLY|summarize the conversation", re.I)
 SUMMARY = "<analysis>mock</analysis>\n<summary>MOCK COMPACT SUMMARY: the user ran some commands.</summary>"
@@ -79,6 +79,7 @@ class AnthropicHandler(MockHandler):
             return self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not mocked"}})
         kind = classify(body)
         index, turn = self.server.script.next() if kind == "main" else (None, Turn(text=SUMMARY if kind == "compact" else "Mock side reply"))
+        turn = fill(turn, body)
         self.record(body, kind, index)
         content, stop = blocks(turn, body)
         model = body.get("model") or "claude-mock"

@@ -42,6 +42,29 @@ def call(tool: str, arguments: dict[str, Any] | None = None, *more: tuple[str, d
 DONE = Turn(text="done.")
 
 
+@dataclass(frozen=True)
+class Seen:
+    """An argument the scripted model fills in from what it was sent: the last match of `pattern` in the request (as
+    JSON text), e.g. the evidence ref a shaped tool output named."""
+
+    pattern: str
+
+
+def fill(turn: Turn, body: Any) -> Turn:
+    """The turn with every `Seen` argument replaced by the last match in `body` ("" when nothing matches)."""
+    import re
+
+    seen = json.dumps(body)
+
+    def value(v: Any) -> Any:
+        if isinstance(v, Seen):
+            found = re.findall(v.pattern, seen)
+            return found[-1] if found else ""
+        return {k: value(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+    return Turn(turn.text, tuple((name, value(args)) for name, args in turn.calls))
+
+
 @dataclass
 class Recorded:
     """One HTTP request as the mock received it (secrets stripped from the headers)."""

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxkeep.clients.claude_code.install import HOOKS, PORTABLE_COMMAND, SERVER_NAME, registered, settings_path, state_file
+from ctxkeep.clients.claude_code.install import HOOKS, PORTABLE_COMMAND, SERVER_NAME, Scope, registered, settings_path, state_file
 from ctxkeep.clients.core.checks import Check, command_check, json_file
 from ctxkeep.project import claude_config_dir
 
@@ -44,8 +44,9 @@ def _approval(project: Path, env: Mapping[str, str], settings: list[dict[str, An
 
 def _servers(project: Path, env: Mapping[str, str], settings: list[dict[str, Any]]) -> list[Check]:
     checks = []
-    for scope in ("local", "user"):
-        entry = registered(scope, project, env)  # type: ignore[arg-type]
+    registered_at: tuple[Scope, ...] = ("local", "user")
+    for scope in registered_at:
+        entry = registered(scope, project, env)
         if entry is not None:
             checks.append(_resolves(f"mcp server ({scope} scope)", _server_command(entry)))
     servers = (json_file(project / ".mcp.json") or {}).get("mcpServers")
@@ -76,8 +77,9 @@ def claude_code_checks(project: Path, home: Path, env: Mapping[str, str] | None 
     checks: list[Check] = []
     settings: list[dict[str, Any]] = []
     found: set[str] = set()
-    for scope in ("project", "local", "user"):
-        path = settings_path(scope, project, config)  # type: ignore[arg-type]
+    scopes: tuple[Scope, ...] = ("project", "local", "user")
+    for scope in scopes:
+        path = settings_path(scope, project, config)
         data = json_file(path) if path.exists() else None
         if path.exists() and data is None:
             checks.append(Check(f"settings {path}", "fail", "not valid JSON: Claude Code ignores it"))
