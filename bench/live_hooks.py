@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import sqlite3
 import tempfile
 import time
 from contextlib import closing
@@ -35,7 +34,7 @@ from ctxkeep.clients.core import live
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.models.evidence import EvidenceGetRequest
 from ctxkeep.storage import Store
-from ctxkeep.storage.sqlite import hot
+from ctxkeep.storage.hot import open_hot_session
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.evidence import evidence_get, redact_secrets
 from ctxkeep.tools.scope import Scope
@@ -86,7 +85,7 @@ class _Replay:
         self.env = {"CTXKEEP_DB": str(root / "ctxkeep.db"), "CTXKEEP_PROJECT": str(root), "HOME": str(root),
                     "CTXKEEP_SHAPE_READ": "1" if read else ""}
         self.w = Where(root / "ctxkeep.db", str(root), "s", self.env, time.perf_counter())
-        self.conn = hot.connect(self.w.db)
+        self.conn = open_hot_session(self.w.db, self.w.project, self.w.session_id)
         self.tokens = {"shown": 0, "kept": 0, "over_shown": 0, "over_kept": 0}
         self.by_tool: dict[str, list[int]] = {}
         self.shaped: list[tuple[str, str, str]] = []  # (tool, what it ran or read, ref)

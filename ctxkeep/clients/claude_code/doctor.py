@@ -10,7 +10,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxkeep.clients.claude_code.install import HOOKS, PORTABLE_COMMAND, SERVER_NAME, Scope, registered, settings_path, state_file
+from ctxkeep.clients.claude_code.install import (
+    HOOKS,
+    PORTABLE_COMMAND,
+    SERVER_NAME,
+    Scope,
+    registered,
+    settings_path,
+    state_file,
+)
 from ctxkeep.clients.core.checks import Check, command_check, json_file
 from ctxkeep.project import claude_config_dir
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import PurePath
@@ -20,21 +19,21 @@ from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.injection import records_view, repair
 from ctxkeep.clients.core.session_view import View, derive, must_keep, task_items
 from ctxkeep.clients.core.shaping import Offload, Shaping, compressed, family_of, offload, over_limit
-from ctxkeep.storage.sqlite import hot
+from ctxkeep.storage.hot import HotSession, RecordRow
 from ctxkeep.tools.summary_check import Finding, check_summary
 
 _RUNS_FILE = re.compile(r"[\w./-]+")
 
 
-def _rows(records: list[Record]) -> list[hot.RecordRow]:
+def _rows(records: list[Record]) -> list[RecordRow]:
     return [(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref) for r in records]
 
 
-def load_records(conn: sqlite3.Connection, w: Where, kinds: tuple[str, ...] = ()) -> list[Record]:
-    return [Record(*row) for row in hot.records(conn, w.project, w.session_id, kinds)]
+def load_records(conn: HotSession, w: Where, kinds: tuple[str, ...] = ()) -> list[Record]:
+    return [Record(*row) for row in conn.records(kinds)]
 
 
-def known_of(conn: sqlite3.Connection, w: Where) -> Known:
+def known_of(conn: HotSession, w: Where) -> Known:
     """Task ids and open errors the session's records already hold (capture needs them to pair later events)."""
     known = Known()
     for record in load_records(conn, w, ("task", "error")):
@@ -45,27 +44,27 @@ def known_of(conn: sqlite3.Connection, w: Where) -> Known:
     return known
 
 
-def session_task(conn: sqlite3.Connection, w: Where, prefix: str) -> str:
+def session_task(conn: HotSession, w: Where, prefix: str) -> str:
     """The task this session's records and offloads belong to: the one it is bound to, else `<prefix><session id>`."""
-    bound = hot.binding(conn, w.project, w.session_id)
+    bound = conn.binding()
     return bound[0] if bound else f"{prefix}{w.session_id}"
 
 
-def record_prompt(conn: sqlite3.Connection, w: Where, text: str) -> int:
-    return hot.put_records(conn, w.project, w.session_id, _rows(capture.from_prompt(text, w.now())))
+def record_prompt(conn: HotSession, w: Where, text: str) -> int:
+    return conn.put_records(_rows(capture.from_prompt(text, w.now())))
 
 
-def take_tool(conn: sqlite3.Connection, w: Where, event: ToolEvent, shaping: Shaping, task_id: str) -> Offload | None:
+def take_tool(conn: HotSession, w: Where, event: ToolEvent, shaping: Shaping, task_id: str) -> Offload | None:
     """Record a finished tool call; a shapeable output over its limit goes to the evidence inbox first. Returns the
     offload when the model should get its shaped view instead of the output."""
     family = family_of(event.name)
     taken: Offload | None = None
     if family and (family != "read" or shaping.read) and over_limit(family, event.output, shaping):
         taken = offload(w.project, task_id, event.name, family, event.output)
-        hot.inbox_put(conn, w.project, taken.ref, "tool_result", event.name, None, task_id, compressed(taken.content),
+        conn.inbox_put(taken.ref, "tool_result", event.name, None, task_id, compressed(taken.content),
                       taken.redactions, w.now())
         event = replace(event, ref=taken.ref)
-    hot.put_records(conn, w.project, w.session_id, _rows(capture.from_tool(event, known_of(conn, w))))
+    conn.put_records(_rows(capture.from_tool(event, known_of(conn, w))))
     return taken if taken is not None and shaping.enabled else None
 
 
@@ -82,19 +81,19 @@ def _verified(edit: Record, records: list[Record]) -> bool:
     return False
 
 
-def gate_reason(conn: sqlite3.Connection, w: Where, stop_active: bool) -> str | None:
+def gate_reason(conn: HotSession, w: Where, stop_active: bool) -> str | None:
     """Why this stop should be blocked once (files written this turn and not verified since), else None; records
     the stop either way."""
-    state = hot.hook_state(conn, w.project, w.session_id)
+    state = conn.hook_state()
     since = str(state["last_stop_at"] or "")
     records = load_records(conn, w, ("edit", "check", "read", "ran"))
     unverified = [r for r in records if r.kind == "edit" and r.at > since and not _verified(r, records)]
     blocked = str(state["gate_blocked_at"] or "")
     now = w.now()
     if stop_active or not unverified or blocked >= min(r.at for r in unverified):
-        hot.set_hook_state(conn, w.project, w.session_id, last_stop_at=now)
+        conn.set_hook_state(last_stop_at=now)
         return None
-    hot.set_hook_state(conn, w.project, w.session_id, gate_blocked_at=now)
+    conn.set_hook_state(gate_blocked_at=now)
     tests = [r.text for r in records if r.kind == "check" and r.key.startswith("test:")]
     files = ", ".join(dict.fromkeys(PurePath(r.key).name for r in unverified))
     how = f"run `{tests[-1]}` (the test command used earlier in this session)" if tests else "run the project's tests, build or linter"
@@ -103,34 +102,34 @@ def gate_reason(conn: sqlite3.Connection, w: Where, stop_active: bool) -> str | 
             "(CTXKEEP_GATE=off turns it off).")
 
 
-def _task(conn: sqlite3.Connection, w: Where) -> tuple[str, int, dict[str, object], list[tuple[str, str, str]]] | None:
-    bound = hot.binding(conn, w.project, w.session_id)
-    found = hot.latest_state_json(conn, w.project, bound[0]) if bound and bound[1] else None
+def _task(conn: HotSession, w: Where) -> tuple[str, int, dict[str, object], list[tuple[str, str, str]]] | None:
+    bound = conn.binding()
+    found = conn.latest_state_json(bound[0]) if bound and bound[1] else None
     if not bound or found is None:
         return None
     state = json.loads(found[1])
-    return bound[0], found[0], state if isinstance(state, dict) else {}, hot.open_intents(conn, w.project, bound[0])
+    return bound[0], found[0], state if isinstance(state, dict) else {}, conn.open_intents(bound[0])
 
 
-def view_of(conn: sqlite3.Connection, w: Where) -> View:
+def view_of(conn: HotSession, w: Where) -> View:
     return derive(load_records(conn, w))
 
 
-def summary_losses(conn: sqlite3.Connection, w: Where, summary: str) -> list[Finding]:
+def summary_losses(conn: HotSession, w: Where, summary: str) -> list[Finding]:
     """What a client's compaction summary loses of the session's records and of the task the agent saved."""
     task = _task(conn, w)
     return check_summary(must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), summary)
 
 
-def keep_summary(conn: sqlite3.Connection, w: Where, task_id: str, summary: str, findings: list[Finding]) -> None:
+def keep_summary(conn: HotSession, w: Where, task_id: str, summary: str, findings: list[Finding]) -> None:
     """Keep the summary as the task's semantic summary, marked as verified or with what it lost."""
     mark = ("[checked by ctxkeep against the session's records: nothing lost]" if not findings else
             f"[checked by ctxkeep against the session's records: {len(findings)} loss(es), repaired at session start: "
             + "; ".join(f"{f.rule} {f.item.text[:80]}" for f in findings[:10]) + "]")
-    hot.keep_summary(conn, w.project, task_id, f"{mark}\n{summary}", "client compaction", w.now())
+    conn.keep_summary(task_id, f"{mark}\n{summary}", "client compaction", w.now())
 
 
-def injection(conn: sqlite3.Connection, w: Where, summary: str | None, budget: int, header: str,
+def injection(conn: HotSession, w: Where, summary: str | None, budget: int, header: str,
               session_task_id: str, footer: str = "", measure: Callable[[str], int] = len) -> tuple[str, int]:
     """What a session start injects (the repair of `summary`, kept as the task's summary, or the records' view
     without one) and how many losses the summary had (0 without one)."""
@@ -141,9 +140,9 @@ def injection(conn: sqlite3.Connection, w: Where, summary: str | None, budget: i
         findings = check_summary(must_keep(view) + extra, summary)
         keep_summary(conn, w, task[0] if task else session_task_id, summary, findings)
         return repair(findings, header, budget, measure), len(findings)
-    state = hot.hook_state(conn, w.project, w.session_id)
+    state = conn.hook_state()
     if task is None and state["injection"] and state["injection_generation"] == state["generation"]:
         return str(state["injection"]), 0
     text = records_view(view, header, budget, extra, measure, footer)
-    hot.set_hook_state(conn, w.project, w.session_id, injection=text, injection_generation=state["generation"])
+    conn.set_hook_state(injection=text, injection_generation=state["generation"])
     return text, 0

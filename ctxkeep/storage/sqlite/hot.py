@@ -67,108 +67,113 @@ def _migrate(conn: sqlite3.Connection) -> None:
             raise
 
 
-def put_records(conn: sqlite3.Connection, project: str, session_id: str, rows: Iterable[RecordRow]) -> int:
-    """Upsert records (the latest write of a kind and key wins); bumps the session's generation when any changed.
-    Returns how many changed."""
-    changed = 0
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for row in rows:
-            cursor = conn.execute(
-                "INSERT INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, session_id, kind, key) DO UPDATE SET "
-                "text = excluded.text, at = excluded.at, status = excluded.status, source = excluded.source, "
-                "ref = excluded.ref WHERE at <= excluded.at AND (text, status, source, ref) IS NOT "
-                "(excluded.text, excluded.status, excluded.source, excluded.ref)",
-                (project, session_id, *row),
-            )
-            changed += cursor.rowcount
-        if changed:
-            _bump(conn, project, session_id)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return changed
-
-
-def _bump(conn: sqlite3.Connection, project: str, session_id: str) -> None:
-    conn.execute("INSERT INTO session_hooks (project, session_id, generation) VALUES (?, ?, 1) "
-                 "ON CONFLICT (project, session_id) DO UPDATE SET generation = generation + 1", (project, session_id))
-
-
-def records(conn: sqlite3.Connection, project: str, session_id: str, kinds: Sequence[str] = ()) -> list[RecordRow]:
-    """The session's records (of `kinds` when given), oldest first."""
-    where, params = "project = ? AND session_id = ?", [project, session_id]
-    if kinds:
-        where += f" AND kind IN ({','.join('?' * len(kinds))})"
-        params += list(kinds)
-    return conn.execute(f"SELECT kind, key, text, at, status, source, ref FROM session_records WHERE {where} "
-                        "ORDER BY at, kind, key", params).fetchall()
-
-
-def hook_state(conn: sqlite3.Connection, project: str, session_id: str) -> dict[str, object]:
-    """The session's hook state (every field None or 0 for a session not seen yet)."""
-    row = conn.execute(f"SELECT {', '.join(_HOOK_FIELDS)} FROM session_hooks WHERE project = ? AND session_id = ?",
-                       (project, session_id)).fetchone()
-    return dict(zip(_HOOK_FIELDS, row)) if row else {name: 0 if name == "generation" else None for name in _HOOK_FIELDS}
-
-
-def set_hook_state(conn: sqlite3.Connection, project: str, session_id: str, **fields: object) -> None:
-    """Set fields of the session's hook state (the generation only changes with the records)."""
-    unknown = set(fields) - set(_HOOK_FIELDS) | ({"generation"} & set(fields))
-    if unknown:
-        raise ValueError(f"not hook state fields: {sorted(unknown)}")
-    columns = list(fields)
-    conn.execute(
-        f"INSERT INTO session_hooks (project, session_id, {', '.join(columns)}) VALUES (?, ?, {', '.join('?' * len(columns))}) "
-        f"ON CONFLICT (project, session_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in columns)}",
-        (project, session_id, *fields.values()),
-    )
-
-
-def inbox_put(conn: sqlite3.Connection, project: str, ref: str, kind: str, source: str | None, title: str | None,
-              task_id: str | None, data: bytes, redactions: int, created_at: str) -> None:
-    """Keep an offloaded output (redacted, compressed) until the Store takes it in as evidence under the same ref."""
-    conn.execute("INSERT OR IGNORE INTO evidence_inbox (project, ref, kind, source, title, task_id, data, redactions, created_at) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (project, ref, kind, source, title, task_id, data, redactions, created_at))
-
-
-def binding(conn: sqlite3.Connection, project: str, session_id: str) -> tuple[str, bool] | None:
-    """The task a session is bound to and whether the agent saved it itself, or None."""
-    row = conn.execute("SELECT task_id, bound FROM sessions WHERE project = ? AND session_id = ?", (project, session_id)).fetchone()
-    return (str(row[0]), bool(row[1])) if row else None
-
-
-def latest_state_json(conn: sqlite3.Connection, project: str, task_id: str) -> tuple[int, str] | None:
-    """(version, state JSON) of a task's latest checkpoint, or None."""
-    row = conn.execute("SELECT c.version, c.state_json FROM tasks t JOIN checkpoints c ON c.project = t.project AND "
-                       "c.task_id = t.task_id AND c.version = t.latest_version WHERE t.project = ? AND t.task_id = ?",
-                       (project, task_id)).fetchone()
-    return (int(row[0]), str(row[1])) if row else None
-
-
-def open_intents(conn: sqlite3.Connection, project: str, task_id: str) -> list[tuple[str, str, str]]:
-    """(idempotency key, action, target) of the task's journaled side effects without a result."""
-    return conn.execute("SELECT idempotency_key, action, target FROM actions WHERE project = ? AND task_id = ? AND "
-                        "status = 'open' ORDER BY intent_at", (project, task_id)).fetchall()
-
-
-def keep_summary(conn: sqlite3.Connection, project: str, task_id: str, summary: str, source: str, at: str) -> None:
-    """Keep a client's compaction summary (as checked) as the task's semantic summary; its digest stays as it was."""
-    conn.execute("INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, '', ?, ?, ?) "
-                 "ON CONFLICT (project, task_id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
-                 (project, task_id, summary, source, at))
-
-
 InboxRow = tuple[str, str, str | None, str | None, str | None, bytes, int, str]  # ref, kind, source, title, task, data, …
 
 
-def inbox_rows(conn: sqlite3.Connection, project: str, limit: int = 200) -> list[InboxRow]:
-    """Offloaded outputs not yet taken in as evidence, oldest first."""
-    return conn.execute("SELECT ref, kind, source, title, task_id, data, redactions, created_at FROM evidence_inbox "
-                        "WHERE project = ? ORDER BY created_at, ref LIMIT ?", (project, limit)).fetchall()
+def open_session(path: Path, project: str, session_id: str, busy_timeout_ms: int = 5_000) -> SqliteHotSession:
+    """A session on the file at `path` (created 0600 and migrated when needed)."""
+    return SqliteHotSession(connect(path, busy_timeout_ms), project, session_id)
 
 
-def inbox_delete(conn: sqlite3.Connection, project: str, refs: Sequence[str]) -> None:
-    conn.executemany("DELETE FROM evidence_inbox WHERE project = ? AND ref = ?", [(project, ref) for ref in refs])
+class SqliteHotSession:
+    """One session's records, hook state and offloads in one SQLite file (`ctxkeep.storage.hot.HotSession`)."""
+
+    def __init__(self, conn: sqlite3.Connection, project: str, session_id: str) -> None:
+        self._conn = conn
+        self.project = project
+        self.session_id = session_id
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def put_records(self, rows: Iterable[RecordRow]) -> int:
+        """Upsert records (the latest write of a kind and key wins); bumps the session's generation when any changed.
+        Returns how many changed."""
+        changed = 0
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            for row in rows:
+                cursor = self._conn.execute(
+                    "INSERT INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, session_id, kind, key) DO UPDATE SET "
+                    "text = excluded.text, at = excluded.at, status = excluded.status, source = excluded.source, "
+                    "ref = excluded.ref WHERE at <= excluded.at AND (text, status, source, ref) IS NOT "
+                    "(excluded.text, excluded.status, excluded.source, excluded.ref)",
+                    (self.project, self.session_id, *row),
+                )
+                changed += cursor.rowcount
+            if changed:
+                self._bump()
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        return changed
+
+    def _bump(self) -> None:
+        self._conn.execute("INSERT INTO session_hooks (project, session_id, generation) VALUES (?, ?, 1) "
+                     "ON CONFLICT (project, session_id) DO UPDATE SET generation = generation + 1", (self.project, self.session_id))
+
+    def records(self, kinds: Sequence[str] = ()) -> list[RecordRow]:
+        """The session's records (of `kinds` when given), oldest first."""
+        where, params = "project = ? AND session_id = ?", [self.project, self.session_id]
+        if kinds:
+            where += f" AND kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        return self._conn.execute(f"SELECT kind, key, text, at, status, source, ref FROM session_records WHERE {where} "
+                            "ORDER BY at, kind, key", params).fetchall()
+
+    def hook_state(self) -> dict[str, object]:
+        """The session's hook state (every field None or 0 for a session not seen yet)."""
+        row = self._conn.execute(f"SELECT {', '.join(_HOOK_FIELDS)} FROM session_hooks WHERE project = ? AND session_id = ?",
+                           (self.project, self.session_id)).fetchone()
+        return dict(zip(_HOOK_FIELDS, row)) if row else {name: 0 if name == "generation" else None for name in _HOOK_FIELDS}
+
+    def set_hook_state(self, **fields: object) -> None:
+        """Set fields of the session's hook state (the generation only changes with the records)."""
+        unknown = set(fields) - set(_HOOK_FIELDS) | ({"generation"} & set(fields))
+        if unknown:
+            raise ValueError(f"not hook state fields: {sorted(unknown)}")
+        columns = list(fields)
+        self._conn.execute(
+            f"INSERT INTO session_hooks (project, session_id, {', '.join(columns)}) VALUES (?, ?, {', '.join('?' * len(columns))}) "
+            f"ON CONFLICT (project, session_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in columns)}",
+            (self.project, self.session_id, *fields.values()),
+        )
+
+    def inbox_put(self, ref: str, kind: str, source: str | None, title: str | None,
+                  task_id: str | None, data: bytes, redactions: int, created_at: str) -> None:
+        """Keep an offloaded output (redacted, compressed) until the Store takes it in as evidence under the same ref."""
+        self._conn.execute("INSERT OR IGNORE INTO evidence_inbox (project, ref, kind, source, title, task_id, data, redactions, created_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (self.project, ref, kind, source, title, task_id, data, redactions, created_at))
+
+    def binding(self) -> tuple[str, bool] | None:
+        """The task a session is bound to and whether the agent saved it itself, or None."""
+        row = self._conn.execute("SELECT task_id, bound FROM sessions WHERE project = ? AND session_id = ?", (self.project, self.session_id)).fetchone()
+        return (str(row[0]), bool(row[1])) if row else None
+
+    def latest_state_json(self, task_id: str) -> tuple[int, str] | None:
+        """(version, state JSON) of a task's latest checkpoint, or None."""
+        row = self._conn.execute("SELECT c.version, c.state_json FROM tasks t JOIN checkpoints c ON c.project = t.project AND "
+                           "c.task_id = t.task_id AND c.version = t.latest_version WHERE t.project = ? AND t.task_id = ?",
+                           (self.project, task_id)).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def open_intents(self, task_id: str) -> list[tuple[str, str, str]]:
+        """(idempotency key, action, target) of the task's journaled side effects without a result."""
+        return self._conn.execute("SELECT idempotency_key, action, target FROM actions WHERE project = ? AND task_id = ? AND "
+                            "status = 'open' ORDER BY intent_at", (self.project, task_id)).fetchall()
+
+    def keep_summary(self, task_id: str, summary: str, source: str, at: str) -> None:
+        """Keep a client's compaction summary (as checked) as the task's semantic summary; its digest stays as it was."""
+        self._conn.execute("INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, '', ?, ?, ?) "
+                     "ON CONFLICT (project, task_id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+                     (self.project, task_id, summary, source, at))
+
+    def inbox_rows(self, limit: int = 200) -> list[InboxRow]:
+        """Offloaded outputs not yet taken in as evidence, oldest first."""
+        return self._conn.execute("SELECT ref, kind, source, title, task_id, data, redactions, created_at FROM evidence_inbox "
+                            "WHERE project = ? ORDER BY created_at, ref LIMIT ?", (self.project, limit)).fetchall()
+
+    def inbox_delete(self, refs: Sequence[str]) -> None:
+        self._conn.executemany("DELETE FROM evidence_inbox WHERE project = ? AND ref = ?", [(self.project, ref) for ref in refs])

@@ -33,7 +33,7 @@ from ctxkeep.models.compress import CompressRequest
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
-from ctxkeep.storage.sqlite import hot
+from ctxkeep.storage.hot import open_hot_session
 from ctxkeep.text import utc_text
 from ctxkeep.tools.checkpoint import checkpoint_save, latest_state
 from ctxkeep.tools.compression import allowed_roots, compress_history, resolve_transcript
@@ -66,8 +66,8 @@ async def take_inbox(scope: Scope, w: Where) -> int:
     """Move the hooks' offloaded outputs into the evidence store (same refs); how many were taken."""
     taken = 0
     while True:
-        with closing(hot.connect(w.db)) as conn:
-            rows = hot.inbox_rows(conn, w.project)
+        with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+            rows = conn.inbox_rows()
         if not rows:
             return taken
         import zlib
@@ -75,8 +75,8 @@ async def take_inbox(scope: Scope, w: Where) -> int:
         items = [EvidenceItem(content=zlib.decompress(data).decode("utf-8"), kind=kind, source=source, title=title,  # type: ignore[arg-type]
                               task_id=task_id, redact=False) for _, kind, source, title, task_id, data, _, _ in rows]
         stored = await evidence_put(scope, items)
-        with closing(hot.connect(w.db)) as conn:
-            hot.inbox_delete(conn, w.project, [row[0] for row in rows])
+        with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+            conn.inbox_delete([row[0] for row in rows])
         taken += len(stored.refs)
 
 
@@ -154,16 +154,16 @@ async def ingest(scope: Scope, w: Where, hook: HookInput, env: Mapping[str, str]
     path = resolve_transcript(hook.transcript_path, allowed_roots(env, scope.project, hook.cwd), hook.cwd or scope.project)
     data = await anyio.to_thread.run_sync(path.read_bytes)
     transcript = read_transcript(data.decode("utf-8", "replace").splitlines(), _plan_reader(env))
-    with closing(hot.connect(w.db)) as conn:
-        hot.put_records(conn, w.project, w.session_id, [(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref)
+    with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+        conn.put_records([(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref)
                                                         for r in latest(transcript.records)])
         view = live.view_of(conn, w)
     task_id, bound = await _bind(scope, w, path, hashlib.sha256(data).hexdigest(), transcript.bound_task)
     notes = [("bound to the agent's task " if bound else "bound to ") + task_id]
     notes += await _steps(scope, w, task_id, view, bound, path, env)
     stat = path.stat()
-    with closing(hot.connect(w.db)) as conn:
-        hot.set_hook_state(conn, w.project, w.session_id, transcript_size=stat.st_size, transcript_mtime_ns=stat.st_mtime_ns)
+    with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+        conn.set_hook_state(transcript_size=stat.st_size, transcript_mtime_ns=stat.st_mtime_ns)
     return "; ".join(notes)
 
 
@@ -177,6 +177,6 @@ async def pre_compact_worker(hook: HookInput, settings: Settings, env: Mapping[s
         async with open_scope(settings) as scope:
             note = await ingest(scope, w, hook, env)
     finally:
-        with closing(hot.connect(w.db)) as conn:
-            hot.set_hook_state(conn, w.project, w.session_id, worker_done_at=w.now(), worker_note=note[:1000])
+        with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+            conn.set_hook_state(worker_done_at=w.now(), worker_note=note[:1000])
     return "", note

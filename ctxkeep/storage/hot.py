@@ -1,0 +1,21 @@
+"""The store the per-event hooks use: one session's records, hook state and offloaded outputs, on the standard library.
+
+Hooks run as new processes on every tool call and prompt, so they cannot load the async Store (aiosqlite, asyncio,
+pydantic). `open_session` opens the file directly (`sqlite/hot.py`); everything else goes through the `Store`. The
+methods are those of `ctxkeep.storage.sqlite.hot.SqliteHotSession`; errors are the driver's (a hook logs them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxkeep.storage.sqlite.hot import InboxRow, RecordRow, SchemaTooNewError, SqliteHotSession, open_session
+
+HotSession = SqliteHotSession
+
+__all__ = ["HotSession", "InboxRow", "RecordRow", "SchemaTooNewError", "open_hot_session"]
+
+
+def open_hot_session(location: Path, project: str, session_id: str, busy_timeout_ms: int = 5_000) -> HotSession:
+    """One session of the database at `location` (created and migrated when needed); close it with `.close()`."""
+    return open_session(location, project, session_id, busy_timeout_ms)
