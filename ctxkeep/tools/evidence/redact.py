@@ -9,41 +9,54 @@ placeholders and documentation examples are never touched, so code read back thr
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import re
 
-from ctxkeep.tools.evidence.redaction import RULES, Context, Span
+from ctxkeep.tools.evidence.redaction import RULES, Context
+
+# Every pattern some rule needs, once: each is searched once per text, and a rule runs when one of its own is there.
+_NEEDS = list(dict.fromkeys(need for rule in RULES for need in rule.needs))
+_SEARCHES = [(re.compile(need), need == need.lower()) for need in _NEEDS]
+_RULE_NEEDS = [frozenset(_NEEDS.index(need) for need in rule.needs) for rule in RULES]
 
 
-def _claim(taken: list[Span], span: Span) -> bool:
-    """Add `span` to the sorted, disjoint `taken` unless it overlaps one already there."""
-    index = bisect_left(taken, span)
-    if index > 0 and taken[index - 1][1] > span[0]:
-        return False
-    if index < len(taken) and taken[index][0] < span[1]:
-        return False
-    taken.insert(index, span)
-    return True
+def _found(context: Context) -> list[tuple[int, int, int, str]]:
+    """Every span the rules find, as (start, end, rule order, kind)."""
+    text, lowered = context.text, context.lowered
+    present = {i for i, (need, folded) in enumerate(_SEARCHES) if need.search(lowered if folded else text)}
+    found = []
+    for order, (rule, needs) in enumerate(zip(RULES, _RULE_NEEDS)):
+        if needs.isdisjoint(present):
+            continue
+        for start, end, kind in rule.find(context):
+            start, end = context.trimmed(start, end)
+            if start < end:
+                found.append((start, end, order, kind))
+    return found
+
+
+def _merged(found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, str]]:
+    """Overlapping spans joined into one, so no part of a secret one rule found stays because another rule found
+    an overlapping span; the joined span is named by the first rule (providers before assignments)."""
+    merged: list[tuple[int, int, int, str]] = []  # start, end, order of the naming rule, kind
+    for start, end, order, kind in sorted(found):
+        if merged and start < merged[-1][1]:
+            first, last, named_by, name = merged[-1]
+            merged[-1] = (first, max(last, end), min(named_by, order), name if named_by <= order else kind)
+        else:
+            merged.append((start, end, order, kind))
+    return [(start, end, kind) for start, end, _, kind in merged]
 
 
 def redact_secrets(text: str) -> tuple[str, int]:
     """The text with every recognised secret replaced by a marker, and how many were replaced."""
     if len(text) < 8:
         return text, 0
-    context = Context(text)
-    taken: list[Span] = []
-    kinds: dict[Span, str] = {}
-    for rule in RULES:
-        if not rule.applies(context):
-            continue
-        for start, end, kind in rule.find(context):
-            span = context.trimmed(start, end)
-            if span[0] < span[1] and _claim(taken, span):
-                kinds[span] = kind
-    if not taken:
+    spans = _merged(_found(Context(text)))
+    if not spans:
         return text, 0
     parts, last = [], 0
-    for start, end in taken:
-        parts += [text[last:start], f"[REDACTED:{kinds[(start, end)]}]"]
+    for start, end, kind in spans:
+        parts += [text[last:start], f"[REDACTED:{kind}]"]
         last = end
     parts.append(text[last:])
-    return "".join(parts), len(taken)
+    return "".join(parts), len(spans)

@@ -33,7 +33,7 @@ _PEM = (r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\s*(?:[A-Za-z]
 PROVIDER_RULES: list[Rule] = [
     pattern_rule("private_key", ("PRIVATE KEY",), _PEM),
     pattern_rule("jwt", ("eyJ",), r"eyJ(?<!\weyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", accept=_issued),
-    pattern_rule("anthropic_key", ("sk-ant-",), r"sk-ant-(?<!\wsk-ant-)[A-Za-z0-9_-]{20,}", accept=_issued),
+    pattern_rule("anthropic_key", ("sk-",), r"sk-ant-(?<!\wsk-ant-)[A-Za-z0-9_-]{20,}", accept=_issued),
     pattern_rule("openai_key", ("sk-",), r"sk-(?<!\wsk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", accept=_openai),
     pattern_rule("stripe_key", (r"k_(?:live|test)_", "whsec_"), r"(?<![\w])(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})",
                  accept=_issued),
@@ -48,7 +48,7 @@ PROVIDER_RULES: list[Rule] = [
     pattern_rule("sendgrid_key", (r"SG\.",), r"SG\.(?<!\wSG\.)[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b", accept=_issued),
     pattern_rule("slack_token", (r"x(?:ox|app-)",), r"x(?<!\wx)(?:ox[abposr]|app)-[A-Za-z0-9-]{10,}", accept=_issued),
     pattern_rule("slack_webhook", (r"hooks\.slack\.com",), r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+", accept=_issued),
-    pattern_rule("azure_key", ("accountkey=", "sharedaccesskey="), r"(?<![\w])(?:account|sharedaccess)key=([a-z0-9+/]{20,}={0,2})", 1,
+    pattern_rule("azure_key", ("key=",), r"key=(?:(?<=accountkey=)(?<!\waccountkey=)|(?<=sharedaccesskey=)(?<!\wsharedaccesskey=))([a-z0-9+/]{20,}={0,2})", 1,
                  accept=_issued, fold=True),
     pattern_rule("aws_access_key_id", (r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)",),
                  r"A(?<!\wA)(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[0-9A-Z]{16}\b", accept=_issued),

@@ -13,17 +13,23 @@ from collections.abc import Callable, Iterator
 from functools import cached_property
 
 Span = tuple[int, int]
-_LINE_NUMBER = re.compile(r"(?m)^[ \t]*\d+[ \t]*(?:→|\t)")
+# A line number before a line, as Read (`     2→`) and `cat -n` (`     2\t`) print them; anchored on the newline
+# before it (a pattern that starts with a literal is found fast), the first line checked on its own.
+_LINE_NUMBER = re.compile(r"\n[ \t]*\d+[ \t]*(?:→|\t)")
+_FIRST_LINE_NUMBER = re.compile(r"[ \t]*\d+[ \t]*(?:→|\t)")
 # JSON escapes, also doubly escaped (`\\\\n`, JSON inside JSON), and an escaped Read arrow (`\\u2192`)
 _DOUBLE_ESCAPE = re.compile(r'\\{2,}(?:[nrt"]|u2192)')
 _UNESCAPED = {"n": "\n", "r": " ", "t": "\t", '"': '"'}
 _ESCAPES = [("\\" + escape, " " + blank) for escape, blank in _UNESCAPED.items()] + [("\\u2192", "     →")]
-# A line that only code has: a definition, an import, a declaration, a decorator, a closing brace.
+# A line that only code has: a definition, an import, a declaration, a decorator. (Not a lone `}`: JSON and HCL
+# configs end with one, and their literals are values.)
 _CODE_LINE = (
-    r"[ \t]*(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[^\n]*[:{][ \t]*$|import[ \t]+[\w.{*]|from[ \t]+[\w.]+[ \t]+import\b"
-    r"|(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b|(?:export[ \t]+)?(?:const|let|var)[ \t]+[\w${\[]"
-    r"|func[ \t]+[\w(]|package[ \t]+[\w.]+;?[ \t]*$|module\.exports\b|#include\b|(?:public|private|protected|static)[ \t]+\w"
-    r"|return\b|fn[ \t]+\w|@[A-Za-z_][\w.]*[ \t]*(?:\(|$)|\}[ \t]*(?:else\b|catch\b|\)|;|$)|(?:if|for|while)[ \t]*\()")
+    r"[ \t]*(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|import[ \t]+[\w.{*]|from[ \t]+[\w.]+[ \t]+import\b"
+    r"|(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?class[ \t]+\w+[^\n]*[:{][ \t]*$"
+    r"|(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b|(?:export[ \t]+)?(?:const|let|var)[ \t]+[\w${\[][^\n=]*="
+    r"|(?:export[ \t]+)?(?:declare[ \t]+)?(?:interface|type|enum|namespace)[ \t]+\w+[^\n]*[={]"
+    r"|func[ \t]+[\w(]|package[ \t]+[\w.]+;?[ \t]*$|module\.exports\b|#include\b"
+    r"|return\b|fn[ \t]+\w|@[A-Za-z_][\w.]*[ \t]*(?:\(|$)|\}[ \t]*(?:else\b|catch\b)|(?:if|for|while)[ \t]*\()")
 _CODE_FIRST, _CODE = re.compile(f"(?m){_CODE_LINE}"), re.compile(f"(?m)\n{_CODE_LINE}")
 
 
@@ -44,19 +50,25 @@ class Context:
     @cached_property
     def view(self) -> str:
         view = self.text
+        if "\\" not in view and "→" not in view and "\t" not in view:
+            return view
         if "\\" in view:
             if "\\\\" in view:  # escapes of escapes (JSON inside JSON): rare, so a slower pass
                 view = _DOUBLE_ESCAPE.sub(_blank_escape, view)
             for escape, blank in _ESCAPES:
-                view = view.replace(escape, blank)
+                if escape in view:  # finding is cheaper than replacing nothing
+                    view = view.replace(escape, blank)
         if "→" in view or "\t" in view:
-            view = _LINE_NUMBER.sub(lambda m: " " * len(m.group()), view)
+            first = _FIRST_LINE_NUMBER.match(view)
+            if first:
+                view = " " * first.end() + view[first.end():]
+            view = _LINE_NUMBER.sub(lambda m: "\n" + " " * (len(m.group()) - 1), view)
         return view
 
     @cached_property
     def low(self) -> str | None:
         """The view in lower case, for case-insensitive rules; None when lowering changed its length (rare letters)."""
-        low = self.view.lower()
+        low = self.lowered if self.view is self.text else self.view.lower()
         return low if len(low) == len(self.view) else None
 
     @cached_property
@@ -75,11 +87,6 @@ class Context:
             end -= 1
         return start, end
 
-    def line_at(self, position: int) -> str:
-        start = self.view.rfind("\n", 0, position) + 1
-        end = self.view.find("\n", position)
-        return self.view[start:end if end != -1 else len(self.view)]
-
 
 Found = tuple[int, int, str]  # a span and its kind
 Finder = Callable[[Context], Iterator[Found]]
@@ -93,14 +100,8 @@ class Rule:
     """
 
     def __init__(self, needs: tuple[str, ...], find: Finder) -> None:
-        self.needs = [(re.compile(need), need == need.lower()) for need in needs]
+        self.needs = needs
         self.find = find
-
-    def applies(self, context: Context) -> bool:
-        for need, folded in self.needs:
-            if need.search(context.lowered if folded else context.text):
-                return True
-        return False
 
 
 Accept = Callable[[str, re.Match[str], Context], bool]

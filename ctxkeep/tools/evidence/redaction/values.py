@@ -11,7 +11,7 @@ import re
 
 # A key holds a secret when its name ends with one of these (any case): `DB_PASSWORD`, `apiKey`, `x-api-key`,
 # `client_secret`, `GITHUB_TOKEN`, `private_key_id`. `token_type`, `PASSWORD_MIN_LENGTH` and `max_tokens` do not.
-SECRET_NAME = (r"(?:pass(?:word|wd|phrase)|(?<=[_.-])pass|secret(?:[_-]?(?:access[_-]?)?key)?|token|apikey"
+SECRET_NAME = (r"(?:pass(?:word|wd|phrase)|(?<=[_.-])pass|secret(?:[_-]?(?:access[_-]?)?key(?:[_-]?base)?)?|token|apikey"
                r"|(?:api|access|private|account|signing|encryption|master|client|app|auth|shared[_-]?access)[_-]?key"
                r"|private[_-]?key[_-]?id)")
 NAME_WORDS = ("pass", "secret", "token", "key")  # one of these is in every secret name, lower case
@@ -19,14 +19,15 @@ NAME_WORDS = ("pass", "secret", "token", "key")  # one of these is in every secr
 _WORDS = frozenset("""password passwd pass passphrase pwd secret secrets token tokens apikey key api accesskey secretkey
     privatekey accesstoken authtoken changeme changeit required optional none null nil undefined true false yes no on off
     dummy fake test testing foo bar baz foobar qux placeholder redacted hidden masked sample example guest string str
-    value empty default unset notset todo tbd fixme mypassword letmein hunter pw""".split())
+    value empty default unset notset todo tbd fixme pw read write""".split())
 _NAME_PART = frozenset("password passwd pass passphrase secret token key api access auth private client refresh bearer id".split())
-_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\{%|<%|%\(|%[sdrfi](?![A-Za-z0-9])|^\$|^%[\w]+%$|\{[^}\s]*\}")
-_MASK = re.compile(r"(?i)x{4,}|\*{3,}|\.{3}|…|•{3,}|^(.)\1*$|^<.*>$|^\[.*\]$")
+_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\{%|<%|%\(|%[sdrfi](?![A-Za-z0-9])|%\d|^\$|^%[\w]+%$|\{[^}\s]*\}")
+_MASK = re.compile(r"(?i)x{4,}|(?:^|[-_.])x{3}(?:$|[-_.])|\*{3,}|\.{3}|…|•{3,}|^(.)\1*$|^<.*>$|^\[.*\]$")
 _EXAMPLE = re.compile(r"EXAMPLE|(?i:(?:^|[^a-z])(?:your|example|sample|dummy|fake|placeholder|insert|replace|change)(?:[^a-z]|$))")
 _PATH = re.compile(r"^(?:~|\.{1,2})?/[\w.@~+-]+(?:/[\w.@~+-]*)+$|^[A-Za-z]:\\|^file:|\.(?:pem|key|crt|cer|p12|pfx|json|txt|env|gpg|asc|jks|der)$")
 _WEAK = re.compile(r"(?i)(?:pass(?:word)?|secret|token|key|test|admin|user|demo|guest|changeme)[\W_]*\d{1,4}!?")
 _ESCAPED = re.compile(r"\\[ux][0-9a-fA-F]{2}")
+_VERSION = re.compile(r"[~^>=<v]*\d+(?:\.\d+)+(?:[-+.][\w.]*)?")  # `"pbkdf2-password": "0.1.2"` in package.json
 _COLOR = re.compile(r"^#[0-9a-fA-F]{3,8}$")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
@@ -50,7 +51,7 @@ def is_placeholder(value: str, key: str = "") -> bool:
         return True
     if _TEMPLATE.search(value) or _MASK.search(value) or _EXAMPLE.search(value) or _PATH.search(value) or _COLOR.match(value):
         return True
-    if _WEAK.fullmatch(value) or _ESCAPED.search(value):
+    if _ESCAPED.search(value) or _VERSION.fullmatch(value):
         return True
     parts = [p for p in re.split(r"[_.\-]", value.lower()) if p]
     # the name of a key or header: `x-api-key`, `refresh_token`
@@ -80,9 +81,9 @@ def looks_random(value: str) -> bool:
     return len(value) >= 8 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-def literal_secret(value: str, code: bool) -> bool:
-    """A literal that is not a placeholder holds a secret; in source code only one that looks chosen for it:
-    6+ characters, letters with a digit or a symbol (`'IAmSensitive'` and `'honoishot'` are examples in docs)."""
-    if not code:
-        return True
-    return len(value) >= 6 and any(c.isalpha() for c in value) and any(c.isdigit() or c in _SYMBOLS for c in value)
+def chosen(value: str) -> bool:
+    """Chosen to be a secret: 6+ characters, letters with a digit or a symbol. In source code a literal must look
+    like this to be taken for one (`'IAmSensitive'` and `'honoishot'` are examples in docs; `'Zq8!vR2mK5wx'` is not)."""
+    if len(value) < 6 or _WEAK.fullmatch(value):  # `password1`, `admin123`: a weak password in a config, an example in code
+        return False
+    return any(c.isalpha() for c in value) and any(c.isdigit() or c in _SYMBOLS for c in value)

@@ -13,9 +13,9 @@ from urllib.parse import unquote
 from ctxkeep.tools.evidence.redaction.rules import Context, Found, Rule, pattern_rule
 from ctxkeep.tools.evidence.redaction.values import (
     SECRET_NAME,
+    chosen,
     is_expression,
     is_placeholder,
-    literal_secret,
     looks_random,
 )
 
@@ -25,13 +25,17 @@ _URL_PASSWORD = (r"://(?<=[A-Za-z0-9+.]://)(?P<user>[^\s:/@?#\"'<>`]*):(?P<pw>[^
                  r"(?=\[|[\w.-]+(?::\d+)?(?:[/?#\s\"'<>`)\],;]|\Z))")
 _QUERY = r"(?P<name>[\w.-]{1,60})=(?P<value>[^&\s#\"'<>;`]+)"
 _QUERY_NAME = re.compile(rf"(?:{SECRET_NAME}|sig|signature|x-amz-credential)$")
-_HEADER = r"(?P<tail>api-?key|access-?key|auth-?key|-token|-secret)[ \t]*:[ \t]*(?P<value>[^\s\"'`,;]+)"
+_HEADER_VALUE = r"[ \t]*:[ \t]*(?P<value>[^\s\"'`,;]+)"
+_HEADER_KEY = r"(?P<tail>key)(?:" + "|".join(f"(?<={w}key)" for w in ("api-", "api", "access-", "access", "auth-", "auth")) + ")"
 _HEADER_NAME = re.compile(r"[A-Za-z0-9-]*$")
 _AUTH = r"authorization(?<!\wauthorization)[\"']?\s*[:=]\s*[\"']?"
 _OTHER_SCHEMES = r"(?:token|bot|apikey|api-key|key|sso-key|ssws|splunk|geniekey)"
 _FLAG = (r"--(?<![\w-]--)(?:[a-z0-9]+-)*(?:password|passwd|passphrase|token|secret|api-?key|access-key|secret-key)"
          r"(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)")
-_CURL_USER = r"(?<![\w-])(?:-u|--user)[ \t]+[\"']?(?P<user>[^\s:\"'-][^\s:\"']*):(?P<value>[^\s\"']+)"
+_CURL_USER = r"[ \t]+[\"']?(?P<user>[^\s:\"'-][^\s:\"']*):(?P<value>[^\s\"']+)"
+# `-p` holds a password only after these commands: `docker login -u ci -p …`, `sshpass -p …`, `mysql -p…`
+_LOGIN_P = r"(?:login(?<=docker login)|login(?<=podman login)|sshpass)[^\n|;&]*?[ \t]-p[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)"
+_MYSQL_P = r"mysql(?:dump|admin)?(?<![\w-]mysql)(?<![\w-]mysqldump)(?<![\w-]mysqladmin)[^\n|;&]*?[ \t]-p(?P<value>[^\s\"'`;|&-][^\s\"'`;|&]*)"
 _COOKIE_HEADER = re.compile(r"cookie[ \t]*:[ \t]*(?P<value>[^\r\n\"'`]*)")
 _COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*(?P<name>[^=;\s]+)=(?P<value>[^;\s]+)")
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "version", "comment"})
@@ -43,7 +47,7 @@ def _text(context: Context, match: re.Match[str], group: str) -> str:
 
 def _url_password(secret: str, match: re.Match[str], context: Context) -> bool:
     plain = unquote(secret)
-    return secret != _text(context, match, "user") and not is_placeholder(plain) and literal_secret(plain, context.is_code)
+    return secret != _text(context, match, "user") and not is_placeholder(plain) and (chosen(plain) or not context.is_code)
 
 
 def _query(secret: str, match: re.Match[str], context: Context) -> bool:
@@ -59,7 +63,8 @@ def _header(secret: str, match: re.Match[str], context: Context) -> bool:
     name = (before.group(0) if before else "") + _text(context, match, "tail")
     if "-" not in name.strip("-") or (before and before.start() and context.view[before.start() - 1] in "_.$"):
         return False
-    return not is_placeholder(secret, name) and (looks_random(secret) or not context.is_code)
+    issued = looks_random(secret) or (len(secret) >= 16 and not context.is_code)  # `id-token: write` is a permission
+    return issued and not is_placeholder(secret, name)
 
 
 def _credential(secret: str, match: re.Match[str], context: Context) -> bool:
@@ -101,8 +106,13 @@ WEB_RULES: list[Rule] = [
     pattern_rule("auth_token", ("authorization",), _AUTH + _OTHER_SCHEMES + r"[ \t]+(?P<cred>[a-z0-9._~+/=:-]{8,})", "cred",
                  _credential, fold=True),
     pattern_rule("auth_token", ("authorization",), _AUTH + r"(?P<cred>[a-z0-9._~+/=-]{20,})", "cred", _bare_credential, fold=True),
-    pattern_rule("header_secret", ("-key", "-token", "-secret", "apikey"), _HEADER, "value", _header, fold=True),
+    pattern_rule("header_secret", ("key",), _HEADER_KEY + _HEADER_VALUE, "value", _header, fold=True),
+    pattern_rule("header_secret", ("-token",), "(?P<tail>-token)" + _HEADER_VALUE, "value", _header, fold=True),
+    pattern_rule("header_secret", ("-secret",), "(?P<tail>-secret)" + _HEADER_VALUE, "value", _header, fold=True),
     Rule(("cookie",), _cookies),
     pattern_rule("flag_secret", ("--",), _FLAG, "value", _flag, fold=True),
-    pattern_rule("basic_auth", (r"-u[ \t]", "--user"), _CURL_USER, "value", _url_password),
+    pattern_rule("flag_secret", ("login", "sshpass"), _LOGIN_P, "value", _flag),
+    pattern_rule("flag_secret", ("mysql",), _MYSQL_P, "value", _flag),
+    pattern_rule("basic_auth", ("-u",), r"-u(?<![\w-]-u)" + _CURL_USER, "value", _url_password),
+    pattern_rule("basic_auth", ("--user",), r"--user(?<![\w-]--user)" + _CURL_USER, "value", _url_password),
 ]
