@@ -64,3 +64,9 @@ def utc_text(moment: datetime | None) -> str | None:
         return None
     t = moment.astimezone(timezone.utc)  # strftime's %Y does not pad years before 1000 on every platform
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"
+
+
+def inline_quote(text: str | None, limit: int | None = None) -> str:
+    """Outside text (a path from a traceback, a command line) as one inline code span: one line, its backticks
+    replaced, so it cannot close the span or start a heading of its own."""
+    return "`" + one_line((text or "").replace("`", "'"), limit) + "`"

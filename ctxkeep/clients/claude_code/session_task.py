@@ -17,7 +17,7 @@ from collections.abc import Callable
 from ctxkeep.clients.core.session_view import View
 from ctxkeep.models import Dropped, TaskState
 from ctxkeep.models.common import MAX_ITEMS
-from ctxkeep.text import match_key, one_line
+from ctxkeep.text import inline_quote, match_key, one_line
 
 MAX_GOAL_CHARS = 2_000
 MAX_ITEM_CHARS = 500
@@ -86,7 +86,7 @@ def session_state(view: View, previous: TaskState | None, overflow: Overflow | N
         goal=goal, constraints=constraints, pending=pending, completed=completed,
         plan=fit([_clean(s) for s in view.plan], "plan steps", overflow) or (list(previous.plan) if previous else []),
         dropped=_dropped(previous, pending, completed)[:MAX_ITEMS], next_action=_next_action(view),
-        open_questions=[_clean(f"Error still open ({e.key}): {e.text}") for e in view.errors],
+        open_questions=[_clean(f"Error still open after {inline_quote(e.key, 80)}: {inline_quote(e.text, 300)}") for e in view.errors],
         extra={"source": "session records", "spec_rules": [{"rule": _clean(r.text), "source": r.source, "ref": r.ref}
                                                           for r in view.rules[:50]],
                "latest_requests": [_clean(p) for p in view.prompts[-5:]], "branch": view.branch,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxkeep.text import inline_quote, one_line
 from ctxkeep.tools.messages import Call, Message, Output
 
 _EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_editor", "str_replace_based_edit_tool",
@@ -168,7 +169,7 @@ def _errors(step: Step, facts: Facts) -> None:
         where = ""
         if locations:
             file, line, other, other_line = locations[-1]
-            where = f" at {file or other}:{line or other_line}"
+            where = f" at {inline_quote(f'{file or other}:{line or other_line}', 200)}"
         facts.errors[kind] = f"{kind}{where} (message {step.message}"
         facts.error_steps[kind] = step
 
@@ -192,7 +193,7 @@ def collect(steps: list[Step], later: list[Step] | None = None) -> Facts:
     for step in steps:
         _file_effects(step, facts)
         _errors(step, facts)
-        facts.commands.append(f"`{command_of(step.call)[:120]}` → {exit_code(step.output)}")
+        facts.commands.append(f"{inline_quote(command_of(step.call), 120)} → {exit_code(step.output)}")
     for kind, step in facts.error_steps.items():
         facts.errors[kind] += _resolution(kind, step, steps + (later or []))
     return facts
@@ -234,17 +235,17 @@ def build_digest(messages: list[Message], steps: list[Step], budget: int, count:
     tools = Counter(step.call.name for step in steps)
     sections: list[tuple[str, list[str]]] = [
         ("System notes (verbatim)", _system_notes(messages)),
-        ("Files edited", facts.edited),
+        ("Files edited", [inline_quote(path) for path in facts.edited]),
         ("Errors seen (last occurrence; resolved?)", list(facts.errors.values())),
         ("User corrections and new requirements (verbatim)", _user_corrections(messages)),
         ("Decisions stated", _decisions(messages)),
-        ("Files created", facts.created),
-        ("Files read", facts.read),
+        ("Files created", [inline_quote(path) for path in facts.created]),
+        ("Files read", [inline_quote(path) for path in facts.read]),
         ("Commands run", facts.commands),
         ("Numbers and ids mentioned", _ids(messages)),
         ("Tool calls", [", ".join(f"{name} {n}" for name, n in sorted(tools.items()))] if tools else []),
         ("Outputs stored as evidence (evidence_get reads them back)",
-         [f"{s.ref}: {s.call.name} `{command_of(s.call)[:60]}` → {exit_code(s.output)}" for s in steps if s.ref]),
+         [f"{s.ref}: {s.call.name} {inline_quote(command_of(s.call), 60)} → {exit_code(s.output)}" for s in steps if s.ref]),
     ]
     verbatim = f"; the messages verbatim: {band_ref}" if band_ref else ""
     header = f"[ctxkeep digest of messages {first}–{last}: {len(messages)} messages, {len(steps)} tool calls{verbatim}]"
@@ -259,7 +260,7 @@ def _fit(header: str, sections: list[tuple[str, list[str]]], budget: int, count:
         heading = f"## {title}"
         shown = 0
         for entry in entries:
-            line = f"- {entry}"
+            line = f"- {one_line(entry)}"  # every entry on one line: none can start a heading of its own
             cost = count(line) + (count(heading) if shown == 0 else 0) + 1
             if used + cost > budget:
                 break
