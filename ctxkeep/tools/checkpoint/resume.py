@@ -21,7 +21,8 @@ from ctxkeep.tools.memory import current_by_key, status_of
 from ctxkeep.tools.scope import Scope
 
 STALE_AFTER_SECONDS = 24 * 3600
-_EVIDENCE_REF = re.compile(r"^ev_[0-9a-f]{24}$")
+_EVIDENCE_REF = re.compile(r"^ev_[0-9a-f]{6,24}$")  # a full ref, or a unique prefix as working sets show them
+_FULL_REF_CHARS = 27
 _MEMORY_ID = re.compile(r"^mem_[0-9a-f]{16}$")
 
 
@@ -58,9 +59,19 @@ async def resume_records(tx: Tx, scope: Scope, task_id: str, state: TaskState) -
         forgotten = await tx.memories.tombstones(scope.project, missing) if missing else []
     return ResumeRecords(
         open_intents=await tx.journal.open_for_task(scope.project, task_id), cited_refs=cited_refs,
-        evidence=await tx.evidence.rows(scope.project, cited_refs) if cited_refs else {}, relied_on=relied_on,
-        memories=memories, forgotten=forgotten,
+        evidence=await _cited_evidence(tx, scope, cited_refs), relied_on=relied_on, memories=memories, forgotten=forgotten,
     )
+
+
+async def _cited_evidence(tx: Tx, scope: Scope, cited: list[str]) -> dict[str, EvidenceRow]:
+    """The records behind the refs a state cites, by the text it cites (a short ref resolves when it is unique)."""
+    full = [ref for ref in cited if len(ref) == _FULL_REF_CHARS]
+    found = await tx.evidence.rows(scope.project, full) if full else {}
+    for prefix in (ref for ref in cited if len(ref) < _FULL_REF_CHARS):
+        matches = await tx.evidence.by_prefix(scope.project, prefix)
+        if len(matches) == 1:
+            found[prefix] = matches[0]
+    return found
 
 
 def _memory_warnings(records: ResumeRecords, now: str) -> tuple[list[str], list[str]]:
