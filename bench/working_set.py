@@ -94,7 +94,7 @@ async def _fill_whole(scope: Scope, rows: list[Any]) -> set[str]:
 async def _bm25_rows(scope: Scope, question: str) -> list[Any]:
     terms = query_terms(question)
     async with scope.store.snapshot() as tx:
-        known = sorted(await tx.evidence.document_frequencies(terms))
+        known = sorted(await tx.evidence.document_frequencies(scope.project, terms))
         found = await tx.evidence.search(scope.project, known, SearchFilter(None, None, [], None, None), 200) if known else []
     return [row for row, _ in found]
 

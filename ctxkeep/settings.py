@@ -1,8 +1,10 @@
-"""Settings: read from the environment in one place and passed down explicitly."""
+"""Settings: read from the environment in one place and passed down explicitly; the stderr log format."""
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -68,3 +70,24 @@ class Settings(Model):
             memory_ttl_days=_ttl_days(env),
             max_request_bytes=_whole_number(env, "CTXKEEP_MAX_REQUEST_BYTES", 72 * 1024 * 1024, minimum=1024),
         )
+
+
+class _OneLine(logging.Formatter):
+    """A record as one plain line: its time, level and logger, then the message with line breaks (a traceback's too)
+    escaped, never wrapped or coloured."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return super().format(record).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def configure_logging(level: str) -> None:
+    """Log to stderr one plain line per record (stdout carries the protocol). Installed before the MCP SDK configures
+    logging, whose rich handler wraps lines at the terminal width (80 columns when stderr is a pipe); calling it again
+    only changes the level."""
+    root = logging.getLogger()
+    root.setLevel(level)
+    if not any(getattr(handler, "ctxkeep", False) for handler in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_OneLine("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%S"))
+        handler.ctxkeep = True  # type: ignore[attr-defined]
+        root.addHandler(handler)

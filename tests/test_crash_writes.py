@@ -71,8 +71,12 @@ def _check(kind: str, conn: sqlite3.Connection, acknowledged: int) -> None:
     def one(sql: str) -> int:
         return int(conn.execute(sql).fetchone()[0])
 
+    def indexed(kind: str) -> int:  # rows of every project's index of that kind (one table per project)
+        tables = conn.execute("SELECT name FROM sqlite_master WHERE name GLOB ?", (f"{kind}_fts_*_docsize",)).fetchall()
+        return sum(one(f'SELECT count(*) FROM "{name}"') for (name,) in tables)
+
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert one("SELECT count(*) FROM evidence") == one("SELECT count(*) FROM evidence_fts_docsize")  # the index is whole
+    assert one("SELECT count(*) FROM evidence") == indexed("evidence")  # the index is whole
     assert one("SELECT count(*) FROM evidence WHERE blob_id NOT IN (SELECT id FROM blobs)") == 0
     if kind == "checkpoint":  # version 1 is the set-up save; each acknowledged write added one, at most one more landed
         versions = conn.execute("SELECT version, hash, parent_hash FROM checkpoints WHERE task_id = 'crash' ORDER BY version").fetchall()
@@ -89,7 +93,7 @@ def _check(kind: str, conn: sqlite3.Connection, acknowledged: int) -> None:
                 assert conn.execute("SELECT count(*) FROM evidence WHERE ref = ?", (ref,)).fetchone()[0] == 1
     elif kind == "forget":
         assert one("SELECT count(*) FROM memory_tombstones") >= acknowledged and one("SELECT count(*) FROM memories") <= 1
-        assert one("SELECT count(*) FROM memories") == one("SELECT count(*) FROM memory_fts_docsize")
+        assert one("SELECT count(*) FROM memories") == indexed("memory")
     else:
         assert one("SELECT count(*) FROM actions WHERE status = 'succeeded'") >= acknowledged
         assert one("SELECT count(*) FROM actions WHERE status = 'open'") <= 1  # only the intent the kill interrupted

@@ -292,13 +292,20 @@ async def test_grep_continues_with_the_context_of_the_next_match(client: Client)
     assert first_line.endswith("-line " + first_line.split("-")[0])  # starts with the context line before the match
 
 
-async def test_a_repeated_put_refreshes_validity_and_tags(client: Client) -> None:
+async def test_a_repeated_put_leaves_the_stored_record_as_it_was(client: Client) -> None:
     first = await put(client, "price list 0.52", expires_at="2020-01-01T00:00:00Z", tags=["old"])
     assert (await client.call_tool("evidence_search", {"query": "price list"})).structured_content["hits"] == []
     again = await put(client, "price list 0.52", tags=["current"])
     assert again["ref"] == first["ref"] and again["deduplicated"]
-    hits = (await client.call_tool("evidence_search", {"query": "price list", "tags": ["old", "current"]})).structured_content["hits"]
-    assert [h["ref"] for h in hits] == [first["ref"]]
+    assert (await client.call_tool("evidence_search", {"query": "price list"})).structured_content["hits"] == []  # still expired
+    kept = await client.call_tool("evidence_search", {"query": "price list", "include_expired": True})
+    assert [h["ref"] for h in kept.structured_content["hits"]] == [first["ref"]]
+    tagged = await client.call_tool("evidence_search", {"query": "price list", "include_expired": True, "tags": ["current"]})
+    assert tagged.structured_content["hits"] == []  # the second put's tags are ignored too
+    fresh = await put(client, "price list 0.52", title="price list, fetched again", tags=["current"])
+    assert not fresh["deduplicated"]  # a new record (another title) is how a refetched copy becomes current
+    hits = (await client.call_tool("evidence_search", {"query": "price list"})).structured_content["hits"]
+    assert [h["ref"] for h in hits] == [fresh["ref"]]
 
 
 async def test_snippets_hold_the_match_in_long_texts(client: Client) -> None:

@@ -37,7 +37,10 @@ async def test_deleted_text_leaves_no_trace_in_the_file_or_wal(client: Client, d
         assert conn.execute("SELECT count(*) FROM evidence").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM blobs").fetchone()[0] == 1
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        conn.execute("INSERT INTO evidence_fts(evidence_fts) VALUES ('integrity-check')")
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%fts5 (%'")]
+        assert len(tables) == 2  # this project's evidence and memory indexes
+        for table in tables:
+            conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'integrity-check\')')
     assert (await client.call_tool("evidence_search", {"query": "zebra unicorn vault"})).structured_content["hits"] == []
     again = await client.call_tool("evidence_get", {"ref": stored["ref"]})
     assert again.is_error and "no evidence" in tool_text(again)

@@ -44,6 +44,10 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("memory_write", {**PREFERENCE, "expires_at": "2020-01-01T00:00:00Z"}, "expires_at 2020-01-01T00:00:00+00:00 is not after now"),
     ("memory_write", {**POLICY, "effective_at": "2027-01-01T00:00:00Z", "expires_at": "2026-12-31T00:00:00Z"}, "is not after effective_at"),
     ("memory_write", {**PREFERENCE, "colour": "red"}, "colour: unknown field; remove it"),
+    ("memory_write", {**PREFERENCE, "effective_at": "9999-12-30T00:00:00Z"}, "the user_preference lifetime (180 days) from effective_at "
+     "9999-12-30 ends after the year 9999"),
+    ("memory_write", {**PREFERENCE, "effective_at": "9999-12-31T23:00:00-05:00"}, "effective_at: the time is out of range"),
+    ("memory_write", {**PREFERENCE, "task_id": "re\u202efund"}, "task_id: invisible formatting character U+202E"),
     ("memory_search", {"query": "the and of"}, "has no searchable words"),
     ("memory_search", {"query": "x" * 4001}, "query: String should have at most 4000 characters"),
     ("memory_search", {"kind": "speculation"}, "kind: Input should be 'user_preference'"),
@@ -74,10 +78,12 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
 
 
 def _stored(db_path: Path) -> tuple[Any, ...]:
-    """Every row a memory or journal call could touch (memory_fts through its shadow table)."""
+    """Every row a memory or journal call could touch (the project's memory index through its shadow table)."""
     with sqlite3.connect(db_path) as conn:
-        return tuple(conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in (
-            "memories", "memory_tombstones", "memory_fts_data", "actions", "checkpoints", "working_sets", "task_digests", "evidence"))
+        index = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE name GLOB 'memory_fts_*_data' ORDER BY name")]
+        assert index  # the scan below covers the index
+        return tuple(conn.execute(f'SELECT * FROM "{table}" ORDER BY 1, 2').fetchall() for table in (
+            "memories", "memory_tombstones", *index, "actions", "checkpoints", "working_sets", "task_digests", "evidence"))
 
 
 @pytest.mark.parametrize(("tool", "arguments", "expected"), BAD_CALLS, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(BAD_CALLS)])

@@ -35,7 +35,7 @@ def _tables_holding_secret(db_path: Path) -> list[str]:
     """Every table of the file (FTS shadow tables included; virtual tables are read through them), cell by cell."""
     with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
         tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")]
-        assert {"memories", "memory_fts_data", "memory_fts_idx", "task_digests", "working_sets", "evidence_fts_data"} <= set(tables)
+        assert {"memories", "memory_fts_1_data", "memory_fts_1_idx", "task_digests", "working_sets", "evidence_fts_1_data"} <= set(tables)
         return [table for table in tables if any(_holds_secret(v) for row in conn.execute(f'SELECT * FROM "{table}"') for v in row)]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from ctxkeep.models import TaskState
+from ctxkeep.models import CheckpointSaveRequest, TaskState
 
 
 def test_strings_are_trimmed_and_list_items_deduplicated_in_order() -> None:
@@ -36,3 +36,14 @@ def test_a_naive_time_means_utc() -> None:
     assert state.approvals[0].requested_at is not None
     assert state.approvals[0].requested_at.utcoffset() is not None
     assert state.canonical().count("2026-11-30T10:00:00Z") == 1
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u202d", "\u2066", "\u200b", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u061c", "\n", "\t", "\u2028"])
+def test_task_ids_that_could_be_spoofed_are_refused(char: str) -> None:
+    with pytest.raises(ValidationError, match=f"U\\+{ord(char):04X}"):
+        CheckpointSaveRequest(task_id=f"deploy{char}prod", state=TaskState(goal="g"))
+
+
+def test_task_ids_in_any_script_are_accepted() -> None:
+    for task_id in ("fix-login-bug", "任务-42", "Überweisung 7", "cc-0b1e2f3a-4c5d"):
+        assert CheckpointSaveRequest(task_id=task_id, state=TaskState(goal="g")).task_id == task_id

@@ -25,13 +25,31 @@ async def _database_checks(settings: Settings) -> list[Check]:
     except CtxkeepError as exc:
         return [Check("database", "fail", str(exc))]
     try:
-        mode = stat.S_IMODE(settings.db_path.stat().st_mode)
         verdict = await store.integrity_check()
-        return [Check("schema", "ok", f"{await store.schema_version()} (this ctxkeep knows {LATEST})"),
-                Check("mode", "ok" if mode & 0o077 == 0 else "warn", f"{mode:o}" + ("" if mode & 0o077 == 0 else " (readable by others: chmod 600 it)")),
-                Check("integrity", "ok" if verdict == "ok" else "fail", verdict)]
+        checks = [Check("schema", "ok", f"{await store.schema_version()} (this ctxkeep knows {LATEST})"),
+                  *_mode_checks(settings.db_path), Check("integrity", "ok" if verdict == "ok" else "fail", verdict)]
+        problem = store.read_only()
+        return checks + ([Check("writable", "warn", problem)] if problem else [])
     finally:
         await store.close()
+
+
+def _mode_checks(path: Path) -> list[Check]:
+    """The file, its -wal and -shm: readable only by their owner; the folder: writable only by its owner (others
+    could delete the file or put another in its place)."""
+    checks = []
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if file.exists():
+            mode = stat.S_IMODE(file.stat().st_mode)
+            private = mode & 0o077 == 0
+            name = "mode" if file == path else file.name.rsplit("-", 1)[1]
+            checks.append(Check(name, "ok" if private else "warn",
+                                f"{mode:o}" if private else f"{file}: {mode:o} (others can read it: chmod 600 {file})"))
+    folder_mode = stat.S_IMODE(path.parent.stat().st_mode)
+    shared = folder_mode & 0o022 != 0
+    checks.append(Check("folder", "warn" if shared else "ok", f"{path.parent}: {folder_mode:o}" + (
+        f" (others can replace or delete the database: chmod go-w {path.parent})" if shared else "")))
+    return checks
 
 
 async def run_doctor(settings: Settings, as_json: bool = False) -> int:

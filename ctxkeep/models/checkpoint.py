@@ -216,6 +216,7 @@ class TaskSummary(Model):
 
 class CheckpointListResult(Model):
     tasks: list[TaskSummary]
+    next_cursor: str | None = Field(default=None, description="Send it as `cursor` for the next page; null on the last page.")
 
 
 class Change(Model):

@@ -1,6 +1,7 @@
 """Field types and limits shared by every model.
 
-Limits (also in the README): a string field holds at most 4,000 characters (a task id 200),
+Limits (also in the README): a string field holds at most 4,000 characters (a task id 200, with no
+invisible formatting characters or line breaks),
 a list at most 200 items, and a whole state at most 200,000 bytes of JSON. Strings are
 trimmed; list items are deduplicated in order under the matching rules of `ctxkeep.text`;
 control characters (other than tab and newline) and lone surrogates are refused.
@@ -8,6 +9,7 @@ control characters (other than tab and newline) and lone surrogates are refused.
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime, timezone
 from typing import Annotated, Literal
 
@@ -28,6 +30,18 @@ def clean_text(value: str) -> str:
     if problem:
         raise ValueError(f"{problem}; send plain text (tab and newline are allowed)")
     return value.strip()
+
+
+def _plain_id(value: str) -> str:
+    """A task id must read the same everywhere: no invisible formatting characters (bidirectional overrides and
+    isolates, zero-width characters, soft hyphens) and no line breaks or tabs, which could make two ids look alike."""
+    for position, char in enumerate(value):
+        if char in "\t\n\r" or unicodedata.category(char) in ("Cf", "Zl", "Zp"):
+            kind = "invisible formatting character" if unicodedata.category(char) == "Cf" else "line break or tab"
+            name = unicodedata.name(char, "")
+            raise ValueError(f"{kind} U+{ord(char):04X}{f' ({name})' if name else ''} at position {position}; a task id must "
+                             "read the same everywhere: send letters, digits, spaces and punctuation only")
+    return value
 
 
 def _required_text(value: str) -> str:
@@ -63,6 +77,7 @@ TaskId = Annotated[
     Field(min_length=1, max_length=MAX_TASK_ID_CHARS, description="Your name for the task, e.g. 'fix-login-bug'."),
     AfterValidator(clean_text),
     AfterValidator(_required_text),
+    AfterValidator(_plain_id),
 ]
 ItemList = Annotated[list[Text], Field(max_length=MAX_ITEMS), AfterValidator(_dedupe_strings)]
 Timestamp = Annotated[datetime, AfterValidator(_utc)]

@@ -24,7 +24,7 @@ from ctxkeep.server.journal_tools import register_journal_tools
 from ctxkeep.server.memory_tools import register_memory_tools
 from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
-from ctxkeep.settings import Settings
+from ctxkeep.settings import Settings, configure_logging
 from ctxkeep.storage import Store
 from ctxkeep.tools.scope import Scope
 
@@ -74,6 +74,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
             runtime.scope = None
             await store.close()
 
+    configure_logging(settings.log_level)  # before the SDK's own logging set-up, which then leaves it alone
     server = CtxkeepServer(
         "ctxkeep", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level=settings.log_level  # type: ignore[arg-type]
     )

@@ -56,9 +56,10 @@ def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
     @server.tool(annotations=READ)
     async def checkpoint_list(
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many tasks, newest first.")] = 50,
+        cursor: Annotated[str | None, Field(max_length=2_000, description="The next_cursor of the previous page; omit for the first.")] = None,
     ) -> Annotated[CallToolResult, CheckpointListResult]:
         """List this project's tasks with their latest version, goal and open items. Call to find the task to resume."""
-        result = await checkpoint.checkpoint_list(runtime.get(), limit)
+        result = await checkpoint.checkpoint_list(runtime.get(), limit, cursor)
         return reply(result, render.task_list(result))
 
     @server.tool(annotations=READ)

@@ -34,12 +34,15 @@ async def _brief(scope: Callable[[], Scope], task_id: str) -> str:
 
 def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> None:
     @server.resource("ctxkeep://tasks", name="tasks", mime_type="application/json",
-                     description="This project's tasks with their latest version, goal and open items.")
+                     description="This project's tasks with their latest version, goal and open items, newest first, "
+                                 f"{TASKS_PAGE} a page; next_cursor names the next page: ctxkeep://tasks?cursor=<next_cursor>.")
     async def tasks() -> str:
-        try:
-            return (await checkpoint.checkpoint_list(scope(), limit=500)).model_dump_json()
-        except CtxkeepError as exc:
-            raise ResourceError(str(exc)) from exc
+        return await _tasks_page(scope, None)
+
+    @server.resource("ctxkeep://tasks{?cursor}", name="tasks-page", mime_type="application/json",
+                     description="A later page of ctxkeep://tasks: cursor is the next_cursor of the page before.")
+    async def tasks_page(cursor: str = "") -> str:
+        return await _tasks_page(scope, cursor or None)
 
     @server.resource("ctxkeep://tasks/{task_id}", name="task", mime_type="text/markdown",
                      description="The resume brief of a task's latest checkpoint.")
@@ -78,8 +81,18 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
             return None
         if isinstance(ref, ResourceTemplateReference) and ref.uri != "ctxkeep://tasks/{task_id}":
             return None
-        found = await task_ids(scope(), argument.value)
-        return Completion(values=found, total=len(found), has_more=False)
+        found, total = await task_ids(scope(), argument.value)
+        return Completion(values=found, total=total, has_more=total > len(found))
+
+
+TASKS_PAGE = 500
+
+
+async def _tasks_page(scope: Callable[[], Scope], cursor: str | None) -> str:
+    try:
+        return (await checkpoint.checkpoint_list(scope(), limit=TASKS_PAGE, cursor=cursor)).model_dump_json()
+    except CtxkeepError as exc:
+        raise ResourceError(str(exc)) from exc
 
 
 async def _for_task(scope: Scope, task_id: str | None, render_prompt: Callable[[CheckpointLoadResult], str]) -> str:

@@ -41,8 +41,13 @@ class CheckpointsQueries(Protocol):
     async def insert(self, project: str, row: CheckpointRow) -> None:
         """Store a new version and make it the task's latest (creating the task at version 1)."""
 
-    async def tasks(self, project: str, limit: int) -> list[TaskRow]:
-        """The project's tasks with their latest state, most recently updated first."""
+    async def tasks(self, project: str, limit: int, after: tuple[str, str] | None = None) -> list[TaskRow]:
+        """The project's tasks with their latest state, most recently updated first (ties by task id); with `after`
+        (the updated_at and task id of the last task of a page), the tasks after it."""
+
+    async def task_ids(self, project: str, prefix: str, limit: int) -> tuple[list[str], int]:
+        """Up to `limit` task ids starting with `prefix` (casefolded both), most recently updated first, and how many
+        match in all."""
 
     async def quoting(self, project: str, needle: str, limit: int) -> list[tuple[str, int]]:
         """(task_id, version) of the versions whose state JSON contains `needle` verbatim."""
@@ -75,10 +80,8 @@ class EvidenceQueries(Protocol):
         ...
 
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
-        """Store new records (refs must not exist yet), sharing blobs by sha256, and index them."""
-
-    async def refresh(self, project: str, items: Sequence[NewEvidence]) -> None:
-        """A repeated put of existing records: add its tags, take its validity window."""
+        """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them
+        (`terms`: the record's index terms, `ctxkeep.storage.terms`)."""
 
     async def rows(self, project: str, refs: Sequence[str], where: SearchFilter | None = None) -> dict[str, EvidenceRow]:
         """The records behind `refs` in the project (only those passing `where`, when given)."""
@@ -99,22 +102,23 @@ as (hit id, neighbour) pairs; neighbours that fail the filters are left out."""
     async def blobs(self, blob_ids: Sequence[int]) -> dict[int, bytes]:
         ...
 
-    async def document_frequencies(self, hashed_terms: Sequence[str]) -> dict[str, int]:
-        """How many records (all projects) hold each term; absent terms are left out."""
+    async def document_frequencies(self, project: str, terms: Sequence[str]) -> dict[str, int]:
+        """How many of the project's records hold each term; absent terms are left out."""
 
-    async def search(self, project: str, hashed_terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
-        """Records matching any term, best BM25 first, with their score (> 0).
+    async def search(self, project: str, terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
+        """Records matching any term, best BM25 (the project's records only) first, with their score (> 0).
 
 The index is ranked on its own first (FTS5 keeps only the best few), then filtered; only
 when the filters leave too few of those does the slower filtered ranking of every match run."""
 
-    async def delete(self, row: EvidenceRow, terms: str) -> bool:
-        """Remove a record and its index entry; remove its blob when no record uses it. True when the blob went."""
+    async def delete(self, project: str, row: EvidenceRow, terms: str) -> bool:
+        """Remove a record and its index entry; remove its blob when no other record of the project uses it (True when
+        the blob went). The index merge and WAL truncation are owed: `Store.checkpoint_wal()` finishes them."""
 
     async def expired(self, project: str, now: str) -> list[EvidenceRow]:
         ...
 
-    async def delete_orphan_blobs(self) -> int:
+    async def delete_orphan_blobs(self, project: str) -> int:
         ...
 
 
@@ -145,8 +149,9 @@ class MemoriesQueries(Protocol):
     async def keys(self, project: str, kind: str | None, limit: int) -> list[str]:
         """Keys with a version of `kind` (any kind when None), the most recently written first."""
 
-    async def matching(self, project: str, hashed_terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """(key, best BM25 score > 0) of the keys whose versions hold any of the terms, best first."""
+    async def matching(self, project: str, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """(key, best BM25 score > 0, the project's memories only) of the keys whose versions hold any of the terms,
+        best first."""
 
     async def next_version(self, project: str, key_match: str, key_sha256: str) -> int:
         """One more than any version of the key ever stored, forgotten ones included (ids never repeat)."""
@@ -155,7 +160,8 @@ class MemoriesQueries(Protocol):
         ...
 
     async def delete(self, project: str, rows: Sequence[tuple[MemoryRow, str]], tombstones: Sequence[TombstoneRow]) -> None:
-        """Remove memories (each with its indexed terms) and their index entries, merge the index, leave tombstones."""
+        """Remove memories (each with its index terms) and their index entries, leave tombstones; the index merge and
+        WAL truncation are owed: `Store.checkpoint_wal()` finishes them."""
 
     async def tombstones(self, project: str, memory_ids: Sequence[str]) -> list[TombstoneRow]:
         ...
@@ -195,7 +201,7 @@ class WorkingSetsQueries(Protocol):
 resumed task still learns it relied on a memory that is gone); how many were rewritten."""
 
 
-LATEST_SCHEMA = 7  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
+LATEST_SCHEMA = 8  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
 
 
 class Tx(Protocol):
@@ -242,7 +248,12 @@ class Store(ABC):
 
     @abstractmethod
     async def checkpoint_wal(self) -> bool:
-        """Make deleted bytes unreadable from the files now; False when a reader kept it from finishing."""
+        """Make deleted bytes unreadable from the files now (the work deletes left owed); False when a reader or a full
+        disk kept it from finishing: it stays owed, and the store finishes it after its next write or open."""
+
+    @abstractmethod
+    def read_only(self) -> str | None:
+        """Why this store serves reads only (what is read-only and how to fix it); None when it can write."""
 
     @abstractmethod
     async def integrity_check(self) -> str:

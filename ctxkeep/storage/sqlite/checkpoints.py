@@ -61,16 +61,33 @@ class Checkpoints:
              row.trigger, row.goal_change_reason, row.violations_json, row.created_at),
         )
 
-    async def tasks(self, project: str, limit: int) -> list[TaskRow]:
-        """The project's tasks with their latest state, most recently updated first."""
+    async def tasks(self, project: str, limit: int, after: tuple[str, str] | None = None) -> list[TaskRow]:
+        """The project's tasks with their latest state, most recently updated first (ties by task id); with `after`
+        (the updated_at and task id of the last task of a page), the tasks after it."""
+        since, task = after or ("\uffff", "")
         cursor = await self._conn.execute(
             "SELECT t.task_id, t.latest_version, t.created_at, t.updated_at, c.state_json "
             "FROM tasks t JOIN checkpoints c ON c.project = t.project AND c.task_id = t.task_id "
-            "AND c.version = t.latest_version WHERE t.project = ? "
+            "AND c.version = t.latest_version WHERE t.project = ? AND (t.updated_at < ? OR (t.updated_at = ? AND t.task_id > ?)) "
             "ORDER BY t.updated_at DESC, t.task_id LIMIT ?",
-            (project, limit),
+            (project, since, since, task, limit),
         )
         return [TaskRow(*row) for row in await cursor.fetchall()]
+
+    async def task_ids(self, project: str, prefix: str, limit: int) -> tuple[list[str], int]:
+        """Up to `limit` task ids of the project starting with `prefix` (casefolded both), most recently updated first,
+        and how many match in all."""
+        where = "project = ? AND substr(ctxkeep_casefold(task_id), 1, ?) = ?"
+        folded = prefix.casefold()
+        params = (project, len(folded), folded)
+        cursor = await self._conn.execute(f"SELECT task_id FROM tasks WHERE {where} ORDER BY updated_at DESC, task_id LIMIT ?",
+                                          (*params, limit))
+        ids = [row[0] for row in await cursor.fetchall()]
+        if len(ids) < limit:
+            return ids, len(ids)
+        cursor = await self._conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", params)
+        row = await cursor.fetchone()
+        return ids, int(row[0]) if row else len(ids)
 
     async def quoting(self, project: str, needle: str, limit: int) -> list[tuple[str, int]]:
         """(task_id, version) of the versions whose state JSON contains `needle` verbatim."""

@@ -1,64 +1,59 @@
 """The SQLite store: one aiosqlite connection to one SQLite file, its pragmas, migrations and transactions.
 
-The file is created 0600 and opened in WAL mode with busy_timeout, foreign keys and
-secure_delete on. Writes run in `BEGIN IMMEDIATE` transactions (`Store.write()`): they commit
-whole or roll back, so a killed process leaves the previous state intact, and two processes
-on the same file serialize instead of interleaving.
+The file is created 0600 (folders 0700) and opened in WAL mode with busy_timeout, foreign keys and secure_delete on.
+Writes run in `BEGIN IMMEDIATE` transactions (`Store.transaction()`): they commit whole or roll back, so a killed
+process leaves the previous state intact, and two processes on the same file serialize instead of interleaving.
+Before each commit the path must still name the file that was opened: a write to a deleted or replaced file would be
+acknowledged and then lost, so it is refused. A file that cannot be written is opened read-only (reads work, writes
+get one error naming what is read-only); another program's SQLite file is refused before anything is written to it.
 """
 
 from __future__ import annotations
 
-import os
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 import aiosqlite
 import anyio
 
-from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
+from ctxkeep.errors import DatabaseUnavailable
 from ctxkeep.storage.interface import Store
+from ctxkeep.storage.sqlite import schema
 from ctxkeep.storage.sqlite.checkpoints import Checkpoints
 from ctxkeep.storage.sqlite.digests import Cursors, Digests
 from ctxkeep.storage.sqlite.evidence import Evidence
+from ctxkeep.storage.sqlite.files import Access, identity, moved, prepare, read_only, unavailable
+from ctxkeep.storage.sqlite.index import TermKey
 from ctxkeep.storage.sqlite.journal import Journal
+from ctxkeep.storage.sqlite.maintenance import WAL, Maintenance, clear_truncation, merge_owed, owed
 from ctxkeep.storage.sqlite.memories import Memories
-from ctxkeep.storage.sqlite.migrations import LATEST, MIGRATIONS, statements
+from ctxkeep.storage.sqlite.migrations import LATEST
 from ctxkeep.storage.sqlite.sessions import Sessions
 from ctxkeep.storage.sqlite.stats import Stats
 from ctxkeep.storage.sqlite.working_sets import WorkingSets
 
-
-def _create_private(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-    os.close(fd)
+logger = logging.getLogger("ctxkeep")
 
 
-def _unavailable(path: Path, exc: sqlite3.Error) -> DatabaseUnavailable:
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        hint = "another process holds a write lock longer than busy_timeout; retry shortly"
-    elif "full" in text:
-        hint = "the disk is full; free space and retry (stored data is unchanged)"
-    elif "not a database" in text or "malformed" in text:
-        hint = "the file is not a valid ctxkeep database; restore it from backup or point CTXKEEP_DB elsewhere"
-    else:
-        hint = "check the file and its permissions"
-    return DatabaseUnavailable(f"database {path}: {text}; {hint}")
+def _casefold(text: object) -> object:
+    return text.casefold() if isinstance(text, str) else text
 
 
 class SqliteTx:
     """The queries available inside one transaction (or one read), over one connection."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: aiosqlite.Connection, key: TermKey) -> None:
+        self.maintenance = Maintenance(conn)
         self.checkpoints = Checkpoints(conn)
-        self.evidence = Evidence(conn)
+        self.evidence = Evidence(conn, key, self.maintenance)
         self.digests = Digests(conn)
         self.cursors = Cursors(conn)
         self.working_sets = WorkingSets(conn)
-        self.memories = Memories(conn)
+        self.memories = Memories(conn, key, self.maintenance)
         self.journal = Journal(conn)
         self.sessions = Sessions(conn)
         self.stats = Stats(conn)
@@ -67,76 +62,118 @@ class SqliteTx:
 class SqliteStore(Store):
     """An open ctxkeep SQLite file. Open with `await SqliteStore.open(path)`; close with `await store.close()`."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+    def __init__(self, conn: aiosqlite.Connection, path: Path, access: Access, busy_timeout_ms: int) -> None:
         self._conn = conn
         self._lock = anyio.Lock()
         self.path = path
+        self.access = access
+        self._busy_timeout_ms = int(busy_timeout_ms)
+        self._opened = identity(path)
+        self._key = TermKey(b"")
+        self._owed = False  # work a delete left owed is recorded in the file (finished after the next write)
+        self._finishing = False
 
     @classmethod
     async def open(cls, path: Path, busy_timeout_ms: int = 5_000) -> SqliteStore:
-        """Open (creating 0600 when absent) and migrate; raises SchemaTooNew or DatabaseUnavailable."""
+        """Open (creating 0600 when absent), check it is ctxkeep's, migrate; raises SchemaTooNew or DatabaseUnavailable.
+        A file that cannot be written opens read-only (then it must already be at the current schema)."""
         try:
-            _create_private(path)
-            conn = await aiosqlite.connect(path, isolation_level=None)
+            access = prepare(path)
+            conn = await _connect(path, access.writable)
         except (OSError, sqlite3.Error) as exc:
             raise DatabaseUnavailable(f"database {path}: cannot open: {exc}") from exc
-        store = cls(conn, path)
+        store = cls(conn, path, access, busy_timeout_ms)
         try:
-            await store._configure(busy_timeout_ms)
-            await store._migrate()
+            await store._start()
+        except sqlite3.Error as exc:
+            await conn.close()
+            raise unavailable(path, exc) from exc
         except BaseException:
             await conn.close()
             raise
         return store
 
+    async def _start(self) -> None:
+        await self._conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
+        await schema.check_ours(self._conn, self.path)
+        if self.access.writable:
+            await self._conn.execute("PRAGMA journal_mode = WAL")
+        for pragma in ("foreign_keys = ON", "secure_delete = ON", "synchronous = NORMAL"):
+            await self._conn.execute(f"PRAGMA {pragma}")
+        await self._conn.create_function("ctxkeep_casefold", 1, _casefold, deterministic=True)
+        if not self.access.writable:
+            await self._check_read_only_schema()
+            return
+        await schema.migrate(self._conn, self.write, self.path)
+        self._key = await schema.finish_index(self._conn, self.write)
+        self._owed = bool(await owed(self._conn))
+        if self._owed:
+            await self._finish_owed(wait=False)
+
+    async def _check_read_only_schema(self) -> None:
+        applied = await schema.schema_version(self._conn)
+        if applied > LATEST:
+            raise schema.too_new(self.path, applied)
+        key = await schema.term_key(self._conn) if applied == LATEST else None
+        if key is None:
+            raise DatabaseUnavailable(
+                f"database {self.path}: {self.access.what} is read-only ({self.access.reason}), and the file was written by "
+                f"an older ctxkeep (schema {applied}, this one needs {LATEST}); it must be upgraded once with write access: "
+                f"{self.access.fix}, then run any ctxkeep command")
+        self._key = key
+
     async def close(self) -> None:
         await self._conn.close()
 
-    async def _configure(self, busy_timeout_ms: int) -> None:
-        try:
-            await self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            await self._conn.execute("PRAGMA journal_mode = WAL")
-            for pragma in ("foreign_keys = ON", "secure_delete = ON", "synchronous = NORMAL"):
-                await self._conn.execute(f"PRAGMA {pragma}")
-        except sqlite3.Error as exc:
-            raise _unavailable(self.path, exc) from exc
-
-    async def _migrate(self) -> None:
-        async with self.write() as conn:
-            await conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
-            )
-        applied = await self.schema_version()
-        if applied > LATEST:
-            raise SchemaTooNew(
-                f"database {self.path} has schema version {applied}, newer than this ctxkeep knows ({LATEST}); "
-                "upgrade ctxkeep (pip install -U ctxkeep) or point CTXKEEP_DB at another file"
-            )
-        for version, name, sql in MIGRATIONS:
-            if version > applied:
-                await self._apply(version, name, sql)
-
-    async def _apply(self, version: int, name: str, sql: str) -> None:
-        async with self.write() as conn:
-            cursor = await conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,))
-            if await cursor.fetchone():
-                return  # another process applied it while we waited for the lock
-            for statement in statements(sql):
-                await conn.execute(statement)
-            await conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
-
     async def schema_version(self) -> int:
         """The newest migration applied to this file."""
-        cursor = await self._conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
-        row = await cursor.fetchone()
-        return int(row[0]) if row else 0
+        return await schema.schema_version(self._conn)
 
     async def checkpoint_wal(self) -> bool:
-        """Copy the WAL into the database file and truncate it; False when a reader kept it from finishing."""
+        """Finish what deletes left owed: merge the index tables they touched, copy the WAL into the database file and
+        truncate it. False when a reader of another process kept the WAL from being truncated (waiting busy_timeout
+        for it) or a merge could not run; what is left stays owed and is finished after the next write or open."""
+        return await self._finish_owed(wait=True)
+
+    async def _finish_owed(self, wait: bool) -> bool:
+        """Merge the owed index tables and truncate the WAL; never raises (the writes before it stand either way)."""
+        if not self.access.writable or self._finishing:
+            return False
+        self._finishing = True
+        try:
+            async with self.write() as conn:
+                names = await owed(conn)
+                await merge_owed(conn, names)
+            truncated = await self._truncate(wait)
+            if truncated and WAL in names:
+                async with self.write() as conn:
+                    await clear_truncation(conn)
+                await self._truncate(wait=False)  # the WAL now holds only that last page
+            self._owed = not truncated
+            return truncated
+        except DatabaseUnavailable as exc:  # a full disk, the file moved: what is owed stays recorded
+            logger.warning("ctxkeep could not finish what a delete left owed (it stays owed): %s", exc)
+            self._owed = True
+            return False
+        finally:
+            self._finishing = False
+
+    async def _truncate(self, wait: bool) -> bool:
         async with self._lock:
-            cursor = await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            row = await cursor.fetchone()
+            if not wait:
+                await self._conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                cursor = await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                row = await cursor.fetchone()
+            except sqlite3.Error:
+                row = None  # busy in another way: still owed
+            finally:
+                if not wait:
+                    await self._conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
         return row is not None and int(row[0]) == 0
+
+    def read_only(self) -> str | None:
+        return None if self.access.writable else str(read_only(self.path, self.access))
 
     async def integrity_check(self) -> str:
         """`PRAGMA integrity_check`'s verdict: 'ok' when the file is sound."""
@@ -149,20 +186,39 @@ class SqliteStore(Store):
         if self._conn.in_transaction:
             await self._conn.execute(statement)
 
+    def _check_same_file(self) -> None:
+        if self._opened is not None:
+            refused = moved(self.path, self._opened)
+            if refused is not None:
+                raise refused
+
+    async def _empty_the_wal_at_the_path(self) -> None:
+        """After the file was deleted or replaced: the -wal at the path still holds this file's pages, which SQLite
+        would apply to the next file opened there; copy them into the old file and empty it (best effort)."""
+        try:
+            await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass  # the refusal says what matters
+
     @asynccontextmanager
     async def _transaction(self, begin: str) -> AsyncIterator[aiosqlite.Connection]:
         """BEGIN … COMMIT, or ROLLBACK and re-raise; shielded from cancellation at both ends.
 
         The statements run on aiosqlite's thread: a cancelled await would not stop them, so
         BEGIN, COMMIT and ROLLBACK are awaited to the end, and the connection is never left
-        inside a transaction.
+        inside a transaction. A write commits only while the path still names the file opened.
         """
+        writing = begin != "BEGIN"
+        if writing and not self.access.writable:
+            raise read_only(self.path, self.access)
         async with self._lock:
             try:
                 with anyio.CancelScope(shield=True):
                     await self._conn.execute(begin)
                 yield self._conn
                 with anyio.CancelScope(shield=True):
+                    if writing:
+                        self._check_same_file()
                     await self._finish("COMMIT")
             except BaseException as exc:
                 with anyio.CancelScope(shield=True):
@@ -170,8 +226,10 @@ class SqliteStore(Store):
                         await self._finish("ROLLBACK")
                     except sqlite3.Error:
                         pass  # the original error says more than a failed rollback
+                    if isinstance(exc, DatabaseUnavailable) and self._opened is not None and identity(self.path) != self._opened:
+                        await self._empty_the_wal_at_the_path()
                 if isinstance(exc, sqlite3.Error):
-                    raise _unavailable(self.path, exc) from exc
+                    raise unavailable(self.path, exc) from exc
                 raise
 
     @asynccontextmanager
@@ -182,12 +240,33 @@ class SqliteStore(Store):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[SqliteTx]:
-        """A write transaction exposing the query objects."""
+        """A write transaction exposing the query objects; afterwards, work an earlier delete left owed is finished
+        when no reader stands in the way (never waiting for one)."""
         async with self._transaction("BEGIN IMMEDIATE") as conn:
-            yield SqliteTx(conn)
+            tx = SqliteTx(conn, self._key)
+            yield tx
+        if tx.maintenance.owes:
+            self._owed = True  # the caller finishes it (checkpoint_wal) right away
+        elif self._owed:
+            await self._finish_owed(wait=False)
 
     @asynccontextmanager
     async def snapshot(self) -> AsyncIterator[SqliteTx]:
         """A read transaction: every query inside sees the same committed state."""
         async with self._transaction("BEGIN") as conn:
-            yield SqliteTx(conn)
+            yield SqliteTx(conn, self._key)
+
+
+async def _connect(path: Path, writable: bool) -> aiosqlite.Connection:
+    """The connection: read-write, or read-only (`mode=ro`; `immutable=1` when the folder cannot even hold the -shm a
+    reader needs, as on a read-only mount)."""
+    if writable:
+        return await aiosqlite.connect(path, isolation_level=None)
+    uri = f"file:{quote(str(path))}?mode=ro"
+    conn = await aiosqlite.connect(uri, uri=True, isolation_level=None)
+    try:
+        await conn.execute("SELECT count(*) FROM sqlite_master")
+        return conn
+    except sqlite3.OperationalError:
+        await conn.close()
+    return await aiosqlite.connect(uri + "&immutable=1", uri=True, isolation_level=None)

@@ -1,32 +1,27 @@
-"""Queries over evidence records, their shared compressed blobs, and the full-text index.
+"""Queries over evidence records, their compressed blobs (shared by a project's records with the same content, never
+across projects), and the project's full-text index.
 
-The index is contentless and holds hashed terms (see `ctxkeep.tools.terms`); `match_expression`
-is the one place that builds FTS5 query syntax, from hashes only.
+The index is contentless and holds keyed terms only (see `index`); `match_expression` is the one place that builds
+FTS5 query syntax, from keyed hashes only.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 import aiosqlite
+import anyio
 
 from ctxkeep.storage.rows import EvidenceRow, NewEvidence, SearchFilter
+from ctxkeep.storage.sqlite.index import TermKey, match_expression, project_tables
+from ctxkeep.storage.sqlite.maintenance import Maintenance
 
 _ROW_COLUMNS = ("e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
                 "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.redactions, e.index_version, "
                 "b.sha256, e.id, e.blob_id")
-_HASHED_TERM = re.compile(r"^[0-9a-f]{12}$")
 _BATCH = 400  # stay well under SQLite's bound-parameter limit
-
-
-def match_expression(hashed_terms: Sequence[str]) -> str:
-    """An FTS5 query matching any of the terms; only hex hashes are accepted, so no syntax can leak in."""
-    for term in hashed_terms:
-        if not _HASHED_TERM.match(term):
-            raise ValueError(f"not a hashed term: {term!r}")
-    return " OR ".join(f'"{term}"' for term in hashed_terms)
+_KEY_ON_A_THREAD = 100_000  # characters of terms above which keying runs off the event loop
 
 
 def _conditions(project: str, where: SearchFilter) -> tuple[str, list[str]]:
@@ -58,8 +53,10 @@ def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
 class Evidence:
     """Evidence queries on one connection (inside a Store transaction or snapshot)."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: aiosqlite.Connection, key: TermKey, maintenance: Maintenance) -> None:
         self._conn = conn
+        self._key = key
+        self._maintenance = maintenance
 
     async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
         found: set[str] = set()
@@ -71,30 +68,32 @@ class Evidence:
         return found
 
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
-        """Store new records (refs must not exist yet), sharing blobs by sha256, and index them."""
+        """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them."""
+        if not items:
+            return
         await self._conn.executemany(
-            "INSERT OR IGNORE INTO blobs (sha256, data, bytes) VALUES (?, ?, ?)", [(i.sha256, i.data, i.bytes) for i in items]
+            "INSERT OR IGNORE INTO blobs (project, sha256, data, bytes) VALUES (?, ?, ?, ?)",
+            [(project, i.sha256, i.data, i.bytes) for i in items],
         )
         await self._conn.executemany(
             "INSERT INTO evidence (project, ref, blob_id, kind, source, title, task_id, tags_json, effective_at, expires_at, "
             "created_at, bytes, tokens, lines, chunk_chars, redactions, index_version) "
-            "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE sha256 = ?",
+            "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE project = ? AND sha256 = ?",
             [(project, i.ref, i.kind, i.source, i.title, i.task_id, i.tags_json, i.effective_at, i.expires_at, i.created_at,
-              i.bytes, i.tokens, i.lines, i.chunk_chars, i.redactions, i.index_version, i.sha256) for i in items],
+              i.bytes, i.tokens, i.lines, i.chunk_chars, i.redactions, i.index_version, project, i.sha256) for i in items],
         )
+        tables = await project_tables(self._conn, project, create=True)
+        assert tables is not None
+        keyed = await self._keyed([i.terms for i in items])
         await self._conn.executemany(
-            "INSERT INTO evidence_fts (rowid, terms) SELECT id, ? FROM evidence WHERE project = ? AND ref = ?",
-            [(i.terms, project, i.ref) for i in items],
+            f"INSERT INTO {tables.evidence} (rowid, terms) SELECT id, ? FROM evidence WHERE project = ? AND ref = ?",
+            [(terms, project, i.ref) for terms, i in zip(keyed, items)],
         )
 
-    async def refresh(self, project: str, items: Sequence[NewEvidence]) -> None:
-        """A repeated put of existing records: add its tags, take its validity window."""
-        await self._conn.executemany(
-            "UPDATE evidence SET tags_json = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(tags_json) "
-            "UNION SELECT value FROM json_each(?) ORDER BY value)), effective_at = ?, expires_at = ? "
-            "WHERE project = ? AND ref = ?",
-            [(i.tags_json, i.effective_at, i.expires_at, project, i.ref) for i in items],
-        )
+    async def _keyed(self, lines: list[str]) -> list[str]:
+        if sum(map(len, lines)) < _KEY_ON_A_THREAD:
+            return [self._key.line(line) for line in lines]
+        return await anyio.to_thread.run_sync(lambda: [self._key.line(line) for line in lines])
 
     async def rows(self, project: str, refs: Sequence[str], where: SearchFilter | None = None) -> dict[str, EvidenceRow]:
         """The records behind `refs` in the project (only those passing `where`, when given)."""
@@ -168,27 +167,33 @@ class Evidence:
             found.update((int(row[0]), bytes(row[1])) for row in await cursor.fetchall())
         return found
 
-    async def document_frequencies(self, hashed_terms: Sequence[str]) -> dict[str, int]:
-        """How many records (all projects) hold each term; absent terms are left out."""
-        for term in hashed_terms:
-            match_expression([term])  # refuses anything that is not a hashed term
+    async def document_frequencies(self, project: str, terms: Sequence[str]) -> dict[str, int]:
+        """How many of the project's records hold each term; absent terms are left out."""
+        tables = await project_tables(self._conn, project)
+        if tables is None or not terms:
+            return {}
+        back = self._key.mapping(terms)
         cursor = await self._conn.execute(
-            f"SELECT term, doc FROM evidence_vocab WHERE term IN ({','.join('?' * len(hashed_terms))})", tuple(hashed_terms)
+            f"SELECT term, doc FROM {tables.vocab} WHERE term IN ({','.join('?' * len(back))})", tuple(back)
         )
-        return {term: int(doc) for term, doc in await cursor.fetchall()}
+        return {back[term]: int(doc) for term, doc in await cursor.fetchall()}
 
-    async def search(self, project: str, hashed_terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
-        """Records matching any term, best BM25 first, with their score (> 0).
+    async def search(self, project: str, terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
+        """Records matching any term, best BM25 (over the project's records only) first, with their score (> 0).
 
-        The index is ranked on its own first (FTS5 keeps only the best few), then filtered; only
+        The project's index is ranked on its own first (FTS5 keeps only the best few), then filtered; only
         when the filters leave too few of those does the slower filtered ranking of every match run.
         """
+        tables = await project_tables(self._conn, project)
+        if tables is None or not terms:
+            return []
         conditions, params = _conditions(project, where)
         outer = (f"SELECT {_ROW_COLUMNS}, -f.score FROM {{source}} JOIN evidence e ON e.id = f.rowid "
                  f"JOIN blobs b ON b.id = e.blob_id WHERE {conditions} ORDER BY f.score, e.id LIMIT ?")
-        best = f"(SELECT rowid, bm25(evidence_fts) AS score FROM evidence_fts WHERE evidence_fts MATCH ? ORDER BY score LIMIT {limit * 8}) f"
-        every = "(SELECT rowid, bm25(evidence_fts) AS score FROM evidence_fts WHERE evidence_fts MATCH ?) f"
-        expression = match_expression(hashed_terms)
+        table = tables.evidence
+        best = f"(SELECT rowid, bm25({table}) AS score FROM {table} WHERE {table} MATCH ? ORDER BY score LIMIT {limit * 8}) f"
+        every = f"(SELECT rowid, bm25({table}) AS score FROM {table} WHERE {table} MATCH ?) f"
+        expression = match_expression(list(self._key.mapping(terms)))
         cursor = await self._conn.execute(outer.format(source=best), (expression, *params, limit))
         rows = list(await cursor.fetchall())
         if len(rows) < limit:
@@ -196,10 +201,17 @@ class Evidence:
             rows = list(await cursor.fetchall())
         return [(EvidenceRow(*row[:-1]), float(row[-1])) for row in rows]
 
-    async def delete(self, row: EvidenceRow, terms: str) -> bool:
-        """Remove a record and its index entry; remove its blob when no record uses it. True when the blob went."""
-        await self._conn.execute("INSERT INTO evidence_fts (evidence_fts, rowid, terms) VALUES ('delete', ?, ?)", (row.id, terms))
-        cursor = await self._conn.execute("DELETE FROM evidence WHERE id = ?", (row.id,))
+    async def delete(self, project: str, row: EvidenceRow, terms: str) -> bool:
+        """Remove a record and its index entry (leaving the index merge owed), and its blob when no other record of
+        the project uses it. True when the blob went."""
+        tables = await project_tables(self._conn, project)
+        if tables is not None:
+            await self._conn.execute(f"INSERT INTO {tables.evidence} ({tables.evidence}, rowid, terms) VALUES ('delete', ?, ?)",
+                                     (row.id, self._key.line(terms)))
+            await self._maintenance.owe_merge(tables.evidence)
+        else:
+            await self._maintenance.owe_truncation()
+        cursor = await self._conn.execute("DELETE FROM evidence WHERE id = ? AND project = ?", (row.id, project))
         if cursor.rowcount != 1:
             raise LookupError(f"evidence row {row.id} vanished inside its own delete transaction")
         cursor = await self._conn.execute("SELECT 1 FROM evidence WHERE blob_id = ? LIMIT 1", (row.blob_id,))
@@ -215,6 +227,10 @@ class Evidence:
         )
         return [EvidenceRow(*row) for row in await cursor.fetchall()]
 
-    async def delete_orphan_blobs(self) -> int:
-        cursor = await self._conn.execute("DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM evidence)")
+    async def delete_orphan_blobs(self, project: str) -> int:
+        """Remove the project's blobs no record uses (the WAL truncation is owed)."""
+        cursor = await self._conn.execute(
+            "DELETE FROM blobs WHERE project = ? AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.blob_id = blobs.id)", (project,))
+        if cursor.rowcount:
+            await self._maintenance.owe_truncation()
         return cursor.rowcount

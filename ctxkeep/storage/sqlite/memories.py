@@ -1,7 +1,8 @@
 """Queries over long-term memories (immutable versions per key), their index and their tombstones.
 
-Like the evidence index, `memory_fts` is contentless and holds hashed terms only; a forgotten
-memory's entries are deleted and the index is merged, so no trace of it stays in its segments.
+Like the evidence index, the project's memory index is contentless and holds keyed terms only; a forgotten memory's
+entries are deleted and the merge of the index is owed (done right after the transaction), so no trace of it stays in
+its segments.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Sequence
 import aiosqlite
 
 from ctxkeep.storage.rows import MemoryRow, TombstoneRow
-from ctxkeep.storage.sqlite.evidence import match_expression
+from ctxkeep.storage.sqlite.index import TermKey, match_expression, project_tables
+from ctxkeep.storage.sqlite.maintenance import Maintenance
 
 _COLUMNS = ("m.id, m.memory_id, m.key, m.key_match, m.kind, m.content, m.confidence, m.source_json, m.version, "
             "m.created_at, m.effective_at, m.expires_at")
@@ -21,8 +23,10 @@ _COLUMNS = ("m.id, m.memory_id, m.key, m.key_match, m.kind, m.content, m.confide
 class Memories:
     """Memory queries on one connection (inside a Store transaction or snapshot)."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: aiosqlite.Connection, key: TermKey, maintenance: Maintenance) -> None:
         self._conn = conn
+        self._key = key
+        self._maintenance = maintenance
 
     async def versions(self, project: str, key_matches: Sequence[str]) -> list[MemoryRow]:
         """Every stored version of the given keys, oldest first within each key."""
@@ -47,13 +51,18 @@ class Memories:
         )
         return [row[0] for row in await cursor.fetchall()]
 
-    async def matching(self, project: str, hashed_terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """(key, best BM25 score > 0) of the keys whose versions hold any of the terms, best first."""
+    async def matching(self, project: str, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """(key, best BM25 score > 0, over the project's memories only) of the keys whose versions hold any of the
+        terms, best first."""
+        tables = await project_tables(self._conn, project)
+        if tables is None or not terms:
+            return []
+        table = tables.memory
         cursor = await self._conn.execute(
-            "SELECT m.key_match, MAX(f.score) AS best FROM (SELECT rowid, -bm25(memory_fts) AS score FROM memory_fts "
-            "WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT 10000) f JOIN memories m ON m.id = f.rowid WHERE m.project = ? "
+            f"SELECT m.key_match, MAX(f.score) AS best FROM (SELECT rowid, -bm25({table}) AS score FROM {table} "
+            f"WHERE {table} MATCH ? ORDER BY score DESC LIMIT 10000) f JOIN memories m ON m.id = f.rowid WHERE m.project = ? "
             "GROUP BY m.key_match ORDER BY best DESC, m.key_match LIMIT ?",
-            (match_expression(hashed_terms), project, limit),
+            (match_expression(list(self._key.mapping(terms))), project, limit),
         )
         return [(row[0], float(row[1])) for row in await cursor.fetchall()]
 
@@ -75,16 +84,23 @@ class Memories:
              row.version, row.created_at, row.effective_at, row.expires_at),
         )
         stored = MemoryRow(int(cursor.lastrowid or 0), *list(row.__dict__.values())[1:])
-        await self._conn.execute("INSERT INTO memory_fts (rowid, terms) VALUES (?, ?)", (stored.id, terms))
+        tables = await project_tables(self._conn, project, create=True)
+        assert tables is not None
+        await self._conn.execute(f"INSERT INTO {tables.memory} (rowid, terms) VALUES (?, ?)", (stored.id, self._key.line(terms)))
         return stored
 
     async def delete(self, project: str, rows: Sequence[tuple[MemoryRow, str]], tombstones: Sequence[TombstoneRow]) -> None:
-        """Remove memories (each with its indexed terms) and their index entries, merge the index, leave tombstones."""
+        """Remove memories (each with its indexed terms) and their index entries, leave tombstones; the merge of the
+        index and the WAL truncation are owed (deleted entries linger in older index segments until merged)."""
+        tables = await project_tables(self._conn, project)
         for row, terms in rows:
-            await self._conn.execute("INSERT INTO memory_fts (memory_fts, rowid, terms) VALUES ('delete', ?, ?)", (row.id, terms))
-            await self._conn.execute("DELETE FROM memories WHERE id = ?", (row.id,))
-        # deleted entries linger in older index segments until they are merged
-        await self._conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+            if tables is not None:
+                await self._conn.execute(f"INSERT INTO {tables.memory} ({tables.memory}, rowid, terms) VALUES ('delete', ?, ?)",
+                                         (row.id, self._key.line(terms)))
+            await self._conn.execute("DELETE FROM memories WHERE id = ? AND project = ?", (row.id, project))
+        if tables is not None:
+            await self._maintenance.owe_merge(tables.memory)
+        await self._maintenance.owe_truncation()
         await self._conn.executemany(
             "INSERT INTO memory_tombstones (project, memory_id, key_sha256, kind, version, created_at, forgotten_at, reason) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

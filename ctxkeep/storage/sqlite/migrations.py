@@ -1,10 +1,20 @@
 """Numbered, forward-only schema migrations; each runs in its own transaction.
 
 A database whose newest applied migration is above the newest one here was written by a
-newer ctxkeep and is refused (never migrated down).
+newer ctxkeep and is refused (never migrated down). Migrations are plain SQL, so the hooks' fast path (`hot`) applies
+them too; work that needs Python (the file's random term key, indexing stored text again) is left owed in
+`store_meta` and done by the Store when it opens the file (`schema.finish_index`). A migration that rebuilds a table others
+reference runs with foreign keys off (`FOREIGN_KEYS_OFF`; they are checked before it commits). A file that is not
+ctxkeep's is refused before anything is written to it (`schema.check_ours`).
 """
 
 from __future__ import annotations
+
+import sqlite3
+
+APPLICATION_ID = 0x6374786B  # "ctxk" in the SQLite header, so `file` and this check know the file
+FIRST_MIGRATION = "tasks and checkpoints"
+REBUILD_INDEX = "owed:rebuild-index"
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "tasks and checkpoints", """
@@ -210,15 +220,41 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (project, ref)
         ) WITHOUT ROWID;
     """),
+    (8, "an index per project, its terms keyed per file (re-indexed at open); blobs per project", f"""
+        CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE projects (id INTEGER PRIMARY KEY, project TEXT NOT NULL UNIQUE);
+        CREATE TABLE blobs_by_project (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            data BLOB NOT NULL,
+            bytes INTEGER NOT NULL,
+            UNIQUE (project, sha256)
+        );
+        INSERT INTO blobs_by_project (id, project, sha256, data, bytes)
+            SELECT b.id, u.project, b.sha256, b.data, b.bytes FROM blobs b
+            JOIN (SELECT blob_id, MIN(project) AS project FROM evidence GROUP BY blob_id) u ON u.blob_id = b.id;
+        INSERT INTO blobs_by_project (project, sha256, data, bytes)
+            SELECT u.project, b.sha256, b.data, b.bytes FROM (SELECT DISTINCT project, blob_id FROM evidence) u
+            JOIN blobs b ON b.id = u.blob_id WHERE u.project > (SELECT MIN(f.project) FROM evidence f WHERE f.blob_id = u.blob_id);
+        UPDATE evidence SET blob_id = (SELECT n.id FROM blobs_by_project n WHERE n.project = evidence.project
+            AND n.sha256 = (SELECT b.sha256 FROM blobs b WHERE b.id = evidence.blob_id));
+        DROP TABLE blobs;
+        ALTER TABLE blobs_by_project RENAME TO blobs;
+        DROP TABLE evidence_vocab;
+        DROP TABLE evidence_fts;
+        DROP TABLE memory_fts;
+        INSERT INTO store_meta (name, value) VALUES ('{REBUILD_INDEX}', '1');
+        PRAGMA application_id = {APPLICATION_ID};
+    """),
 ]
 
 LATEST = MIGRATIONS[-1][0]
+FOREIGN_KEYS_OFF = {8}  # rebuilds `blobs`, which evidence references
 
 
 def statements(sql: str) -> list[str]:
     """Split a migration script into statements, keeping trigger bodies whole."""
-    import sqlite3  # the standard library's, for complete_statement: the hooks' fast path migrates with it too
-
     out, current = [], ""
     for line in sql.strip().splitlines():
         current += line + "\n"

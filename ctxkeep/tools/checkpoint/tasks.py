@@ -25,7 +25,8 @@ async def active_task(scope: Scope) -> str:
     return tasks[0].task_id
 
 
-async def task_ids(scope: Scope, prefix: str, limit: int = 100) -> list[str]:
-    """Task ids of this project starting with `prefix` (case-insensitive), most recently saved first."""
-    tasks = (await checkpoint_list(scope, limit=500)).tasks
-    return [t.task_id for t in tasks if t.task_id.casefold().startswith(prefix.casefold())][:limit]
+async def task_ids(scope: Scope, prefix: str, limit: int = 100) -> tuple[list[str], int]:
+    """Up to `limit` task ids of this project starting with `prefix` (case-insensitive), most recently saved first,
+    and how many match in all (filtered in the store, over every task)."""
+    async with scope.store.snapshot() as tx:
+        return await tx.checkpoints.task_ids(scope.project, prefix, limit)

@@ -6,6 +6,8 @@ version number and the canonical state JSON, so the chain can be checked end to 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from collections import OrderedDict
@@ -143,10 +145,29 @@ def _short(text: str | None, limit: int = 300) -> str | None:
     return text if text is None or len(text) <= limit else text[:limit] + "…"
 
 
-async def checkpoint_list(scope: Scope, limit: int = 50) -> CheckpointListResult:
-    """The project's tasks, most recently saved first."""
+def _cursor(updated_at: str, task_id: str) -> str:
+    """Where a page ended, as an opaque URL-safe token."""
+    return base64.urlsafe_b64encode(json.dumps([updated_at, task_id], ensure_ascii=False).encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def _after(cursor: str) -> tuple[str, str]:
+    """The (updated_at, task_id) a cursor names; raises InvalidInput for a token checkpoint_list did not return."""
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8"))
+        if isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(part, str) for part in decoded):
+            return decoded[0], decoded[1]
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        pass
+    raise InvalidInput(f"cursor {cursor[:40]!r} is not one checkpoint_list returned; send the next_cursor of the previous page, "
+                       "or no cursor for the first page")
+
+
+async def checkpoint_list(scope: Scope, limit: int = 50, cursor: str | None = None) -> CheckpointListResult:
+    """The project's tasks, most recently saved first, a page of `limit` at a time: `next_cursor` (None on the last
+    page) fetches the next. A task saved while you page moves to the front: start again to see it there."""
     async with scope.store.snapshot() as tx:
-        rows = await tx.checkpoints.tasks(scope.project, limit)
+        rows = await tx.checkpoints.tasks(scope.project, limit + 1, _after(cursor) if cursor else None)
+    more, rows = len(rows) > limit, rows[:limit]
     tasks = []
     for row in rows:
         state = json.loads(row.state_json)
@@ -155,7 +176,7 @@ async def checkpoint_list(scope: Scope, limit: int = 50) -> CheckpointListResult
             goal=_short(state["goal"]) or "", phase=_short(state.get("phase")), pending=len(state.get("pending", [])),
             pending_approvals=sum(1 for a in state.get("approvals", []) if a.get("status") == "pending"),
         ))
-    return CheckpointListResult(tasks=tasks)
+    return CheckpointListResult(tasks=tasks, next_cursor=_cursor(rows[-1].updated_at, rows[-1].task_id) if more else None)
 
 
 async def load_pair(scope: Scope, task_id: str, from_version: int, to_version: int) -> tuple[TaskState, TaskState, str | None]:

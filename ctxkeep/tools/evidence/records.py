@@ -2,8 +2,10 @@
 
 "Compression is not deletion": what leaves the context is stored (secrets redacted) under a
 ref that brings it back byte for byte. A ref names a record — project, content, kind, source,
-title, task — so an identical put returns the existing ref (`deduplicated: true`, the other
-fields of the second put are ignored), and records with the same content share one blob.
+title, task — so an identical put returns the existing ref (`deduplicated: true`) and leaves the
+record as first stored: the second put's tags, effective_at and expires_at are ignored, so an
+expired record stays expired (a refetched copy is stored under another title or source, or after
+evidence_delete). A project's records with the same content share one blob; projects never share.
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ from ctxkeep.tokens import count_tokens_many
 from ctxkeep.tools.evidence.preview import shape_tool_output
 from ctxkeep.tools.evidence.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import INDEX_VERSION, index_terms
+from ctxkeep.tools.terms import INDEX_VERSION, evidence_terms
 
 CHUNK_TOKENS = 4_000
 MAX_CHUNK_CHARS = 6_000  # at most ~4 tokens a character, so any chunk fits the 25,000-token read limit
 _CACHE_CHARS = 64_000_000
+_GC_BATCH = 500  # records deleted per transaction by gc (the index is merged once, at the end)
 
 
 def line_count(text: str) -> int:
@@ -58,10 +61,6 @@ MIN_PREFIX_CHARS = 9  # "ev_" + 6 hex digits
 def evidence_ref(project: str, sha256: str, item: EvidenceItem) -> str:
     identity = "\0".join([project, sha256, item.kind, item.source or "", item.title or "", item.task_id or ""])
     return "ev_" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:24]
-
-
-def index_text(title: str | None, content: str) -> str:
-    return f"{title or ''}\n{content}"
 
 
 def _redacted(item: EvidenceItem, limit: int) -> tuple[EvidenceItem, str, int]:
@@ -101,7 +100,7 @@ def _record_parts(project: str, item: EvidenceItem, content: str) -> dict[str, A
         ref=evidence_ref(project, sha256, item), sha256=sha256, data=zlib.compress(raw, 6), kind=item.kind,
         source=item.source, title=item.title, task_id=item.task_id, tags_json=json.dumps(sorted(set(item.tags))),
         effective_at=utc_text(item.effective_at), expires_at=utc_text(item.expires_at), bytes=len(raw),
-        lines=line_count(content), index_version=INDEX_VERSION, terms=index_terms(index_text(item.title, content)),
+        lines=line_count(content), index_version=INDEX_VERSION, terms=evidence_terms(item.title, content),
     )
 
 
@@ -122,7 +121,8 @@ def _check_batch(items: list[EvidenceItem]) -> None:
 
 
 async def evidence_put(scope: Scope, items: list[EvidenceItem], max_item_bytes: int = MAX_EVIDENCE_BYTES) -> EvidenceBatchResult:
-    """Store items in one transaction; returns one ref per item in input order. Raises InvalidInput."""
+    """Store items in one transaction; returns one ref per item in input order. A record stored before (same ref) is
+    left as it is (`deduplicated`). Raises InvalidInput."""
     _check_batch(items)
     created_at = utc_text(scope.clock())
     assert created_at is not None
@@ -133,7 +133,6 @@ async def evidence_put(scope: Scope, items: list[EvidenceItem], max_item_bytes: 
     async with scope.store.transaction() as tx:
         existing = await tx.evidence.rows(scope.project, list(first))
         await tx.evidence.insert(scope.project, [r for ref, r in first.items() if ref not in existing])
-        await tx.evidence.refresh(scope.project, [r for ref, r in first.items() if ref in existing])
     stored, seen = [], set(existing)
     for record, preview in prepared:  # a ref fixes content, kind and source, so the preview is the stored one's
         stored.append(_stored(existing.get(record.ref) or record, preview, deduplicated=record.ref in seen))
@@ -196,22 +195,33 @@ async def load_row(tx: Tx, scope: Scope, ref: str, prefix_ok: bool = False) -> E
     return row
 
 
-async def evidence_delete(scope: Scope, ref: str) -> EvidenceDeleteResult:
-    """Delete a record, its index entry, and its blob when no other record uses it; then truncate the WAL."""
+async def _delete(scope: Scope, refs: list[str]) -> dict[str, bool]:
+    """Delete records (full refs) with their index entries in one transaction; for each, whether its blob went."""
     async with scope.store.snapshot() as tx:
-        row = await load_row(tx, scope, ref)
+        rows = [await load_row(tx, scope, ref) for ref in refs]
         # A ref fixes the content and title, so these terms are the ones indexed for any record under it.
-        terms = index_terms(index_text(row.title, await CONTENTS.content(tx, row)))
-    if row.index_version != INDEX_VERSION:
-        raise InvalidInput(f"evidence {ref!r} was indexed by another ctxkeep version ({row.index_version}); "
-                           "delete it with that version, or rebuild the index first")
+        terms = {row.ref: evidence_terms(row.title, await CONTENTS.content(tx, row)) for row in rows}
+    for row in rows:
+        if row.index_version != INDEX_VERSION:
+            raise InvalidInput(f"evidence {row.ref!r} was indexed by another ctxkeep version ({row.index_version}); "
+                               "delete it with that version, or rebuild the index first")
+    removed: dict[str, bool] = {}
     async with scope.store.transaction() as tx:
-        current = await load_row(tx, scope, ref)  # the record as it is now, not as the snapshot saw it
-        blob_removed = await tx.evidence.delete(current, terms)
-    if blob_removed:
-        CONTENTS.forget(row.sha256)
+        for row in rows:
+            current = await load_row(tx, scope, row.ref)  # the record as it is now, not as the snapshot saw it
+            removed[row.ref] = await tx.evidence.delete(scope.project, current, terms[row.ref])
+    for row in rows:
+        if removed[row.ref]:
+            CONTENTS.forget(row.sha256)
+    return removed
+
+
+async def evidence_delete(scope: Scope, ref: str) -> EvidenceDeleteResult:
+    """Delete a record, its index entry, and its blob when no other record of the project uses it; then merge the
+    index and truncate the WAL (`wal_truncated: false`: a reader kept it from finishing; it is finished later)."""
+    removed = await _delete(scope, [ref])
     wal_truncated = await scope.store.checkpoint_wal()
-    return EvidenceDeleteResult(ref=ref, deleted=True, blob_removed=blob_removed, wal_truncated=wal_truncated)
+    return EvidenceDeleteResult(ref=ref, deleted=True, blob_removed=removed[ref], wal_truncated=wal_truncated)
 
 
 def _referenced_refs(states_json: list[str]) -> set[str]:
@@ -230,12 +240,12 @@ async def evidence_gc(scope: Scope) -> EvidenceGcResult:
     async with scope.store.snapshot() as tx:
         expired = await tx.evidence.expired(scope.project, now)
         cited = _referenced_refs([task.state_json for task in await tx.checkpoints.tasks(scope.project, limit=1_000_000)])
-    kept = [row.ref for row in expired if row.ref in cited]
-    deleted = []
-    for row in expired:
-        if row.ref not in cited:
-            await evidence_delete(scope, row.ref)
-            deleted.append(row.ref)
+    prefixes = tuple(ref for ref in cited if MIN_PREFIX_CHARS <= len(ref) < REF_CHARS)  # short refs, as working sets show
+    kept = [row.ref for row in expired if row.ref in cited or row.ref.startswith(prefixes)]
+    deleted = [row.ref for row in expired if row.ref not in kept]
+    for start in range(0, len(deleted), _GC_BATCH):
+        await _delete(scope, deleted[start:start + _GC_BATCH])
     async with scope.store.transaction() as tx:
-        orphans = await tx.evidence.delete_orphan_blobs()
+        orphans = await tx.evidence.delete_orphan_blobs(scope.project)
+    await scope.store.checkpoint_wal()
     return EvidenceGcResult(deleted=deleted, kept_cited=kept, orphan_blobs_removed=orphans)

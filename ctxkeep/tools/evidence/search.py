@@ -43,7 +43,7 @@ async def ranked_hits(tx: Tx, project: str, query: str, where: SearchFilter, lim
     terms = query_terms(query)
     if not terms:
         return []
-    frequencies = await tx.evidence.document_frequencies(terms)
+    frequencies = await tx.evidence.document_frequencies(project, terms)
     chosen = selective_terms(terms, frequencies, postings_budget)
     found = await tx.evidence.search(project, chosen, where, limit) if chosen else []
     if len(found) < (limit if widen_below is None else widen_below) and len(chosen) < len(frequencies):

@@ -2,8 +2,11 @@
 
 Removed in one transaction: the memory versions, their index entries (the index is merged so
 no old segment keeps them), the cached working sets that showed them, and the quotes of their
-text in history digests and summaries. Then the write-ahead log is checkpointed and truncated;
-with secure_delete on, the freed bytes are zeroed, so the text is gone from the file itself.
+text in history digests and summaries. Then the index is merged and the write-ahead log is
+checkpointed and truncated; with secure_delete on, the freed bytes are zeroed, so the text is gone
+from the file itself. When a reader of another process keeps the WAL from being truncated
+(`wal_cleared: false`), the truncation stays owed in the file and is finished at the next chance:
+the store's next write, a second forget of the same memory, the next open of the file.
 Records the memory was not derived into (immutable checkpoint versions, raw evidence) are
 reported, not changed.
 """
@@ -19,9 +22,9 @@ from ctxkeep.models.memory import MemoryForgetRequest, MemoryForgetResult, Tombs
 from ctxkeep.storage import DigestRow, MemoryRow, SearchFilter, TombstoneRow, Tx
 from ctxkeep.text import match_key, utc_text
 from ctxkeep.tools.evidence import CONTENTS
-from ctxkeep.tools.memory.records import claim_prefix, key_digest, memory_terms
+from ctxkeep.tools.memory.records import claim_prefix, key_digest
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import query_terms
+from ctxkeep.tools.terms import memory_terms, query_terms
 
 FORGOTTEN = "[forgotten memory]"
 MAX_REPORTED = 20
@@ -96,20 +99,27 @@ async def _still_quoted(tx: Tx, scope: Scope, rows: list[MemoryRow], patterns: l
 async def memory_forget(scope: Scope, req: MemoryForgetRequest) -> MemoryForgetResult:
     """Forget one memory version (memory_id) or every version of a key, with what was derived from them.
 
-    Forgetting again what is already forgotten returns the same tombstones. Raises NotFound for an
-    id or key never stored here.
+    Forgetting again what is already forgotten returns the same tombstones, and finishes the WAL
+    truncation when the first forget could not. Raises NotFound for an id or key never stored here.
     """
     now = utc_text(scope.clock()) or ""
+    async with scope.store.snapshot() as tx:
+        rows, earlier = await _targets(tx, scope, req)
+    if not rows:  # already forgotten: nothing left to remove but what the first forget may still owe
+        return MemoryForgetResult(forgotten=[_tombstone(t) for t in earlier], already_forgotten=True, working_sets_cleared=0,
+                                  digests_scrubbed=0, still_quoted_in=[], wal_cleared=await scope.store.checkpoint_wal())
     async with scope.store.transaction() as tx:
         rows, earlier = await _targets(tx, scope, req)
-        if not rows:  # already forgotten: nothing left to remove
-            return MemoryForgetResult(forgotten=[_tombstone(t) for t in earlier], already_forgotten=True, working_sets_cleared=0,
-                                      digests_scrubbed=0, still_quoted_in=[], wal_cleared=False)
-        tombstones = [TombstoneRow(r.memory_id, key_digest(r.key_match), r.kind, r.version, r.created_at, now, req.reason) for r in rows]
-        await tx.memories.delete(scope.project, [(r, memory_terms(r.key, r.content)) for r in rows], tombstones)
-        cleared = await tx.working_sets.forget_memories(scope.project, [r.memory_id for r in rows], [claim_prefix(r) for r in rows])
-        scrubbed = await _scrub_digests(tx, scope, rows)
-        quoted = await _still_quoted(tx, scope, rows, [quote_pattern(r.content) for r in rows])
+        if rows:
+            tombstones = [TombstoneRow(r.memory_id, key_digest(r.key_match), r.kind, r.version, r.created_at, now, req.reason)
+                          for r in rows]
+            await tx.memories.delete(scope.project, [(r, memory_terms(r.key, r.content)) for r in rows], tombstones)
+            cleared = await tx.working_sets.forget_memories(scope.project, [r.memory_id for r in rows],
+                                                            [claim_prefix(r) for r in rows])
+            scrubbed = await _scrub_digests(tx, scope, rows)
+            quoted = await _still_quoted(tx, scope, rows, [quote_pattern(r.content) for r in rows])
+    if not rows:  # another process forgot it between the two looks
+        return await memory_forget(scope, req)
     wal_cleared = await scope.store.checkpoint_wal()
     return MemoryForgetResult(forgotten=[_tombstone(t) for t in tombstones], working_sets_cleared=cleared,
                               digests_scrubbed=scrubbed, still_quoted_in=quoted, wal_cleared=wal_cleared)

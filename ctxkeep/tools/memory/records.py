@@ -28,7 +28,7 @@ from ctxkeep.text import match_key, one_line, utc_text
 from ctxkeep.tools.evidence import load_row, redact_secrets
 from ctxkeep.tools.memory.status import current_by_key, in_force, status_of
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import index_terms, query_terms
+from ctxkeep.tools.terms import memory_terms, query_terms
 
 MAX_KEYS = 1_000  # keys looked at by one search or working set
 
@@ -109,10 +109,6 @@ async def _check_receipts(tx: Tx, scope: Scope, req: MemoryWriteRequest, now: st
     return Receipt(row.ref, row.expires_at)
 
 
-def memory_terms(key: str, content: str) -> str:
-    return index_terms(f"{key}\n{content}")
-
-
 def key_digest(key_match: str) -> str:
     """How a tombstone names a forgotten key without keeping it readable."""
     return hashlib.sha256(key_match.encode("utf-8")).hexdigest()
@@ -140,7 +136,12 @@ def _expiry(scope: Scope, req: MemoryWriteRequest, now: datetime, receipt: Recei
                                f"({start.isoformat()}); send a later time, or none for the kind's default lifetime")
         return utc_text(req.expires_at)
     days = scope.memory_ttl_days.get(req.kind)
-    default = utc_text(start + timedelta(days=days)) if days else None
+    try:
+        default = utc_text(start + timedelta(days=days)) if days else None
+    except OverflowError:
+        since = f"effective_at {start.date().isoformat()}" if start != now else "now"
+        raise InvalidInput(f"the {req.kind} lifetime ({days} days) from {since} ends after the year 9999; send an earlier "
+                           "effective_at, or an expires_at within the year 9999") from None
     if receipt is not None and receipt.expires_at is not None:
         return min(default, receipt.expires_at) if default else receipt.expires_at
     return default

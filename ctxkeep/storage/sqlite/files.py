@@ -1,0 +1,141 @@
+"""The database file on disk: created private, its modes tightened, whether it can be written, which file it is, and
+what an SQLite error means for it.
+
+New folders are made 0700 (each one, under any umask) and the file 0600; an existing file of ours that others may
+read is tightened to 0600 with its -wal and -shm (SQLite gives those the database file's mode). A file that cannot be
+written (its permissions, an immutable attribute, a read-only mount) or a folder that cannot hold the -wal and -shm
+files is opened read-only: reads work, writes get one error naming what is read-only.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxkeep.errors import DatabaseUnavailable
+
+PRIVATE_FILE = 0o600
+PRIVATE_FOLDER = 0o700
+
+
+@dataclass(frozen=True)
+class Access:
+    """Whether the file can be written; when not, what is read-only, why, and what would fix it."""
+
+    writable: bool
+    what: str = ""
+    reason: str = ""
+    fix: str = ""
+
+
+def sidecars(path: Path) -> list[Path]:
+    """The database and the files SQLite keeps beside it in WAL mode."""
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def _make_folders(folder: Path) -> None:
+    """Create the missing folders one by one, each 0700 (Path.mkdir(parents=True) gives parents the umask's mode)."""
+    missing = []
+    for candidate in [folder, *folder.parents]:
+        if candidate.exists():
+            break
+        missing.append(candidate)
+    for candidate in reversed(missing):
+        candidate.mkdir(mode=PRIVATE_FOLDER)
+        os.chmod(candidate, PRIVATE_FOLDER)  # the umask can take bits away from mkdir's mode, never add them
+
+
+def tighten(path: Path) -> None:
+    """Take group and other permissions off the database and its -wal and -shm, when this user owns them."""
+    for file in sidecars(path):
+        try:
+            info = file.stat()
+            if info.st_uid == os.geteuid() and info.st_mode & 0o077:
+                os.chmod(file, info.st_mode & 0o700)
+        except OSError:
+            pass  # absent, or on a read-only file system: doctor reports the mode
+
+
+def _folder_is_read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def prepare(path: Path) -> Access:
+    """Create the folders and the file (private) when absent and tighten an existing file; say whether it can be
+    written. Raises OSError when the file neither exists nor can be created."""
+    folder = path.parent
+    _make_folders(folder)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE))
+    except OSError as exc:
+        if not path.exists() or exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        if exc.errno == errno.EROFS:
+            return Access(False, f"the folder {folder}", "it is on a read-only file system",
+                          "remount it read-write, or point CTXKEEP_DB at a writable place")
+        return Access(False, str(path), "its permissions or attributes forbid writing",
+                      "make it writable (chmod u+w, or chattr -i), or point CTXKEEP_DB at another file")
+    tighten(path)
+    if _folder_is_read_only(folder):
+        return Access(False, f"the folder {folder}", "it is on a read-only file system",
+                      "remount it read-write, or point CTXKEEP_DB at a writable place")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return Access(False, f"the folder {folder}",
+                      f"it cannot hold {path.name}-wal and {path.name}-shm, which SQLite keeps beside the database while writing",
+                      "make the folder writable, or move the database elsewhere with CTXKEEP_DB")
+    return Access(True)
+
+
+def read_only(path: Path, access: Access) -> DatabaseUnavailable:
+    return DatabaseUnavailable(f"database {path}: {access.what} is read-only ({access.reason}), so nothing was written; "
+                               f"reads still work. To write, {access.fix}")
+
+
+def identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) the path names now; None when nothing is there."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def moved(path: Path, opened: tuple[int, int]) -> DatabaseUnavailable | None:
+    """Why a write must not commit: the file was deleted or replaced since it was opened (None when it is the same)."""
+    now = identity(path)
+    if now == opened:
+        return None
+    change = "deleted" if now is None else "replaced by another file"
+    return DatabaseUnavailable(
+        f"database {path} was {change} while ctxkeep had it open, so nothing was written (a write would land in the "
+        "old file, where no later process finds it); restart ctxkeep (your MCP client restarts the server) to use the "
+        "file now at that path, or restore the original from a backup")
+
+
+FREE_SPACE = ("the disk is full, or the database reached its size limit, so nothing was written; reads still work. "
+              "To make room: free disk space outside ctxkeep, or delete inside it — `ctxkeep gc` (expired evidence), "
+              "evidence_delete (one record), memory_forget (a memory) — whose freed pages the next writes reuse (they "
+              "need only a little free space for the WAL; the file itself does not shrink)")
+
+
+def unavailable(path: Path, exc: sqlite3.Error) -> DatabaseUnavailable:
+    """An SQLite error as one message naming the file and what to do."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        hint = "another process holds a write lock longer than busy_timeout; retry shortly"
+    elif "full" in text:
+        hint = FREE_SPACE
+    elif "readonly" in text or "read-only" in text:
+        hint = (f"the file or its folder ({path.parent}) became read-only after it was opened, so nothing was written; "
+                "reads still work; make both writable and retry")
+    elif "not a database" in text or "malformed" in text:
+        hint = "the file is not a valid ctxkeep database; restore it from backup or point CTXKEEP_DB elsewhere"
+    else:
+        hint = "check the file and its permissions"
+    return DatabaseUnavailable(f"database {path}: {text}; {hint}")
