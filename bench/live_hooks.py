@@ -38,7 +38,8 @@ from ctxkeep.models.evidence import EvidenceGetRequest
 from ctxkeep.storage import Store
 from ctxkeep.storage.hot import open_hot_session
 from ctxkeep.tokens import count_tokens
-from ctxkeep.tools.evidence import evidence_get, redact_secrets
+from ctxkeep.tools.evidence import evidence_get
+from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 
 SESSIONS = ["claude-code-transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl",

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ctxkeep.tools.evidence.redact import redact_secrets
+from ctxkeep.tools.redact import redact_secrets
 from tests.secret_samples import ORDINARY, SECRETS, Sample
 
 SHAPES = {

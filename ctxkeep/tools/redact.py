@@ -4,14 +4,14 @@ Each rule replaces only the secret itself with `[REDACTED:<kind>]`, keeping the 
 name, a URL's user, an env variable's name) so the text stays readable. Secrets are provider formats
 (recognised anywhere) and literal values assigned to secret-named keys; expressions, calls, annotations,
 placeholders and documentation examples are never touched, so code read back through evidence is the code
-(`ctxkeep.tools.evidence.redaction` holds the rules).
+(`ctxkeep.tools.redaction` holds the rules).
 """
 
 from __future__ import annotations
 
 import re
 
-from ctxkeep.tools.evidence.redaction import RULES, Context
+from ctxkeep.tools.redaction import RULES, Context
 
 # Every pattern some rule needs, once: each is searched once per text, and a rule runs when one of its own is there.
 _NEEDS = list(dict.fromkeys(need for rule in RULES for need in rule.needs))

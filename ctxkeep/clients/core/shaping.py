@@ -16,8 +16,8 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ctxkeep.tools.evidence.preview import shape_tool_output
-from ctxkeep.tools.evidence.redact import redact_secrets
+from ctxkeep.tools.preview import shape_tool_output
+from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.refs import evidence_ref
 
 DEFAULT_LIMITS = {"shell": 4_096, "grep": 15, "listing": 25, "web": 10_240, "mcp": 8_192, "read": 10_240}

@@ -25,8 +25,9 @@ from ctxkeep.models.memory import (
 )
 from ctxkeep.storage import MemoryRow, Tx
 from ctxkeep.text import match_key, one_line, utc_text
-from ctxkeep.tools.evidence import load_row, redact_secrets
+from ctxkeep.tools.evidence import load_row
 from ctxkeep.tools.memory.status import current_by_key, in_force, status_of
+from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import memory_terms, query_terms
 

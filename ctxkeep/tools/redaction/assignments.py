@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ctxkeep.tools.evidence.redaction.rules import Context, Found, Rule, Span, matches, pattern_rule
-from ctxkeep.tools.evidence.redaction.values import (
+from ctxkeep.tools.redaction.rules import Context, Found, Rule, Span, matches, pattern_rule
+from ctxkeep.tools.redaction.values import (
     NAME_WORDS,
     SECRET_NAME,
     chosen,

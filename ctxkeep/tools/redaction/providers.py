@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ctxkeep.tools.evidence.redaction.rules import Context, Rule, pattern_rule
+from ctxkeep.tools.redaction.rules import Context, Rule, pattern_rule
 
 _MASKED = re.compile(r"EXAMPLE|[xX]{4,}|\*{3,}|\.{3}|0{8,}")
 

@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterator
 from urllib.parse import unquote
 
-from ctxkeep.tools.evidence.redaction.rules import Context, Found, Rule, pattern_rule
-from ctxkeep.tools.evidence.redaction.values import (
+from ctxkeep.tools.redaction.rules import Context, Found, Rule, pattern_rule
+from ctxkeep.tools.redaction.values import (
     SECRET_NAME,
     chosen,
     is_expression,
