@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from ctxkeep.errors import InvalidInput
-from ctxkeep.project import resolve_project
-from ctxkeep.project import default_db_path
+from ctxkeep.project import default_db_path, resolve_project
 from ctxkeep.settings import Settings
 
 

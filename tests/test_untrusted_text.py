@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from ctxkeep.clients.claude_code.session_task import session_state
 from ctxkeep.clients.claude_code.transcript import latest, read_transcript

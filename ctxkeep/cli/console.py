@@ -15,7 +15,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 

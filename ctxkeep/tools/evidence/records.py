@@ -34,8 +34,8 @@ from ctxkeep.models.evidence import (
 from ctxkeep.storage import EvidenceRow, NewEvidence, Tx
 from ctxkeep.text import utc_text
 from ctxkeep.tokens import count_tokens_many
-from ctxkeep.tools.evidence.preview import shape_tool_output
-from ctxkeep.tools.evidence.redact import redact_secrets
+from ctxkeep.tools.preview import shape_tool_output
+from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import INDEX_VERSION, evidence_terms
 
