@@ -11,8 +11,10 @@ import functools
 import json
 import re
 import unicodedata
-from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 _THOUSANDS = re.compile(r"(?<=\d)[,_'\u00a0\u202f\u2009](?=\d{3}(?:\D|$))")
 # C0 and C1 control characters except tab, newline and carriage return; UTF-16 surrogates.
@@ -62,6 +64,8 @@ def utc_text(moment: datetime | None) -> str | None:
     """A time as fixed-width UTC text, so stored times compare correctly as strings."""
     if moment is None:
         return None
+    from datetime import timezone  # here: the hooks' fast path uses this module and never formats a datetime
+
     t = moment.astimezone(timezone.utc)  # strftime's %Y does not pad years before 1000 on every platform
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"
 
@@ -70,3 +74,31 @@ def inline_quote(text: str | None, limit: int | None = None) -> str:
     """Outside text (a path from a traceback, a command line) as one inline code span: one line, its backticks
     replaced, so it cannot close the span or start a heading of its own."""
     return "`" + one_line((text or "").replace("`", "'"), limit) + "`"
+
+
+class LazyPattern:
+    """A regex compiled the first time it is used, so a per-event hook compiles only the patterns its event needs."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source, self._flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled.match(text)
+
+    def findall(self, text: str) -> list[Any]:
+        return self.compiled.findall(text)
+
+    def sub(self, replacement: str, text: str) -> str:
+        return self.compiled.sub(replacement, text)

@@ -19,9 +19,10 @@ Standard library only: the per-event hooks import it.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ctxkeep.text import match_key
 from ctxkeep.tools.negation import has_negation, negated_clauses
@@ -49,8 +50,7 @@ _ALL_DONE = re.compile(
 _PASSAGE_BREAK = re.compile(r"\n+|(?<=[.!?;。；])\s+")
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):
     """One thing a summary must carry. `kind`: goal | constraint | rule | request | pending | approval | fact | state.
     `value`: a fact's exact value in comparison form (`ctxkeep.text.value_key`), an approval's id, or for a state the
     pattern (a regex) a summary that says it matches; `source`: where the item comes from, shown in repairs."""
@@ -62,8 +62,7 @@ class Item:
     ref: str | None = None
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     rule: str
     item: Item
     detail: str
@@ -76,15 +75,17 @@ def _stem(word: str) -> str:
     return word
 
 
-def _terms(text: str) -> tuple[set[str], set[str]]:
-    """(identifiers and numbers, other content words) of a text, in comparison form."""
-    ids, words = set(), set()
+@functools.lru_cache(maxsize=4096)
+def _terms(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(identifiers and numbers, other content words) of a text, in comparison form (each passage is read once)."""
+    ids: set[str] = set()
+    words: set[str] = set()
     for token in _TOKEN.findall(text):
         if _IDENTIFIER.search(token) and len(token) > 1:
             ids.add(token.casefold().strip("./:#"))
         elif token.casefold() not in _STOP and len(token) > 2:
             words.add(_stem(token.casefold()))
-    return ids, words
+    return frozenset(ids), frozenset(words)
 
 
 def passages(summary: str) -> list[str]:

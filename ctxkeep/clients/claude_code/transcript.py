@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -27,15 +26,15 @@ _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
 PlanReader = Callable[[str], "str | None"]
 
 
-@dataclass
 class Transcript:
     """What a transcript holds for ctxkeep: its records, the task the agent saved itself, compaction summaries."""
 
-    records: list[Record] = field(default_factory=list)
-    bound_task: str | None = None
-    summaries: list[str] = field(default_factory=list)  # each compaction's summary, in order
-    boundaries: int = 0
-    lines: int = 0
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.bound_task: str | None = None
+        self.summaries: list[str] = []  # each compaction's summary, in order
+        self.boundaries = 0
+        self.lines = 0
 
 
 def normal_time(stamp: Any, fallback: str) -> str:
@@ -179,18 +178,34 @@ def latest(records: Iterable[Record]) -> list[Record]:
     return list(found.values())
 
 
-TAIL_BYTES = 4 * 1024 * 1024
+TAIL_BYTES = 16 * 1024 * 1024
+_BOUNDARY = b'"compact_boundary"'
+
+
+def _after_last_boundary(path: str, limit: int) -> list[str] | None:
+    """The lines after the transcript's last compact_boundary record, reading backwards from the end (the summary is
+    written right after the boundary, so usually only the last few hundred kilobytes are read); None without one."""
+    with open(path, "rb") as file:
+        size = file.seek(0, 2)
+        step = 256 * 1024
+        while True:
+            start = max(0, size - step)
+            file.seek(start)
+            data = file.read(size - start)
+            found = data.rfind(_BOUNDARY)
+            if found >= 0:
+                line_end = data.find(b"\n", found)
+                return data[line_end + 1:].decode("utf-8", "replace").splitlines() if line_end >= 0 else []
+            if start == 0 or step >= limit:
+                return None
+            step *= 4
 
 
 def last_compact_summary(path: str, tail_bytes: int = TAIL_BYTES) -> str | None:
     """The summary of the transcript's last compaction (the `isCompactSummary` record after the last
     `compact_boundary`), read from the file's tail without parsing the rest; None when there is none."""
-    with open(path, "rb") as file:
-        size = file.seek(0, 2)
-        file.seek(max(0, size - tail_bytes))
-        lines = file.read().decode("utf-8", "replace").splitlines()
-    boundary = max((n for n, line in enumerate(lines) if '"compact_boundary"' in line), default=-1)
-    for line in lines[boundary + 1:] if boundary >= 0 else []:
+    lines = _after_last_boundary(path, tail_bytes)
+    for line in lines or []:
         if '"isCompactSummary"' not in line:
             continue
         found = read_transcript([line]).summaries

@@ -16,23 +16,21 @@ Standard library only (per-event hooks).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+import zlib
+from typing import Any, NamedTuple
 
 from ctxkeep.clients.core import commands
-from ctxkeep.text import match_key, one_line, without_bad_characters
+from ctxkeep.text import LazyPattern, match_key, one_line, without_bad_characters
 
 MAX_TEXT = 4_000
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 PLAN_FILES = "/.claude/plans/"
-_CREATED_ID = re.compile(r"#(\d+)|\btask (?:id )?(\d+)\b", re.IGNORECASE)
+_CREATED_ID = LazyPattern(r"#(\d+)|\btask (?:id )?(\d+)\b", re.IGNORECASE)
 
 
-@dataclass
-class Record:
+class Record(NamedTuple):
     kind: str
     key: str
     text: str
@@ -42,8 +40,7 @@ class Record:
     ref: str = ""
 
 
-@dataclass(frozen=True)
-class ToolEvent:
+class ToolEvent(NamedTuple):
     """One finished tool call, as a hook or a transcript shows it."""
 
     name: str
@@ -55,16 +52,18 @@ class ToolEvent:
     ref: str = ""  # the evidence the output was offloaded to, when it was
 
 
-@dataclass
 class Known:
     """What capture needs to remember between events of one session: task ids to subjects, errors still open."""
 
-    tasks: dict[str, str] = field(default_factory=dict)
-    open_errors: set[str] = field(default_factory=set)
+    def __init__(self) -> None:
+        self.tasks: dict[str, str] = {}
+        self.open_errors: set[str] = set()
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(match_key(text).encode("utf-8")).hexdigest()[:16]
+    """A record key for a text (its matching form): two 32-bit checksums and the length, so no hashlib (OpenSSL) to load."""
+    data = match_key(text).encode("utf-8")
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 
 
 def clean(text: str, limit: int = MAX_TEXT) -> str:

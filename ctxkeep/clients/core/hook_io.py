@@ -12,10 +12,8 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from ctxkeep.project import default_db_path, resolve_project
 from ctxkeep.text import without_bad_characters
@@ -29,8 +27,7 @@ class HookInputError(ValueError):
     """The hook input is not what a client sends (not JSON, not an object, no usable session id, too large)."""
 
 
-@dataclass(frozen=True)
-class Where:
+class Where(NamedTuple):
     """The database, project and session a hook works on, and its clock."""
 
     db: Path
@@ -40,8 +37,13 @@ class Where:
     started: float
 
     def now(self) -> str:
-        moment = datetime.now(timezone.utc)
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond:06d}Z"
+        return utc_now()
+
+
+def utc_now() -> str:
+    """Now, in ctxkeep's fixed-width UTC form (records order by it as text)."""
+    moment = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(moment)) + f"{int(moment % 1 * 1_000_000):06d}Z"
 
 
 def read_input(stream: IO[bytes]) -> dict[str, Any]:
@@ -86,7 +88,7 @@ def write_log(env: Mapping[str, str], line: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as log:
-            stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             log.write(f"{stamp} {' '.join(without_bad_characters(line[:2000]).split())}\n")
     except (OSError, ValueError):
         pass

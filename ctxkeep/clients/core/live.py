@@ -10,17 +10,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from typing import TYPE_CHECKING
 from pathlib import PurePath
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Known, Record, ToolEvent
 from ctxkeep.clients.core.hook_io import Where
-from ctxkeep.clients.core.injection import records_view, repair
-from ctxkeep.clients.core.session_view import View, derive, must_keep, task_items
-from ctxkeep.clients.core.shaping import Offload, Shaping, compressed, family_of, offload, over_limit
+from ctxkeep.clients.core.shaping import Offload, Shaping, family_of, over_limit
 from ctxkeep.storage.hot import HotSession, RecordRow
-from ctxkeep.tools.summary_check import Finding, check_summary
+
+if TYPE_CHECKING:
+    from ctxkeep.clients.core.session_view import View
+    from ctxkeep.tools.summary_check import Finding
 
 _RUNS_FILE = re.compile(r"[\w./-]+")
 
@@ -60,10 +61,12 @@ def take_tool(conn: HotSession, w: Where, event: ToolEvent, shaping: Shaping, ta
     family = family_of(event.name)
     taken: Offload | None = None
     if family and (family != "read" or shaping.read) and over_limit(family, event.output, shaping):
+        from ctxkeep.clients.core.shaping import compressed, offload  # redaction: only when something is offloaded
+
         taken = offload(w.project, task_id, event.name, family, event.output)
         conn.inbox_put(taken.ref, "tool_result", event.name, None, task_id, compressed(taken.content),
                       taken.redactions, w.now())
-        event = replace(event, ref=taken.ref)
+        event = event._replace(ref=taken.ref)
     conn.put_records(_rows(capture.from_tool(event, known_of(conn, w))))
     return taken if taken is not None and shaping.enabled else None
 
@@ -112,11 +115,16 @@ def _task(conn: HotSession, w: Where) -> tuple[str, int, dict[str, object], list
 
 
 def view_of(conn: HotSession, w: Where) -> View:
+    from ctxkeep.clients.core.session_view import derive
+
     return derive(load_records(conn, w))
 
 
 def summary_losses(conn: HotSession, w: Where, summary: str) -> list[Finding]:
     """What a client's compaction summary loses of the session's records and of the task the agent saved."""
+    from ctxkeep.clients.core.session_view import must_keep, task_items
+    from ctxkeep.tools.summary_check import check_summary
+
     task = _task(conn, w)
     return check_summary(must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), summary)
 
@@ -133,6 +141,10 @@ def injection(conn: HotSession, w: Where, summary: str | None, budget: int, head
               session_task_id: str, footer: str = "", measure: Callable[[str], int] = len) -> tuple[str, int]:
     """What a session start injects (the repair of `summary`, kept as the task's summary, or the records' view
     without one) and how many losses the summary had (0 without one)."""
+    from ctxkeep.clients.core.injection import records_view, repair
+    from ctxkeep.clients.core.session_view import must_keep, task_items
+    from ctxkeep.tools.summary_check import check_summary
+
     view = view_of(conn, w)
     task = _task(conn, w)
     extra = task_items(task[2], task[3], task[0]) if task else []

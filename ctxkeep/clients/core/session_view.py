@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 
 from ctxkeep.clients.core.capture import Record
 from ctxkeep.clients.core.commands import is_negated_rule
@@ -39,25 +38,27 @@ _CHECK_OPEN = r"(?:{kind}\w*)\W+(?:\w+\W+){{0,8}}?(?:fail|not (?:yet )?(?:run|pa
 _CHECK_WORDS = {"test": "test", "build": "(?:build|compil)", "lint": "(?:lint|credo|ruff|vet|format)"}
 
 
-@dataclass
 class View:
-    goal: str | None = None
-    instructions: list[str] = field(default_factory=list)
-    rules: list[Record] = field(default_factory=list)
-    pending: list[str] = field(default_factory=list)
-    done: list[str] = field(default_factory=list)
-    edits: list[str] = field(default_factory=list)
-    uncommitted: list[str] = field(default_factory=list)
-    committed: bool = False
-    checks: list[Record] = field(default_factory=list)
-    unverified: list[str] = field(default_factory=list)
-    errors: list[Record] = field(default_factory=list)
-    request: str | None = None
-    prompts: list[str] = field(default_factory=list)
-    said: list[str] = field(default_factory=list)
-    asked: list[str] = field(default_factory=list)  # questions the agent's last message put to the user
-    plan: list[str] = field(default_factory=list)
-    branch: str | None = None
+    """What a session's records add up to (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.goal: str | None = None
+        self.instructions: list[str] = []
+        self.rules: list[Record] = []
+        self.pending: list[str] = []
+        self.done: list[str] = []
+        self.edits: list[str] = []
+        self.uncommitted: list[str] = []
+        self.committed: bool = False
+        self.checks: list[Record] = []
+        self.unverified: list[str] = []
+        self.errors: list[Record] = []
+        self.request: str | None = None
+        self.prompts: list[str] = []
+        self.said: list[str] = []
+        self.asked: list[str] = []  # questions the agent's last message put to the user
+        self.plan: list[str] = []
+        self.branch: str | None = None
 
 
 def substantive(prompt: str) -> bool:

@@ -11,14 +11,9 @@ of `shape_tool_output`, the ref, how much was left out and the exact `evidence_g
 
 from __future__ import annotations
 
-import hashlib
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
-
-from ctxkeep.tools.preview import shape_tool_output
-from ctxkeep.tools.redact import redact_secrets
-from ctxkeep.tools.refs import evidence_ref
+from typing import NamedTuple
 
 DEFAULT_LIMITS = {"shell": 4_096, "grep": 15, "listing": 25, "web": 10_240, "mcp": 8_192, "read": 10_240}
 _FAMILY = {"Bash": "shell", "BashOutput": "shell", "KillShell": "shell", "Grep": "grep", "Glob": "listing", "LS": "listing",
@@ -27,15 +22,13 @@ _COUNTED = {"grep": "matches", "listing": "entries"}  # limits counted in lines;
 _OWN_SERVER = "ctxkeep"
 
 
-@dataclass(frozen=True)
-class Shaping:
+class Shaping(NamedTuple):
     enabled: bool
     read: bool
     limits: Mapping[str, int]
 
 
-@dataclass(frozen=True)
-class Offload:
+class Offload(NamedTuple):
     """An output taken out of the context: the redacted content to store and the view the model gets instead."""
 
     ref: str
@@ -87,6 +80,12 @@ def view_text(offload_ref: str, content: str, preview: str, tool: str, lines: in
 
 def offload(project: str, task_id: str, tool: str, family: str, raw: str) -> Offload:
     """The output redacted, its ref (the same ref `evidence_put` gives this content) and the shaped view."""
+    import hashlib
+
+    from ctxkeep.tools.preview import shape_tool_output
+    from ctxkeep.tools.redact import redact_secrets
+    from ctxkeep.tools.refs import evidence_ref
+
     content, redactions = redact_secrets(raw)
     data = content.encode("utf-8")
     ref = evidence_ref(project, hashlib.sha256(data).hexdigest(), "tool_result", tool, None, task_id)

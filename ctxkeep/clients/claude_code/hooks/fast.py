@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -27,7 +26,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from ctxkeep.clients.claude_code.hooks.tool_output import output_text, replacement
-from ctxkeep.clients.claude_code.transcript import last_compact_summary
 from ctxkeep.clients.core import live
 from ctxkeep.clients.core.capture import ToolEvent
 from ctxkeep.clients.core.hook_io import (
@@ -124,6 +122,8 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]
     source = data.get("source")
     _await_worker(conn, w)
     path = data.get("transcript_path")
+    from ctxkeep.clients.claude_code.transcript import last_compact_summary
+
     summary = last_compact_summary(path) if source == "compact" and isinstance(path, str) and os.path.isfile(path) else None
     if not conn.records() and conn.binding() is None:
         return "no records for this session: nothing injected"
@@ -155,6 +155,8 @@ def pre_compact(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]) 
     state = conn.hook_state()
     if (state["transcript_size"], state["transcript_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
         return "transcript unchanged since the last ingest"
+    import subprocess
+
     worker = subprocess.Popen([sys.executable, "-m", "ctxkeep", "hook", "pre-compact-worker"], stdin=subprocess.PIPE,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=dict(w.env))
     conn.set_hook_state(worker_pid=worker.pid, worker_started_at=w.now(), worker_done_at=None)
