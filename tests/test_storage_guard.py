@@ -155,11 +155,12 @@ async def test_a_foreign_sqlite_file_is_refused_before_anything_is_written(tmp_p
     with sqlite3.connect(foreign) as conn:
         conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
         conn.execute("INSERT INTO users (name) VALUES ('ada')")
+    foreign.chmod(0o644)  # another program's choice, left alone too
     before = foreign.read_bytes()
     with pytest.raises(DatabaseUnavailable) as refused:
         await Store.open(foreign)
     assert str(foreign) in str(refused.value) and "not a ctxkeep database" in str(refused.value) and "users" in str(refused.value)
-    assert foreign.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+    assert foreign.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["app.db"] and _mode(foreign) == 0o644
     listed = _ctxkeep("tasks", db=foreign)
     assert listed.returncode == 1 and "not a ctxkeep database" in listed.stderr and foreign.read_bytes() == before
 

@@ -26,7 +26,8 @@ from ctxkeep.storage.sqlite import schema
 from ctxkeep.storage.sqlite.checkpoints import Checkpoints
 from ctxkeep.storage.sqlite.digests import Cursors, Digests
 from ctxkeep.storage.sqlite.evidence import Evidence
-from ctxkeep.storage.sqlite.files import Access, identity, moved, prepare, read_only, unavailable
+from ctxkeep.storage.sqlite.files import Access, identity, moved, prepare, read_only, tighten, unavailable
+from ctxkeep.storage.sqlite.inbox import Inbox
 from ctxkeep.storage.sqlite.index import TermKey
 from ctxkeep.storage.sqlite.journal import Journal
 from ctxkeep.storage.sqlite.maintenance import WAL, Maintenance, clear_truncation, merge_owed, owed
@@ -57,6 +58,7 @@ class SqliteTx:
         self.journal = Journal(conn)
         self.sessions = Sessions(conn)
         self.stats = Stats(conn)
+        self.inbox = Inbox(conn)
 
 
 class SqliteStore(Store):
@@ -97,6 +99,7 @@ class SqliteStore(Store):
         await self._conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
         await schema.check_ours(self._conn, self.path)
         if self.access.writable:
+            tighten(self.path)  # before journal_mode creates the -wal and -shm with the file's mode
             await self._conn.execute("PRAGMA journal_mode = WAL")
         for pragma in ("foreign_keys = ON", "secure_delete = ON", "synchronous = NORMAL"):
             await self._conn.execute(f"PRAGMA {pragma}")

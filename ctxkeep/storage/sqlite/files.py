@@ -67,8 +67,8 @@ def _folder_is_read_only(folder: Path) -> bool:
 
 
 def prepare(path: Path) -> Access:
-    """Create the folders and the file (private) when absent and tighten an existing file; say whether it can be
-    written. Raises OSError when the file neither exists nor can be created."""
+    """Create the folders and the file (private) when absent; say whether it can be written. Raises OSError when the
+    file neither exists nor can be created. (An existing file is tightened only once it is known to be ctxkeep's.)"""
     folder = path.parent
     _make_folders(folder)
     try:
@@ -81,7 +81,6 @@ def prepare(path: Path) -> Access:
                           "remount it read-write, or point CTXKEEP_DB at a writable place")
         return Access(False, str(path), "its permissions or attributes forbid writing",
                       "make it writable (chmod u+w, or chattr -i), or point CTXKEEP_DB at another file")
-    tighten(path)
     if _folder_is_read_only(folder):
         return Access(False, f"the folder {folder}", "it is on a read-only file system",
                       "remount it read-write, or point CTXKEEP_DB at a writable place")
