@@ -28,7 +28,6 @@ import anyio
 
 from bench.common import SHARED_DATA
 from ctxkeep.clients.claude_code.hooks import fast
-from ctxkeep.clients.claude_code.hooks.pre_compact import take_inbox
 from ctxkeep.clients.claude_code.hooks.tool_output import output_text
 from ctxkeep.clients.claude_code.transcript import prompt_text
 from ctxkeep.clients.core import live
@@ -38,7 +37,7 @@ from ctxkeep.models.evidence import EvidenceGetRequest
 from ctxkeep.storage import Store
 from ctxkeep.storage.hot import open_hot_session
 from ctxkeep.tokens import count_tokens
-from ctxkeep.tools.evidence import evidence_get
+from ctxkeep.tools.evidence import evidence_get, take_offloads
 from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 
@@ -160,7 +159,7 @@ async def _lossless(root: Path, originals: dict[str, str]) -> tuple[int, int]:
     store = await Store.open(root / "ctxkeep.db")
     try:
         scope = Scope(store=store, project=str(root))
-        await take_inbox(scope, Where(root / "ctxkeep.db", str(root), "s", {}, 0.0))
+        await take_offloads(scope)
         same = 0
         for ref, original in originals.items():
             same += int(await _whole(scope, ref) == original)

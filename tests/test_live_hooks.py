@@ -178,3 +178,31 @@ def test_the_fast_hooks_import_no_pydantic_asyncio_aiosqlite_tiktoken_or_mcp(tmp
     for event, stdin in inputs.items():
         done = subprocess.run([sys.executable, "-c", probe, event, json.dumps(stdin)], capture_output=True, env=claude.env(), timeout=60)
         assert json.loads(done.stderr.decode().strip().splitlines()[-1]) == [], event
+
+
+def test_an_offloaded_output_is_evidence_under_the_ref_the_model_was_shown(tmp_path: Path) -> None:
+    import anyio
+
+    from ctxkeep.models.evidence import EvidenceGetRequest, EvidenceSearchRequest
+    from ctxkeep.storage import Store
+    from ctxkeep.tools.evidence import evidence_get, evidence_search
+    from ctxkeep.tools.scope import Scope
+
+    claude = Claude(tmp_path)
+    view = _view(claude.post_tool_use(*bash("make", BIG)))
+    ref = next(iter(_inbox(claude)))
+    assert ref in view
+
+    async def fetch() -> tuple[str, list[str]]:
+        store = await Store.open(claude.db)
+        try:
+            scope = Scope(store=store, project=str(claude.project.resolve()))
+            got = await evidence_get(scope, EvidenceGetRequest(ref=ref[:12], mode="grep", pattern="module_2999 failed"))
+            hits = await evidence_search(scope, EvidenceSearchRequest(query="module_2999 failed to link"))
+            return got.content, [h.ref for h in hits.hits]
+        finally:
+            await store.close()
+
+    content, hits = anyio.run(fetch)
+    assert "ERROR: module_2999 failed to link" in content and ref in hits
+    assert claude.rows("SELECT COUNT(*) FROM evidence_inbox") == [(0,)]  # taken in once

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         CursorRow,
         DigestRow,
         EvidenceRow,
+        InboxRow,
         MemoryRow,
         NewEvidence,
         SearchFilter,
@@ -28,13 +29,14 @@ if TYPE_CHECKING:
     )
 
 _MODULE = {"LATEST_SCHEMA": "interface", "Store": "interface", "Tx": "interface", **dict.fromkeys(
-    ["ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "MemoryRow", "NewEvidence", "SearchFilter", "SessionRow", "TaskRow", "TombstoneRow", "WorkingSetRow"], "rows")}
+    ["ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "InboxRow", "MemoryRow", "NewEvidence", "SearchFilter", "SessionRow", "TaskRow", "TombstoneRow", "WorkingSetRow"], "rows")}
 __all__ = [
     "ActionRow",
     "CheckpointRow",
     "CursorRow",
     "DigestRow",
     "EvidenceRow",
+    "InboxRow",
     "LATEST_SCHEMA",
     "MemoryRow",
     "NewEvidence",

@@ -18,6 +18,7 @@ from ctxkeep.storage.rows import (
     CursorRow,
     DigestRow,
     EvidenceRow,
+    InboxRow,
     MemoryRow,
     NewEvidence,
     SearchFilter,
@@ -204,6 +205,16 @@ resumed task still learns it relied on a memory that is gone); how many were rew
 LATEST_SCHEMA = 8  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
 
 
+class InboxQueries(Protocol):
+    async def waiting(self, project: str) -> bool:
+        """Whether the hooks left offloaded outputs for this project."""
+
+    async def take(self, project: str, limit: int) -> list[InboxRow]:
+        """The oldest offloaded outputs (they stay until `remove`)."""
+
+    async def remove(self, project: str, refs: Sequence[str]) -> None: ...
+
+
 class Tx(Protocol):
     """The queries available inside one transaction (or one read)."""
 
@@ -225,6 +236,8 @@ class Tx(Protocol):
     def sessions(self) -> SessionsQueries: ...
     @property
     def stats(self) -> StatsQueries: ...
+    @property
+    def inbox(self) -> InboxQueries: ...
 
 
 class Store(ABC):

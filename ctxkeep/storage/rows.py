@@ -162,3 +162,17 @@ class WorkingSetRow:
     recent_json: str
     built_at: str
     memories_json: str = "[]"
+
+
+@dataclass(frozen=True)
+class InboxRow:
+    """An output a hook offloaded: the ref the model was shown, the record's fields, its redacted text compressed."""
+
+    ref: str
+    kind: str
+    source: str | None
+    title: str | None
+    task_id: str | None
+    data: bytes
+    redactions: int
+    created_at: str

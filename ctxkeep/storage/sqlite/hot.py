@@ -169,11 +169,3 @@ class SqliteHotSession:
         self._conn.execute("INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, '', ?, ?, ?) "
                      "ON CONFLICT (project, task_id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
                      (self.project, task_id, summary, source, at))
-
-    def inbox_rows(self, limit: int = 200) -> list[InboxRow]:
-        """Offloaded outputs not yet taken in as evidence, oldest first."""
-        return self._conn.execute("SELECT ref, kind, source, title, task_id, data, redactions, created_at FROM evidence_inbox "
-                            "WHERE project = ? ORDER BY created_at, ref LIMIT ?", (self.project, limit)).fetchall()
-
-    def inbox_delete(self, refs: Sequence[str]) -> None:
-        self._conn.executemany("DELETE FROM evidence_inbox WHERE project = ? AND ref = ?", [(self.project, ref) for ref in refs])

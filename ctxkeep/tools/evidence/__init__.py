@@ -5,10 +5,11 @@ shares). Imports models, storage and those helpers; no other capability.
 """
 
 from ctxkeep.tools.evidence.get import evidence_get
+from ctxkeep.tools.evidence.inbox import take_offloads
 from ctxkeep.tools.evidence.records import CONTENTS, evidence_delete, evidence_gc, evidence_put, load_row
 from ctxkeep.tools.evidence.search import evidence_search, ranked_hits
 
 __all__ = [
     "CONTENTS", "evidence_delete", "evidence_gc", "evidence_get", "evidence_put", "evidence_search", "load_row",
-    "ranked_hits",
+    "ranked_hits", "take_offloads",
 ]

@@ -15,10 +15,11 @@ from typing import Any
 import anyio
 import regex
 
-from ctxkeep.errors import InvalidInput
+from ctxkeep.errors import InvalidInput, NotFound
 from ctxkeep.models.evidence import MAX_READ_TOKENS, EvidenceContent, EvidenceGetRequest
 from ctxkeep.storage import EvidenceRow
 from ctxkeep.tokens import count_tokens
+from ctxkeep.tools.evidence.inbox import take_offloads
 from ctxkeep.tools.evidence.records import CONTENTS, load_row
 from ctxkeep.tools.scope import Scope
 
@@ -153,12 +154,21 @@ def _select(req: EvidenceGetRequest, text: str, row: EvidenceRow, chunks: int) -
     return part
 
 
+async def _read(scope: Scope, ref: str) -> tuple[EvidenceRow, str]:
+    async with scope.store.snapshot() as tx:
+        row = await load_row(tx, scope, ref, prefix_ok=True)
+        return row, await CONTENTS.content(tx, row)
+
+
 async def evidence_get(scope: Scope, req: EvidenceGetRequest) -> EvidenceContent:
     """The requested part of an item; raises NotFound for an unknown ref, InvalidInput for a bad pattern or chunk,
     or a short ref (as working sets show) that more than one record starts with."""
-    async with scope.store.snapshot() as tx:
-        row = await load_row(tx, scope, req.ref, prefix_ok=True)
-        text = await CONTENTS.content(tx, row)
+    try:
+        row, text = await _read(scope, req.ref)
+    except NotFound:
+        if not await take_offloads(scope):  # a hook may have offloaded it a moment ago
+            raise
+        row, text = await _read(scope, req.ref)
     req = req.model_copy(update={"ref": row.ref})  # `next` names the full ref
     chunks = max(1, -(-len(text) // row.chunk_chars))
     part = await anyio.to_thread.run_sync(_select, req, text, row, chunks)  # long greps must not stall the server

@@ -30,6 +30,7 @@ from ctxkeep.storage import CheckpointRow, DigestRow, SearchFilter, Tx, WorkingS
 from ctxkeep.text import match_key, utc_text
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint import load_version, parse_state
+from ctxkeep.tools.evidence import take_offloads
 from ctxkeep.tools.journal import describe, to_action
 from ctxkeep.tools.messages import detect_format, parse, render_for_count
 from ctxkeep.tools.scope import Scope
@@ -73,6 +74,7 @@ async def build_working_set(scope: Scope, req: WorkingSetRequest, record: bool =
     (the base of the next diff and of stable picks) as it was."""
     if req.recent_messages and req.format != "markdown":
         check_format(req.recent_messages, req.format)
+    await take_offloads(scope)  # outputs the hooks offloaded are evidence like any other
     async with scope.store.snapshot() as tx:
         row, _ = await load_version(tx, scope, req.task_id, None)
         digest = await tx.digests.get(scope.project, req.task_id)

@@ -37,7 +37,7 @@ from ctxkeep.storage.hot import open_hot_session
 from ctxkeep.text import utc_text
 from ctxkeep.tools.checkpoint import checkpoint_save, latest_state
 from ctxkeep.tools.compression import allowed_roots, compress_history, resolve_transcript
-from ctxkeep.tools.evidence import evidence_put
+from ctxkeep.tools.evidence import evidence_put, take_offloads
 from ctxkeep.tools.scope import Scope, open_scope
 
 MAX_PLAN_BYTES = 200_000
@@ -60,24 +60,6 @@ def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
             return None
 
     return read
-
-
-async def take_inbox(scope: Scope, w: Where) -> int:
-    """Move the hooks' offloaded outputs into the evidence store (same refs); how many were taken."""
-    taken = 0
-    while True:
-        with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
-            rows = conn.inbox_rows()
-        if not rows:
-            return taken
-        import zlib
-
-        items = [EvidenceItem(content=zlib.decompress(data).decode("utf-8"), kind=kind, source=source, title=title,  # type: ignore[arg-type]
-                              task_id=task_id, redact=False) for _, kind, source, title, task_id, data, _, _ in rows]
-        stored = await evidence_put(scope, items)
-        with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
-            conn.inbox_delete([row[0] for row in rows])
-        taken += len(stored.refs)
 
 
 def _overflow(scope: Scope, task_id: str, stored: list[EvidenceItem]) -> Callable[[str, list[str]], str]:
@@ -132,7 +114,7 @@ async def _steps(scope: Scope, w: Where, task_id: str, view: View, bound: bool, 
     """Steps 3–5; each failure is noted and the later steps still run (what was done stands)."""
     notes = []
     try:
-        notes.append(f"{await take_inbox(scope, w)} offloaded output(s) taken in")
+        notes.append(f"{await take_offloads(scope)} offloaded output(s) taken in")
     except Exception as exc:
         notes.append(f"taking in the offloaded outputs failed: {type(exc).__name__}: {str(exc)[:200]}")
     try:
