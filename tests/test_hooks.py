@@ -230,3 +230,33 @@ def test_the_hook_log_is_private_and_never_holds_the_input(tmp_path: Path) -> No
     assert claude.hook("pre-compact", "garbage").returncode == 0
     assert stat.S_IMODE(claude.log.stat().st_mode) == 0o600
     assert "garbage" not in claude.logged()  # what failed, not the input it was given
+
+
+def test_a_summary_seen_only_at_post_compact_is_repaired_by_the_next_hook_that_can_add_context(tmp_path: Path) -> None:
+    claude = Claude(tmp_path)
+    claude.prompt("Migrate the billing tables")
+    claude.prompt("never drop the legacy_invoices table")
+    summary = "<analysis>…</analysis><summary>We are migrating the billing tables; all tasks are complete.</summary>"
+    done = claude.hook("post-compact", claude.base("PostCompact", trigger="auto", compact_summary=summary))
+    assert (done.returncode, done.stdout) == (0, b"")  # PostCompact cannot add context
+    out = claude.output(claude.hook("user-prompt-submit", claude.base("UserPromptSubmit", prompt="go on")))
+    assert out is not None and out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert "never drop the legacy_invoices table" in out["hookSpecificOutput"]["additionalContext"]
+    assert claude.output(claude.hook("user-prompt-submit", claude.base("UserPromptSubmit", prompt="and?"))) is None  # once
+    kept = claude.rows("SELECT summary FROM task_digests WHERE task_id = 'cc-s-1'")[0][0]
+    assert "We are migrating the billing tables" in kept and "summary_negation_lost" in kept
+
+
+def test_after_a_records_view_at_compaction_post_compact_adds_only_unverified_claims(tmp_path: Path) -> None:
+    claude = Claude(tmp_path)
+    claude.prompt("Migrate the billing tables")
+    claude.prompt("never drop the legacy_invoices table")
+    claude.post_tool_use("Edit", {"file_path": "/p/migrate.py", "old_string": "a", "new_string": "b"}, {"filePath": "/p/migrate.py"})
+    assert "never drop the legacy_invoices table" in claude.session_start("compact")  # no summary visible yet: the view
+    summary = "<summary>Billing tables migrated. All tasks are complete.</summary>"
+    claude.hook("post-compact", claude.base("PostCompact", trigger="auto", compact_summary=summary))
+    name, data, response = "Grep", {"pattern": "x"}, {"mode": "files_with_matches", "filenames": ["a.py"], "numFiles": 1}
+    out = claude.post_tool_use(name, data, response, use_id="toolu_9")
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "All tasks are complete" in context and "never drop" not in context  # the view already said the rule

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Known, Record, ToolEvent
@@ -158,3 +158,44 @@ def injection(conn: HotSession, w: Where, summary: str | None, budget: int, head
     text = records_view(view, header, budget, extra, measure, footer)
     conn.set_hook_state(injection=text, injection_generation=state["generation"])
     return text, 0
+
+
+# A client may show its compaction summary only after its session-start hook ran (Claude Code 2.1.332 writes it, and
+# calls PostCompact, after SessionStart(compact)). The repair is then computed at PostCompact and kept here, to be
+# delivered once by the next hook that can add context (a prompt, a tool result, a session start).
+_PENDING = ("hook", "pending-repair")
+_COMPACT_VIEW = ("hook", "compact-view")
+
+
+def note_compact_view(conn: HotSession, w: Where) -> None:
+    """Session start after a compaction injected the records' view (no summary was visible yet)."""
+    conn.put_records([(*_COMPACT_VIEW, "view", w.now(), "", "", "")])
+
+
+def defer_repair(conn: HotSession, w: Where, summary: str, budget: int, header: str,
+                 measure: Callable[[str], int] = len) -> int:
+    """Keep the repair of a summary seen only after session start, for the next hook that can add context; when the
+    records' view was injected at that session start already, only what the view cannot say (unverified claims).
+    Returns how many losses the summary had."""
+    from ctxkeep.clients.core.injection import repair
+    from ctxkeep.clients.core.session_view import must_keep, task_items
+    from ctxkeep.tools.summary_check import check_summary
+
+    task = _task(conn, w)
+    findings = check_summary(must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), summary)
+    viewed = [r for r in load_records(conn, w, ("hook",)) if (r.kind, r.key) == _COMPACT_VIEW]
+    worker = str(conn.hook_state()["worker_started_at"] or "")
+    if viewed and viewed[0].at >= worker:
+        findings = [f for f in findings if f.rule == "summary_claim_unverified"]
+    text = repair(findings, header, budget, measure) if findings else ""
+    conn.put_records([(*_PENDING, text, w.now(), "pending" if text else "", "", "")])
+    return len(findings)
+
+
+def take_pending(conn: HotSession, w: Where) -> str:
+    """The repair kept for delivery, once ("" when there is none)."""
+    pending = [r for r in load_records(conn, w, ("hook",)) if (r.kind, r.key) == _PENDING and r.status == "pending"]
+    if not pending:
+        return ""
+    conn.put_records([(*_PENDING, pending[0].text, w.now(), "delivered", "", "")])
+    return pending[0].text

@@ -63,21 +63,30 @@ def post_tool_use(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]
     event = ToolEvent(tool, given if isinstance(given, dict) else {}, output_text(tool, response, roots), failed,
                       str(data.get("tool_use_id") or ""), w.now())
     taken = live.take_tool(conn, w, event, shaping_from_env(w.env), live.session_task(conn, w, TASK_PREFIX))
+    shaped = replacement(tool, response, taken.view) if taken is not None and not failed else None
+    delivered = _deliver(conn, w, "PostToolUseFailure" if failed else "PostToolUse", out, shaped)
     if taken is None or failed:
-        return ""
-    shaped = replacement(tool, response, taken.view)
-    if shaped is not None:
-        print_json(out, {"hookSpecificOutput": shaped})
-    return f"{tool} output ({taken.size:,} bytes) offloaded as {taken.ref}" + ("" if shaped else " (kept in place)")
+        return delivered.lstrip("; ")
+    return f"{tool} output ({taken.size:,} bytes) offloaded as {taken.ref}" + ("" if shaped else " (kept in place)") + delivered
 
 
 def post_tool_use_failure(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]) -> str:
     return post_tool_use(conn, w, data, out, failed=True)
 
 
+def _deliver(conn: HotSession, w: Where, event: str, out: IO[str], shaped: dict[str, Any] | None = None) -> str:
+    """Print the hook's output: a repair kept from PostCompact rides along (once) as additionalContext."""
+    pending = live.take_pending(conn, w) if shaped is None or "updatedToolOutput" not in shaped else ""
+    output = {**(shaped or {"hookEventName": event}), **({"additionalContext": pending} if pending else {})}
+    if len(output) > 1:
+        print_json(out, {"hookSpecificOutput": output})
+    return f"; delivered the compaction repair ({_printed(pending):,} characters)" if pending else ""
+
+
 def user_prompt_submit(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]) -> str:
     prompt = data.get("prompt")
-    return f"{live.record_prompt(conn, w, prompt)} record(s)" if isinstance(prompt, str) else ""
+    recorded = f"{live.record_prompt(conn, w, prompt)} record(s)" if isinstance(prompt, str) else ""
+    return recorded + _deliver(conn, w, "UserPromptSubmit", out)
 
 
 def stop(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]) -> str:
@@ -136,6 +145,8 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]
     if not text:
         return "the summary carries every record: nothing injected"
     print_json(out, {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+    if source == "compact" and summary is None:
+        live.note_compact_view(conn, w)  # PostCompact then adds only what this view cannot say
     what = f"repair of {losses} loss(es)" if summary is not None else "the records' view"
     return f"injected {what} ({_printed(text):,} characters)"
 
@@ -175,7 +186,8 @@ def post_compact(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str])
     findings = live.summary_losses(conn, w, summary)
     task = live.session_task(conn, w, TASK_PREFIX)
     live.keep_summary(conn, w, task, summary, findings)
-    return f"summary kept for {task}: {len(findings)} loss(es)"
+    losses = live.defer_repair(conn, w, summary, REPAIR_CHARS, _header(w, True), _printed)
+    return f"summary kept for {task}: {len(findings)} loss(es); repair kept for the next hook that can add context ({losses})"
 
 
 HANDLERS: dict[str, Handler] = {
