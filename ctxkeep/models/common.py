@@ -2,7 +2,7 @@
 
 Limits (also in the README): a string field holds at most 4,000 characters (a task id 200, with no
 invisible formatting characters or line breaks),
-a list at most 200 items, and a whole state at most 200,000 bytes of JSON. Strings are
+a list at most 2,000 items, and a whole state at most 1,000,000 bytes of JSON. Strings are
 trimmed; list items are deduplicated in order under the matching rules of `ctxkeep.text`;
 control characters (other than tab and newline) and lone surrogates are refused.
 """
@@ -19,8 +19,8 @@ from ctxkeep.text import find_bad_character, match_key
 
 MAX_TEXT_CHARS = 4_000
 MAX_TASK_ID_CHARS = 200
-MAX_ITEMS = 200
-MAX_STATE_BYTES = 200_000
+MAX_ITEMS = 2_000  # a long batch job's list fits; past it, archive to evidence and keep a count
+MAX_STATE_BYTES = 1_000_000
 STATE_SCHEMA_VERSION = 1
 MAX_NUMBER = 2**53  # the largest integer every JSON client reads exactly
 
@@ -79,7 +79,14 @@ TaskId = Annotated[
     AfterValidator(_required_text),
     AfterValidator(_plain_id),
 ]
-ItemList = Annotated[list[Text], Field(max_length=MAX_ITEMS), AfterValidator(_dedupe_strings)]
+def _at_most_items(items: list[str]) -> list[str]:
+    if len(items) > MAX_ITEMS:
+        raise ValueError(f"the list holds {len(items):,} items, at most {MAX_ITEMS} items are kept in a state; archive the "
+                         "finished ones to evidence (evidence_put) and keep a count in facts, or split the task")
+    return items
+
+
+ItemList = Annotated[list[Text], AfterValidator(_at_most_items), AfterValidator(_dedupe_strings)]
 Timestamp = Annotated[datetime, AfterValidator(_utc)]
 Trigger = Literal["manual", "resource", "semantic", "pre_compact"]
 
