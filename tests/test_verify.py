@@ -272,3 +272,16 @@ def test_unfaithful_summaries_are_caught(state: dict[str, Any], summary: str, ru
     from ctxkeep.tools.checkpoint.verify import verify_summary
 
     assert [v.rule for v in verify_summary(TaskState(goal="g", **state), "g. " + summary)] == [rule]
+
+
+def test_a_completed_item_leaves_only_through_dropped_with_a_reason() -> None:
+    from ctxkeep.models import TaskState
+    from ctxkeep.tools.checkpoint.verify import verify_states
+
+    before = TaskState(goal="Ship", completed=["Deployed to prod", "Sent the release mail"])
+    emptied = TaskState(goal="Ship", completed=[])
+    assert [(v.rule, v.item) for v in verify_states(before, emptied)] == [
+        ("completed_dropped", "Deployed to prod"), ("completed_dropped", "Sent the release mail")]
+    declared = TaskState(goal="Ship", completed=["Sent the release mail"],
+                         dropped=[{"kind": "completed", "item": "Deployed to prod", "reason": "archived to evidence ev_1"}])
+    assert verify_states(before, declared) == []

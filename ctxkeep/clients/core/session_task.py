@@ -33,13 +33,26 @@ def _is_overflow(item: str) -> bool:
     return item.startswith(OVERFLOW_MARK) and " more " in item and "(ev_" in item
 
 
-def fit(items: list[str], what: str, overflow: Overflow | None, limit: int = MAX_ITEMS) -> list[str]:
-    """`items` within `limit`; the rest stored through `overflow` and named on the last line ("… N more … (ref)")."""
+def fit(items: list[str], what: str, overflow: Overflow | None, limit: int = MAX_ITEMS, keep: str = "first") -> list[str]:
+    """`items` within `limit`: the first (or, `keep="last"`, the latest) kept, the rest stored through `overflow` and
+    named on the last line ("… N more … (ref)")."""
     items = [i for i in dict.fromkeys(items) if not _is_overflow(i)]
     if len(items) <= limit or overflow is None:
-        return items[:limit]
-    kept, rest = items[:limit - 1], items[limit - 1:]
+        return items[:limit] if keep == "first" else items[-limit:]
+    cut = len(items) - (limit - 1)
+    kept, rest = (items[:limit - 1], items[limit - 1:]) if keep == "first" else (items[cut:], items[:cut])
     return kept + [f"{OVERFLOW_MARK}{len(rest)} more {what} ({overflow(what, rest)})"]
+
+
+def archived(before: list[str], after: list[str], kind: str) -> list[Dropped]:
+    """Items of `before` that `fit` moved to evidence: they leave the state through `dropped`, naming the archive."""
+    marker = next((i for i in after if _is_overflow(i)), None)
+    if marker is None:
+        return []
+    now = {match_key(i) for i in after}
+    ref = marker.rsplit("(", 1)[-1].rstrip(")")
+    return [Dropped(kind=kind, item=item, reason=f"archived to evidence {ref} (the list is over {MAX_ITEMS} items)")  # type: ignore[arg-type]
+            for item in before if not _is_overflow(item) and match_key(item) not in now]
 
 
 def _accumulated(previous: list[str], new: list[str]) -> list[str]:
@@ -82,12 +95,13 @@ def session_state(view: View, previous: TaskState | None, overflow: Overflow | N
     pending = fit([_clean(p) for p in view.pending], "pending items (each still pending)", overflow)
     done = [_clean(d) for d in view.done] + [_clean(f"Edited {path}") for path in view.edits]
     completed = fit(_accumulated([c for c in (previous.completed if previous else []) if not _is_overflow(c)], done),
-                    "completed items", overflow)
+                    "completed items", overflow, keep="last")
     completed = [c for c in completed if match_key(c) not in {match_key(p) for p in pending}]
     return TaskState(
         goal=goal, constraints=constraints, pending=pending, completed=completed,
         plan=fit([_clean(s) for s in view.plan], "plan steps", overflow) or (list(previous.plan) if previous else []),
-        dropped=_dropped(previous, pending, completed)[:MAX_ITEMS], next_action=_next_action(view),
+        dropped=(_dropped(previous, pending, completed) + (archived(previous.completed, completed, "completed") + archived(
+            previous.pending, pending, "pending") if previous else []))[:MAX_ITEMS], next_action=_next_action(view),
         open_questions=[_clean(f"Error still open after {inline_quote(e.key, 80)}: {inline_quote(e.text, 300)}") for e in view.errors],
         extra={"source": "session records", "spec_rules": [{"rule": _clean(r.text), "source": r.source, "ref": r.ref}
                                                           for r in view.rules[:50]],
@@ -104,6 +118,8 @@ def merge_todos(state: TaskState, view: View, overflow: Overflow | None = None) 
     pending = [item for item in state.pending if match_key(item) not in done]
     pending += [_clean(item) for item in view.pending if match_key(item) not in known]
     completed = state.completed + [item for item in state.pending if match_key(item) in done]
-    pending, completed = fit(pending, "pending items (each still pending)", overflow), fit(completed, "completed items", overflow)
-    dropped = _dropped(state, pending, completed)
+    pending = fit(pending, "pending items (each still pending)", overflow)
+    completed = fit(completed, "completed items", overflow, keep="last")
+    dropped = _dropped(state, pending, completed) + archived(state.completed, completed, "completed") + archived(
+        state.pending, pending, "pending")
     return TaskState.model_validate({**state.model_dump(), "pending": pending, "completed": completed, "dropped": dropped})

@@ -19,7 +19,6 @@ from ctxkeep.tools.summary_check import Item, carrying_passage
 
 MAX_INSTRUCTION_CHARS = 300
 MAX_EARLIER_PROMPTS = 8
-MAX_PLAN_STEPS = 15
 MAX_SAID = 12  # the agent's latest messages kept for a view without a summary
 _TRIVIAL = re.compile(r"^(?:continue|go on|go ahead|keep going|carry on|proceed|yes|yep|yeah|ok(?:ay)?|sure|thanks?|thank you|"
                       r"do it|please do|please continue|next|sounds good|lgtm|great|perfect|cool|y|fine|good)\W*$", re.I)
@@ -98,7 +97,7 @@ def _plan_steps(records: list[Record]) -> list[str]:
     if not plans:
         return []
     steps = [m.group(1).strip() for m in map(_PLAN_STEP.match, plans[-1].text.splitlines()) if m]
-    return [one_line(s, 200) for s in steps if len(s) > 8][:MAX_PLAN_STEPS]
+    return [one_line(s, 200) for s in steps if len(s) > 8]
 
 
 def _work_state(view: View, records: list[Record]) -> None:
