@@ -18,14 +18,18 @@ from ctxkeep.tools.scope import Scope
 
 async def main(db_path: str, task_id: str) -> None:
     store = await Store.open(Path(db_path))
-    scope = Scope(store=store, project="/crash")
-    step = 0
-    while True:
-        step += 1
-        state = TaskState(goal="survive SIGKILL", completed=[f"step {i}" for i in range(step % 150)],
-                          extra={"padding": "x" * 4000, "step": step})
-        saved = await checkpoint_save(scope, CheckpointSaveRequest(task_id=task_id, state=state))
-        print(f"saved {saved.version} {step}", flush=True)
+    try:
+        scope = Scope(store=store, project="/crash")
+        step = 0
+        while True:
+            step += 1
+            # completed grows (never shrinks: a vanished completed item is refused), up to 1,500 items
+            state = TaskState(goal="survive SIGKILL", completed=[f"step {i}" for i in range(min(step, 1_500))],
+                              extra={"padding": "x" * 4000, "step": step})
+            saved = await checkpoint_save(scope, CheckpointSaveRequest(task_id=task_id, state=state))
+            print(f"saved {saved.version} {step}", flush=True)
+    finally:
+        await store.close()  # a failed save must not leave the process hanging on aiosqlite's thread
 
 
 if __name__ == "__main__":

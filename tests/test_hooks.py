@@ -223,7 +223,7 @@ def test_session_start_stays_under_9000_printed_characters_for_a_huge_task_and_s
     assert "迁移计费服务" in context and "did not fit" in context and 'checkpoint_load(task_id="big")' in context
 
 
-def test_the_hook_log_is_private_and_never_holds_the_input(tmp_path: Path) -> None:
+def test_the_hook_log_is_private(tmp_path: Path) -> None:
     import stat
 
     claude = Claude(tmp_path)
