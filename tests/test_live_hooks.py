@@ -206,3 +206,26 @@ def test_an_offloaded_output_is_evidence_under_the_ref_the_model_was_shown(tmp_p
     content, hits = anyio.run(fetch)
     assert "ERROR: module_2999 failed to link" in content and ref in hits
     assert claude.rows("SELECT COUNT(*) FROM evidence_inbox") == [(0,)]  # taken in once
+
+
+def test_a_foreign_sqlite_file_is_never_written_by_a_hook_and_new_folders_are_private(tmp_path: Path) -> None:
+    import os
+    import sqlite3
+    import stat
+
+    claude = Claude(tmp_path)
+    claude.db.parent.mkdir(parents=True)
+    with sqlite3.connect(claude.db) as conn:
+        conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
+    before = claude.db.read_bytes()
+    assert claude.post_tool_use(*bash("make", BIG)) is None and claude.db.read_bytes() == before
+    assert "not a ctxkeep database" in claude.logged()
+    deep = Claude(tmp_path / "other")
+    old = os.umask(0)
+    try:
+        deep.db = tmp_path / "other" / "a" / "b" / "ctxkeep.db"
+        deep.log = deep.db.parent / "ctxkeep-hooks.log"
+        deep.prompt("hello there, new database")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(deep.db.parent.stat().st_mode) == 0o700 and stat.S_IMODE((tmp_path / "other" / "a").stat().st_mode) == 0o700

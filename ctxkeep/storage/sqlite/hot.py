@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ctxkeep.storage.sqlite.migrations import LATEST, MIGRATIONS, statements
+from ctxkeep.storage.sqlite.migrations import APPLICATION_ID, FIRST_MIGRATION, LATEST, MIGRATIONS, statements
 
 RecordRow = tuple[str, str, str, str, str, str, str]  # kind, key, text, at, status, source, ref
 _HOOK_FIELDS = ("generation", "injection", "injection_generation", "transcript_size", "transcript_mtime_ns", "worker_pid",
@@ -25,19 +25,54 @@ class SchemaTooNewError(Exception):
 
 
 def connect(path: Path, busy_timeout_ms: int = 5_000) -> sqlite3.Connection:
-    """The database at `path` (created 0600 and migrated when needed), in autocommit mode with busy_timeout set."""
+    """The database at `path` (created 0600 in 0700 folders and migrated when needed), in autocommit mode with
+    busy_timeout set. A file another program made is refused before anything is written to it (ForeignFileError)."""
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _private_folders(path.parent)
         os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
     conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        _check_ours(conn, path)
         if _schema(conn) < LATEST:
             _migrate(conn)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+class ForeignFileError(Exception):
+    """The file at CTXKEEP_DB is another program's SQLite database."""
+
+
+def _private_folders(folder: Path) -> None:
+    """The missing folders, created one by one 0700 (`mkdir(parents=True)` would give them the umask's mode)."""
+    missing = []
+    for candidate in [folder, *folder.parents]:
+        if candidate.exists():
+            break
+        missing.append(candidate)
+    for candidate in reversed(missing):
+        candidate.mkdir(mode=0o700)
+        os.chmod(candidate, 0o700)
+
+
+def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
+    """As the Store checks (`schema.check_ours`): ctxkeep's application id, or its first migration, or an empty file."""
+    if int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID:
+        return
+    tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    if not tables:
+        return
+    if "schema_migrations" in tables:
+        try:
+            row = conn.execute("SELECT name FROM schema_migrations WHERE version = 1").fetchone()
+        except sqlite3.Error:
+            row = ("",)
+        if (row[0] == FIRST_MIGRATION) if row is not None else tables == ["schema_migrations"]:
+            return
+    raise ForeignFileError(f"database {path} is not a ctxkeep database (another program's SQLite file); nothing was written")
 
 
 def _schema(conn: sqlite3.Connection) -> int:
