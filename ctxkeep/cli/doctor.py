@@ -1,4 +1,5 @@
-"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether Claude Code is set up to use it."""
+"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether Claude Code and the other clients it is
+installed in are set up to use it."""
 
 from __future__ import annotations
 
@@ -58,6 +59,9 @@ async def run_doctor(settings: Settings, as_json: bool = False) -> int:
               Check("database", "info", str(settings.db_path)), Check("tokenizer", "info", encoding_name())]
     checks += await _database_checks(settings)
     checks += claude_code_checks(Path(settings.project), Path(os.environ.get("HOME") or Path.home()))
+    from ctxkeep.cli.clients import doctor_checks
+
+    checks += doctor_checks(Path(settings.project))  # every other client ctxkeep is installed in
     if as_json:
         print(json.dumps([asdict(c) for c in checks], indent=2))
     else:

@@ -17,7 +17,7 @@ import anyio
 from pydantic import ValidationError
 
 from ctxkeep import __version__
-from ctxkeep.cli import FAST_HOOKS
+from ctxkeep.cli import CLIENT_HOOKS, FAST_HOOKS
 from ctxkeep.cli.inspect import add_inspection_commands
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
@@ -51,6 +51,10 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
     """Claude Code hooks: read the hook JSON on stdin, print what to inject (maybe nothing), always exit 0."""
+    if args.hook in CLIENT_HOOKS:
+        from importlib import import_module
+
+        return int(import_module(CLIENT_HOOKS[args.hook]).run(args.event or "", sys.stdin.buffer, sys.stdout, os.environ))
     if args.hook != "pre-compact-worker":
         from ctxkeep.clients.claude_code.hooks.fast import run
 
@@ -67,12 +71,19 @@ def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
 
 
 def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
-    """Register the server and the hooks in Claude Code (or remove them: `uninstall`)."""
+    """Register the server and the hooks in a client (or remove them: `uninstall`); `install --list` shows what each
+    client gets."""
     from pathlib import Path
 
-    from ctxkeep.clients.claude_code import install
+    from ctxkeep.cli import clients
 
-    for line in install.run(args.command, args.scope, Path(settings.project), os.environ, args.dry_run):
+    if args.list:
+        print("\n".join(clients.listing()))
+        return 0
+    if args.client is None:
+        print(f"ctxkeep: name the client: {', '.join(clients.CLIENTS)} (or --list)", file=sys.stderr)
+        return 2
+    for line in clients.run(args.command, args.client, args.scope, Path(settings.project), os.environ, args.dry_run):
         print(line)
     return 0
 
@@ -104,18 +115,24 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print JSON instead of text")
     doctor.set_defaults(run=cmd_doctor)
     add_inspection_commands(commands, _positive)
-    for action, text in (("install", "register the server and the hooks in Claude Code"),
+    from ctxkeep.cli.clients import CLIENTS, SCOPE_CHOICES
+
+    for action, text in (("install", "register the server and the hooks in an agent client"),
                          ("uninstall", "remove exactly what `install` added")):
         sub = commands.add_parser(action, help=text)
-        sub.add_argument("client", choices=["claude-code"], help="the client (Claude Code)")
-        sub.add_argument("--scope", choices=["local", "project", "user"], default="local",
-                         help="local (default): .claude/settings.local.json and `claude mcp add --scope local` (this machine); "
-                              "project: only what can be committed (.mcp.json, .claude/settings.json, the command `ctxkeep` on "
-                              "PATH); user: <config>/settings.json and `claude mcp add --scope user`")
+        sub.add_argument("client", nargs="?", choices=list(CLIENTS), help="the client (`ctxkeep install --list` shows what each gets)")
+        sub.add_argument("--scope", choices=SCOPE_CHOICES, default=None,
+                         help="where to install (each client's default first in --list): claude-code local (default: "
+                              ".claude/settings.local.json and `claude mcp add --scope local`), project (only what can be "
+                              "committed, the command `ctxkeep` on PATH) or user; the other clients user or project "
+                              "(windsurf: user; cline: project or user; vscode: project or user)")
         sub.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
+        sub.add_argument("--list", action="store_true", help="list the clients, their files, events and limits")
         sub.set_defaults(run=cmd_install)
-    hook = commands.add_parser("hook", help="a Claude Code hook (reads its JSON on stdin; never fails the user)")
-    hook.add_argument("hook", choices=[*FAST_HOOKS, "pre-compact-worker"])
+    hook = commands.add_parser("hook", help="a client's hook: `hook <event>` (Claude Code) or `hook <client> <event>` (reads "
+                               "its JSON on stdin; never fails the user)")
+    hook.add_argument("hook", choices=[*FAST_HOOKS, "pre-compact-worker", *CLIENT_HOOKS])
+    hook.add_argument("event", nargs="?", help="the event, after a client name (e.g. `hook codex SessionStart`)")
     hook.set_defaults(run=cmd_hook, no_settings=True)
     return parser
 

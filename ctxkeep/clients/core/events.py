@@ -22,7 +22,16 @@ from typing import IO, Any
 
 from ctxkeep.clients.core import live
 from ctxkeep.clients.core.capture import ToolEvent
-from ctxkeep.clients.core.hook_io import HookInputError, Where, describe, elapsed_ms, print_json, read_input, where, write_log
+from ctxkeep.clients.core.hook_io import (
+    HookInputError,
+    Where,
+    describe,
+    elapsed_ms,
+    print_json,
+    read_input,
+    where,
+    write_log,
+)
 from ctxkeep.clients.core.shaping import Offload, shaping_from_env
 from ctxkeep.storage.hot import HotSession, open_hot_session
 
@@ -162,11 +171,11 @@ def _alive(pid: object) -> bool:
 
 
 def mark(conn: HotSession, w: Where, key: str, value: str) -> bool:
-    """Remember `value` under `key` for this session (a `mark` record the view ignores); False when it was already so."""
-    known = {r[1]: r[2] for r in conn.records(("mark",))}
+    """Remember `value` under `key` for this session (a `hook` record the view ignores); False when it was already so."""
+    known = {r[1]: r[2] for r in conn.records(("hook",))}
     if known.get(key) == value:
         return False
-    conn.put_records([("mark", key, value, w.now(), "", "", "")])
+    conn.put_records([("hook", key, value, w.now(), "", "", "")])
     return True
 
 

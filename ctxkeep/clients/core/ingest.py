@@ -1,0 +1,176 @@
+"""The heavy half of a client's compaction hooks, run detached (`ctxkeep hook <client> worker`) so the client never
+waits for it: a transcript already read by the client's reader (`transcripts.Reading`) goes into the store.
+
+In order, each step noted as it really went (a failed step does not stop the later ones):
+1. the transcript's records join the ones the live hooks captured (same keys: nothing counted twice);
+2. the session is bound to its task: the agent's own when the transcript shows it calling ctxkeep's
+   `checkpoint_save`, else `<client prefix><session id>`;
+3. tool outputs the live hooks offloaded are taken into the evidence store under the refs the model was shown;
+4. the task is saved as a strict `pre_compact` checkpoint when the records changed it (lists too long for a
+   checkpoint overflow to evidence; the agent's own task is never saved non-strict);
+5. the conversation goes through compress_history for that task (outputs offloaded, the digest updated).
+The session's hook state says when it started and finished; a session-start hook waits for it within a bound.
+Claude Code's own worker (`claude_code/hooks/pre_compact.py`) does the same steps on its transcript format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping
+from contextlib import closing
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+
+from ctxkeep.clients.core import live
+from ctxkeep.clients.core.hook_io import Where, describe, read_input, where, write_log
+from ctxkeep.clients.core.session_task import merge_todos, session_state
+from ctxkeep.clients.core.session_view import View
+from ctxkeep.clients.core.transcripts import Reading
+from ctxkeep.errors import CheckpointRefused, VersionConflict
+from ctxkeep.models import CheckpointSaveRequest, TaskState
+from ctxkeep.models.compress import CompressRequest
+from ctxkeep.models.evidence import EvidenceItem
+from ctxkeep.settings import Settings
+from ctxkeep.storage import SessionRow
+from ctxkeep.storage.hot import open_hot_session
+from ctxkeep.text import utc_text
+from ctxkeep.tools.checkpoint import checkpoint_save, latest_state
+from ctxkeep.tools.compression import compress_history
+from ctxkeep.tools.evidence import evidence_put, take_offloads
+from ctxkeep.tools.scope import Scope, open_scope
+
+Reader = Callable[[list[str]], Reading]
+Locate = Callable[[Where, dict[str, Any]], "Path | None"]
+
+
+class Client:
+    """What the worker needs of a client: its name (for the log and the goal of a prompt-less session), its task
+    prefix, where its transcript of a session is (None: not one it may read) and its reader."""
+
+    def __init__(self, name: str, prefix: str, locate: Locate, read: Reader) -> None:
+        self.name, self.prefix, self.locate, self.read = name, prefix, locate, read
+
+
+def _overflow(scope: Scope, task_id: str, stored: list[EvidenceItem]) -> Callable[[str, list[str]], str]:
+    """Items a checkpoint list cannot hold, kept as one evidence record each list (its ref goes on the list)."""
+    from ctxkeep.tools.refs import evidence_ref
+
+    def keep(what: str, rest: list[str]) -> str:
+        item = EvidenceItem(content="\n".join(rest), kind="note", source="pre-compact", title=f"{task_id}: more {what}",
+                            task_id=task_id)
+        stored.append(item)
+        return evidence_ref(scope.project, hashlib.sha256(item.content.encode("utf-8")).hexdigest(), item.kind,
+                            item.source, item.title, item.task_id)
+
+    return keep
+
+
+async def save_task(scope: Scope, task_id: str, view: View, bound: bool, client: str) -> str:
+    """Save the task as a strict `pre_compact` checkpoint when the records changed it; a note on what happened."""
+    async with scope.store.snapshot() as tx:
+        current = await tx.checkpoints.latest_version(scope.project, task_id)
+    previous = await latest_state(scope, task_id) if current else None
+    overflow: list[EvidenceItem] = []
+    keep = _overflow(scope, task_id, overflow)
+    state: TaskState = (merge_todos(previous, view, keep) if bound and previous is not None
+                        else session_state(view, previous, keep, client))
+    if previous is not None and previous.canonical() == state.canonical():
+        return f"{task_id} unchanged"
+    if overflow:
+        await evidence_put(scope, overflow)  # before the state that names them
+    request = CheckpointSaveRequest(task_id=task_id, state=state, trigger="pre_compact", expected_version=current)
+    try:
+        saved = await checkpoint_save(scope, request)
+    except VersionConflict:
+        return f"{task_id} was saved meanwhile; the records' view was not written over it"
+    except CheckpointRefused as refused:
+        if bound:  # the agent's own task is never saved non-strict: its versions stay verified
+            return f"{task_id} not saved: {len(refused.violations)} violation(s): {refused.violations[0].rule}"
+        saved = await checkpoint_save(scope, request.model_copy(update={"strict": False}))
+        return f"saved {task_id} v{saved.version} with {len(refused.violations)} violation(s) (the session's own task)"
+    return f"saved {task_id} v{saved.version}" + (f", {len(overflow)} overflow list(s) in evidence" if overflow else "")
+
+
+async def bind(scope: Scope, w: Where, path: Path, fingerprint: str, bound_task: str | None, prefix: str) -> tuple[str, bool]:
+    """Bind the session to the agent's own task when it has a checkpoint, else to `<prefix><session id>`."""
+    bound = bound_task is not None and await latest_state(scope, bound_task) is not None
+    task_id = bound_task if bound and bound_task else f"{prefix}{w.session_id}"
+    async with scope.store.transaction() as tx:
+        await tx.sessions.put(scope.project, SessionRow(w.session_id, task_id, bound, str(path), fingerprint,
+                                                        utc_text(scope.clock()) or ""))
+    return task_id, bound
+
+
+async def _steps(scope: Scope, task_id: str, view: View, bound: bool, reading: Reading, client: str,
+                 env: Mapping[str, str]) -> list[str]:
+    """Steps 3–5; each failure is noted and the later steps still run (what was done stands)."""
+    notes = []
+    try:
+        notes.append(f"{await take_offloads(scope)} offloaded output(s) taken in")
+    except Exception as exc:
+        notes.append(f"taking in the offloaded outputs failed: {type(exc).__name__}: {str(exc)[:200]}")
+    try:
+        notes.append(await save_task(scope, task_id, view, bound, client))
+    except Exception as exc:
+        notes.append(f"saving {task_id} failed: {type(exc).__name__}: {str(exc)[:200]}")
+    try:
+        if reading.messages:
+            request = CompressRequest(messages=reading.messages, format="anthropic", task_id=task_id)
+            compressed = await compress_history(scope, request, env)
+            notes.append(f"{len(compressed.evidence_refs)} tool output(s) offloaded, digest of {len(compressed.digest)} characters")
+    except Exception as exc:
+        notes.append(f"compressing the history failed: {type(exc).__name__}: {str(exc)[:200]}")
+    return notes
+
+
+async def ingest(scope: Scope, w: Where, path: Path, client: Client, env: Mapping[str, str]) -> str:
+    """Steps 1–5 above for the transcript at `path`; a note saying how each went."""
+    data = await anyio.to_thread.run_sync(path.read_bytes)
+    reading = client.read(data.decode("utf-8", "replace").splitlines())
+    with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+        conn.put_records([(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref) for r in reading.latest_records()])
+        view = live.view_of(conn, w)
+    task_id, bound = await bind(scope, w, path, hashlib.sha256(data).hexdigest(), reading.bound_task, client.prefix)
+    notes = [f"{len(reading.records)} record(s) from {reading.lines} line(s), {reading.skipped} skipped",
+             ("bound to the agent's task " if bound else "bound to ") + task_id]
+    notes += await _steps(scope, task_id, view, bound, reading, client.name, env)
+    stat = path.stat()
+    with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+        conn.set_hook_state(transcript_size=stat.st_size, transcript_mtime_ns=stat.st_mtime_ns)
+    return "; ".join(notes)
+
+
+async def _work(client: Client, data: dict[str, Any], env: Mapping[str, str]) -> str:
+    from ctxkeep.tokens import use_estimate
+
+    use_estimate()
+    w = where(data, env)
+    path = client.locate(w, data)
+    settings = Settings.from_env(env, hook_cwd=data.get("cwd") if isinstance(data.get("cwd"), str) else None)
+    note = "failed"
+    try:
+        if path is None:
+            raise ValueError(f"the hook input names no {client.name} transcript of this session ctxkeep may read")
+        async with open_scope(settings) as scope:
+            note = await ingest(scope, w, path, client, env)
+    finally:
+        with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+            conn.set_hook_state(worker_done_at=w.now(), worker_note=note[:1000])
+    return f"session {w.session_id}: {note}"
+
+
+def run_worker(client: Client, stdin: IO[bytes], env: Mapping[str, str]) -> int:
+    """The worker's whole run on the hook input it was given; always 0, one log line either way."""
+    started = time.perf_counter()
+    try:
+        note = anyio.run(_work, client, read_input(stdin), env)
+        write_log(env, f"{client.name} worker ok in {(time.perf_counter() - started) * 1000:.0f} ms, {note}")
+    except Exception as exc:
+        write_log(env, f"{client.name} worker failed: {type(exc).__name__}: {describe(exc)}")
+    return 0
+
+
+__all__ = ["Client", "bind", "ingest", "run_worker", "save_task"]

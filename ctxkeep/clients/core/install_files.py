@@ -1,0 +1,154 @@
+"""What every client's install writes into its JSON config files, and how uninstall finds exactly that again.
+
+A client's hooks live in lists under an event name (`hooks.<Event>`); each list element ctxkeep adds is built by the
+client's `Entry` from the ctxkeep command, so an element is ctxkeep's when it is exactly what `Entry` builds for its
+own command (`<absolute path>/ctxkeep hook <client> <event>` from any install path, or the portable
+`ctxkeep hook …`): a reinstall from elsewhere replaces it, a hand-written hook is never touched. The MCP server entry
+is the same: an entry named `ctxkeep` that ctxkeep did not write (another server of that name, or ours edited by
+hand) is refused, never overwritten. Files that are not JSON objects are refused (nothing written); see
+`config_files` for backups, atomic writes and the byte-exact restore.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxkeep.clients.core.checks import Check
+from ctxkeep.clients.core.config_files import FileChange, dump_json, json_list, json_object, read_json, restored
+from ctxkeep.errors import InvalidInput
+
+SERVER_NAME = "ctxkeep"
+PORTABLE_COMMAND = "ctxkeep"
+Entry = Callable[[str, str], Any]  # (ctxkeep command, event) -> the list element to add under that event
+Server = Callable[[str], dict[str, Any]]  # ctxkeep command -> the server entry
+
+
+def hook_command(executable: str, client: str, event: str) -> str:
+    return f"{shlex.quote(executable)} hook {client} {event}"
+
+
+def command_of(executable: str) -> str | None:
+    """`executable` when it is a ctxkeep command an install writes: an absolute path named ctxkeep, or the portable
+    `ctxkeep`; else None."""
+    return executable if Path(executable).name == "ctxkeep" and (Path(executable).is_absolute() or executable == PORTABLE_COMMAND) else None
+
+
+def _executable_in(value: Any, client: str) -> str | None:
+    """The ctxkeep executable a hook element runs (its `command`, or `hooks[0].command` for grouped formats)."""
+    if isinstance(value, dict) and isinstance(value.get("hooks"), list) and value["hooks"]:
+        value = value["hooks"][0]
+    command = value.get("command") if isinstance(value, dict) else None
+    if not isinstance(command, str):
+        return None
+    try:
+        parts = shlex.split(command)
+    except ValueError:  # unbalanced quotes: somebody's own shell line
+        return None
+    if len(parts) != 4 or parts[1:3] != ["hook", client]:
+        return None
+    return command_of(parts[0])
+
+
+def is_ours(element: Any, client: str, event: str, entry: Entry) -> bool:
+    executable = _executable_in(element, client)
+    return executable is not None and element == entry(executable, event)
+
+
+def with_hooks(path: Path, executable: str, client: str, events: Sequence[str], entry: Entry,
+               container: str = "hooks", skeleton: Mapping[str, Any] | None = None) -> FileChange:
+    """The file with ctxkeep's hook element last under each of `events` (ours from earlier installs replaced; every
+    other key and hook kept). `skeleton` keys (`"version": 1`) are added when absent."""
+    before, data = read_json(path)
+    for key, value in (skeleton or {}).items():
+        data.setdefault(key, value)
+    hooks = json_object(data, container, path)
+    for event in events:
+        elements = [e for e in json_list(hooks, event, path, where=f"{container}.") if not is_ours(e, client, event, entry)]
+        hooks[event] = elements + [entry(executable, event)]
+    return FileChange(path, before, dump_json(data))
+
+
+def without_hooks(path: Path, client: str, events: Sequence[str], entry: Entry, container: str = "hooks",
+                  skeleton: Mapping[str, Any] | None = None) -> FileChange:
+    """The file without ctxkeep's hook elements (an emptied list and container removed; a file left holding only
+    `skeleton` keys is deleted when install created it)."""
+    before, data = read_json(path)
+    hooks = data.get(container)
+    if isinstance(hooks, dict):
+        for event in events:
+            if isinstance(hooks.get(event), list):
+                hooks[event] = [e for e in hooks[event] if not is_ours(e, client, event, entry)]
+                if not hooks[event]:
+                    del hooks[event]
+        if not hooks:
+            del data[container]
+    if skeleton and data and all(data.get(k) == v for k, v in skeleton.items()) and set(data) == set(skeleton):
+        data = {}
+    return FileChange(path, before, restored(path, before, data))
+
+
+def _server_is_ours(found: Any, server: Server) -> bool:
+    command = found.get("command") if isinstance(found, dict) else None
+    return isinstance(command, str) and command_of(command) is not None and found == server(command)
+
+
+def with_server(path: Path, executable: str, server: Server, container: str = "mcpServers",
+                name: str = SERVER_NAME) -> FileChange:
+    """The file with ctxkeep's server entry under `container.<name>`; InvalidInput (nothing written) when an entry of
+    that name exists that ctxkeep did not write."""
+    before, data = read_json(path)
+    servers = json_object(data, container, path)
+    found = servers.get(name)
+    if found is not None and not _server_is_ours(found, server):
+        raise InvalidInput(f"{path} already has an MCP server named {name!r} that ctxkeep install did not write "
+                           f"({str(found)[:200]}); rename or remove it, then run this again (nothing was changed)")
+    servers[name] = server(executable)
+    return FileChange(path, before, dump_json(data))
+
+
+def without_server(path: Path, server: Server, container: str = "mcpServers", name: str = SERVER_NAME) -> FileChange:
+    """The file without ctxkeep's server entry (an entry of that name ctxkeep did not write is left alone)."""
+    before, data = read_json(path)
+    servers = data.get(container)
+    if isinstance(servers, dict) and _server_is_ours(servers.get(name), server):
+        del servers[name]
+        if not servers:
+            del data[container]
+    return FileChange(path, before, restored(path, before, data))
+
+
+def found_hooks(data: Any, client: str, events: Sequence[str], container: str = "hooks") -> dict[str, str]:
+    """event -> the ctxkeep executable of each installed ctxkeep hook (for the doctor), whatever its exact shape."""
+    hooks = data.get(container) if isinstance(data, dict) else None
+    found: dict[str, str] = {}
+    for event in events:
+        for element in hooks.get(event, []) if isinstance(hooks, dict) and isinstance(hooks.get(event), list) else []:
+            executable = _executable_in(element, client)
+            if executable is not None:
+                found[event] = executable
+    return found
+
+
+def resolves(name: str, command: str, client: str) -> Check:
+    """A doctor check: a portable `ctxkeep …` command resolves on this machine's PATH; an absolute one exists."""
+    import os
+    import shutil
+
+    try:
+        exe = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return Check(name, "fail", f"{command!r} is not a command; run `ctxkeep install {client}` again")
+    if exe == PORTABLE_COMMAND:
+        found = shutil.which(PORTABLE_COMMAND)
+        return Check(name, "ok" if found else "fail", f"{command!r} runs {found}" if found else
+                     f"{command!r}: `ctxkeep` is not on PATH here; install it with pipx, or put its environment's bin on PATH")
+    if not (Path(exe).is_file() and os.access(exe, os.X_OK)):
+        return Check(name, "fail", f"{command!r}: {exe} is missing or not executable; run `ctxkeep install {client}` again")
+    return Check(name, "ok", command)
+
+
+__all__ = ["PORTABLE_COMMAND", "SERVER_NAME", "Entry", "Server", "command_of", "found_hooks", "hook_command", "is_ours", "resolves",
+           "with_hooks", "with_server", "without_hooks", "without_server"]

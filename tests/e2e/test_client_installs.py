@@ -1,0 +1,83 @@
+"""`ctxkeep install codex` and `ctxkeep install gemini` with the real CLIs (pinned in tests/e2e/package-lock.json), each
+against a loopback mock of its model API that scripts the model and records every request.
+
+Each test installs ctxkeep the way a user does (`ctxkeep install <client>` into the CLI's own config files, next to the
+harness's model-provider settings), runs a session whose scripted model saves the procurement task and loads it back,
+then a second run of the same session: its session-start hook injects the records of the first run, and the mock
+receives that injection. Uninstall then restores the config files byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from ctxkeep.project import default_db_path
+from ctxkeep.storage import Store
+from ctxkeep.tools import checkpoint
+from ctxkeep.tools.scope import Scope
+from tests.conftest import procurement_state
+from tests.e2e.clients import codex, gemini
+from tests.e2e.mock_api import call, text
+
+pytestmark = pytest.mark.slow
+CTXKEEP = str(Path(sys.executable).parent / "ctxkeep")
+FIXED = {"checkpoint_save", "checkpoint_load", "evidence_put", "evidence_get", "compress_history"}
+RESTORED = "ctxkeep restored this session's records"
+
+
+def _ctxkeep(cli: Any, *args: str) -> str:
+    done = subprocess.run([CTXKEEP, *args], cwd=cli.proj, env=cli.env() | _db(cli), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _db(cli: Any) -> dict[str, str]:
+    """The database the installed server uses (its default under HOME: the clients pass it no CTXKEEP_DB), for the
+    hooks too, so both see one store."""
+    return {"CTXKEEP_DB": str(default_db_path({"HOME": str(cli.home)}))}
+
+
+async def _stored(db: Path, project: str, task_id: str) -> Any:
+    store = await Store.open(db)
+    try:
+        return await checkpoint.checkpoint_load(Scope(store=store, project=project), task_id)
+    finally:
+        await store.close()
+
+
+def _save_then_load() -> list[Any]:
+    return [call("checkpoint_save", {"task_id": "proc", "state": procurement_state()}),
+            call("checkpoint_load", {"task_id": "proc"}), text("resumed")]
+
+
+def test_codex_install_lists_the_tools_injects_at_resume_saves_loads_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:
+    with codex(tmp_path, _save_then_load() + [text("Continuing the procurement task.")], ctxkeep=False) as cli:
+        original = cli.config_toml.read_bytes()
+        _ctxkeep(cli, "install", "codex")
+        assert (cli.codex_home / "hooks.json").exists() and b"[mcp_servers.ctxkeep]" in cli.config_toml.read_bytes()
+        trust = "--dangerously-bypass-hook-trust"
+        first = cli.run("Save the procurement task, then load it back. Never email the suppliers.", trust, env=_db(cli))
+        assert first.returncode == 0, first.stderr[-3000:]
+        requests = cli.requests()
+        assert FIXED <= set(cli.tools(requests[0].body)), "ctxkeep's tools are in the very first request"
+        saved, loaded = cli.tool_results(requests[-1].body)[-2:]
+        resumed = subprocess.run([str(cli.executable()), "exec", "resume", "--last", "--json", "--skip-git-repo-check", trust,
+                                  "Carry on."], cwd=cli.proj, env=cli.env() | _db(cli), stdin=subprocess.DEVNULL,
+                                 capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        after = cli.requests()[len(requests):]
+        _ctxkeep(cli, "uninstall", "codex")
+        assert cli.config_toml.read_bytes() == original and not (cli.codex_home / "hooks.json").exists()
+
+    assert "refused" not in saved and "Compare 20 supplier quotes" in loaded
+    injected = cli.instructions(after[0].body)
+    assert RESTORED in injected and "Never email the suppliers" in injected, injected[-3000:]
+    stored = anyio.run(_stored, Path(_db(cli)["CTXKEEP_DB"]), str(cli.proj), "proc")
+    assert stored.version == 1 and stored.state.pending == ["Supplier C freight missing"]
