@@ -81,3 +81,27 @@ def test_codex_install_lists_the_tools_injects_at_resume_saves_loads_and_uninsta
     assert RESTORED in injected and "Never email the suppliers" in injected, injected[-3000:]
     stored = anyio.run(_stored, Path(_db(cli)["CTXKEEP_DB"]), str(cli.proj), "proc")
     assert stored.version == 1 and stored.state.pending == ["Supplier C freight missing"]
+
+
+def test_gemini_install_lists_the_tools_injects_at_resume_saves_loads_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:
+    with gemini(tmp_path, _save_then_load() + [text("Continuing the procurement task.")], ctxkeep=False) as cli:
+        original = cli.settings_path.read_bytes()
+        _ctxkeep(cli, "install", "gemini")
+        installed = json.loads(cli.settings_path.read_text())
+        assert installed["mcpServers"]["ctxkeep"]["args"] == ["serve"] and "AfterTool" in installed["hooks"]
+        first = cli.run("Save the procurement task, then load it back. Never email the suppliers.", env=_db(cli))
+        assert first.returncode == 0, first.stderr[-3000:]
+        requests = cli.requests()
+        assert FIXED <= set(cli.tools(requests[0].body)), "ctxkeep's tools are in the very first request"
+        saved, loaded = cli.tool_results(requests[-1].body)[-2:]
+        resumed = cli.run("Carry on.", "--resume", "latest", env=_db(cli))
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        after = cli.requests()[len(requests):]
+        _ctxkeep(cli, "uninstall", "gemini")
+        assert cli.settings_path.read_bytes() == original
+
+    assert "refused" not in saved and "Compare 20 supplier quotes" in loaded
+    injected = cli.instructions(after[0].body)
+    assert RESTORED in injected and "Never email the suppliers" in injected, injected[-3000:]
+    stored = anyio.run(_stored, Path(_db(cli)["CTXKEEP_DB"]), str(cli.proj), "proc")
+    assert stored.version == 1 and stored.state.pending == ["Supplier C freight missing"]

@@ -22,7 +22,14 @@ from typing import Any, Literal
 
 from ctxkeep.clients.codex.hooks import CLIENT, CONTEXT_LIMIT_TOKENS, codex_home
 from ctxkeep.clients.core.config_files import BACKUP_SUFFIX, FileChange
-from ctxkeep.clients.core.install_files import PORTABLE_COMMAND, hook_command, with_hooks, without_hooks
+from ctxkeep.clients.core.install_files import (
+    PORTABLE_COMMAND,
+    add_hooks,
+    hook_command,
+    installed,
+    remove_hooks,
+    uninstalled,
+)
 from ctxkeep.errors import InvalidInput
 
 TITLE = "Codex CLI"
@@ -137,8 +144,8 @@ def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, e
     config, hooks = paths(scope, project, env)
     command = PORTABLE_COMMAND if scope == "project" else executable
     if action == "install":
-        return [config_with_server(config, command), with_hooks(hooks, command, CLIENT, list(EVENTS), entry)]
-    return [config_without_server(config), without_hooks(hooks, CLIENT, list(EVENTS), entry)]
+        return [config_with_server(config, command), installed(hooks, add_hooks(command, CLIENT, list(EVENTS), entry))]
+    return [config_without_server(config), uninstalled(hooks, remove_hooks(CLIENT, list(EVENTS), entry))]
 
 
 def notes(action: str, scope: Scope, project: Path) -> list[str]:

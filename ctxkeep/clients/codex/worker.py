@@ -10,7 +10,7 @@ from ctxkeep.clients.codex.hooks import TASK_PREFIX, rollout
 from ctxkeep.clients.codex.rollout import read_rollout
 from ctxkeep.clients.core import ingest
 
-CODEX = ingest.Client("Codex", TASK_PREFIX, rollout, read_rollout)
+CODEX = ingest.Client("Codex", TASK_PREFIX, rollout, lambda lines, hook: read_rollout(lines))
 
 
 def run_worker(stdin: IO[bytes], env: Mapping[str, str]) -> int:

@@ -42,7 +42,7 @@ from ctxkeep.tools.compression import compress_history
 from ctxkeep.tools.evidence import evidence_put, take_offloads
 from ctxkeep.tools.scope import Scope, open_scope
 
-Reader = Callable[[list[str]], Reading]
+Reader = Callable[[list[str], dict[str, Any]], Reading]  # (transcript lines, hook input) -> what they hold
 Locate = Callable[[Where, dict[str, Any]], "Path | None"]
 
 
@@ -95,7 +95,12 @@ async def save_task(scope: Scope, task_id: str, view: View, bound: bool, client:
 
 
 async def bind(scope: Scope, w: Where, path: Path, fingerprint: str, bound_task: str | None, prefix: str) -> tuple[str, bool]:
-    """Bind the session to the agent's own task when it has a checkpoint, else to `<prefix><session id>`."""
+    """Bind the session to the agent's own task when it has a checkpoint (the one the transcript shows it saving, else
+    the one it was bound to before: a resumed transcript need not show the save again), else to `<prefix><session id>`."""
+    if bound_task is None:
+        async with scope.store.snapshot() as tx:
+            row = await tx.sessions.get(scope.project, w.session_id)
+        bound_task = row.task_id if row is not None and row.bound else None
     bound = bound_task is not None and await latest_state(scope, bound_task) is not None
     task_id = bound_task if bound and bound_task else f"{prefix}{w.session_id}"
     async with scope.store.transaction() as tx:
@@ -126,10 +131,10 @@ async def _steps(scope: Scope, task_id: str, view: View, bound: bool, reading: R
     return notes
 
 
-async def ingest(scope: Scope, w: Where, path: Path, client: Client, env: Mapping[str, str]) -> str:
+async def ingest(scope: Scope, w: Where, path: Path, client: Client, hook: dict[str, Any], env: Mapping[str, str]) -> str:
     """Steps 1–5 above for the transcript at `path`; a note saying how each went."""
     data = await anyio.to_thread.run_sync(path.read_bytes)
-    reading = client.read(data.decode("utf-8", "replace").splitlines())
+    reading = client.read(data.decode("utf-8", "replace").splitlines(), hook)
     with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
         conn.put_records([(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref) for r in reading.latest_records()])
         view = live.view_of(conn, w)
@@ -155,7 +160,7 @@ async def _work(client: Client, data: dict[str, Any], env: Mapping[str, str]) ->
         if path is None:
             raise ValueError(f"the hook input names no {client.name} transcript of this session ctxkeep may read")
         async with open_scope(settings) as scope:
-            note = await ingest(scope, w, path, client, env)
+            note = await ingest(scope, w, path, client, data, env)
     finally:
         with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
             conn.set_hook_state(worker_done_at=w.now(), worker_note=note[:1000])

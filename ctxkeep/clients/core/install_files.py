@@ -57,37 +57,40 @@ def is_ours(element: Any, client: str, event: str, entry: Entry) -> bool:
     return executable is not None and element == entry(executable, event)
 
 
-def with_hooks(path: Path, executable: str, client: str, events: Sequence[str], entry: Entry,
-               container: str = "hooks", skeleton: Mapping[str, Any] | None = None) -> FileChange:
-    """The file with ctxkeep's hook element last under each of `events` (ours from earlier installs replaced; every
-    other key and hook kept). `skeleton` keys (`"version": 1`) are added when absent."""
-    before, data = read_json(path)
-    for key, value in (skeleton or {}).items():
-        data.setdefault(key, value)
-    hooks = json_object(data, container, path)
-    for event in events:
-        elements = [e for e in json_list(hooks, event, path, where=f"{container}.") if not is_ours(e, client, event, entry)]
-        hooks[event] = elements + [entry(executable, event)]
-    return FileChange(path, before, dump_json(data))
+Edit = Callable[[dict[str, Any], Path], None]  # changes a config file's parsed object in place (path: for messages)
 
 
-def without_hooks(path: Path, client: str, events: Sequence[str], entry: Entry, container: str = "hooks",
-                  skeleton: Mapping[str, Any] | None = None) -> FileChange:
-    """The file without ctxkeep's hook elements (an emptied list and container removed; a file left holding only
-    `skeleton` keys is deleted when install created it)."""
-    before, data = read_json(path)
-    hooks = data.get(container)
-    if isinstance(hooks, dict):
+def add_hooks(executable: str, client: str, events: Sequence[str], entry: Entry, container: str = "hooks",
+              skeleton: Mapping[str, Any] | None = None) -> Edit:
+    """ctxkeep's hook element last under each of `events` (ours from earlier installs replaced; every other key and
+    hook kept); `skeleton` keys (`"version": 1`) added when absent."""
+    def edit(data: dict[str, Any], path: Path) -> None:
+        for key, value in (skeleton or {}).items():
+            data.setdefault(key, value)
+        hooks = json_object(data, container, path)
         for event in events:
-            if isinstance(hooks.get(event), list):
-                hooks[event] = [e for e in hooks[event] if not is_ours(e, client, event, entry)]
-                if not hooks[event]:
-                    del hooks[event]
-        if not hooks:
-            del data[container]
-    if skeleton and data and all(data.get(k) == v for k, v in skeleton.items()) and set(data) == set(skeleton):
-        data = {}
-    return FileChange(path, before, restored(path, before, data))
+            elements = [e for e in json_list(hooks, event, path, where=f"{container}.") if not is_ours(e, client, event, entry)]
+            hooks[event] = elements + [entry(executable, event)]
+    return edit
+
+
+def remove_hooks(client: str, events: Sequence[str], entry: Entry, container: str = "hooks",
+                 skeleton: Mapping[str, Any] | None = None) -> Edit:
+    """ctxkeep's hook elements removed (an emptied list and container too; a file left holding only `skeleton`
+    keys counts as empty)."""
+    def edit(data: dict[str, Any], path: Path) -> None:
+        hooks = data.get(container)
+        if isinstance(hooks, dict):
+            for event in events:
+                if isinstance(hooks.get(event), list):
+                    hooks[event] = [e for e in hooks[event] if not is_ours(e, client, event, entry)]
+                    if not hooks[event]:
+                        del hooks[event]
+            if not hooks:
+                del data[container]
+        if skeleton and set(data) == set(skeleton) and all(data[k] == v for k, v in skeleton.items()):
+            data.clear()
+    return edit
 
 
 def _server_is_ours(found: Any, server: Server) -> bool:
@@ -95,28 +98,44 @@ def _server_is_ours(found: Any, server: Server) -> bool:
     return isinstance(command, str) and command_of(command) is not None and found == server(command)
 
 
-def with_server(path: Path, executable: str, server: Server, container: str = "mcpServers",
-                name: str = SERVER_NAME) -> FileChange:
-    """The file with ctxkeep's server entry under `container.<name>`; InvalidInput (nothing written) when an entry of
-    that name exists that ctxkeep did not write."""
+def add_server(executable: str, server: Server, container: str = "mcpServers", name: str = SERVER_NAME) -> Edit:
+    """ctxkeep's server entry under `container.<name>`; InvalidInput (nothing written) when an entry of that name
+    exists that ctxkeep did not write."""
+    def edit(data: dict[str, Any], path: Path) -> None:
+        servers = json_object(data, container, path)
+        found = servers.get(name)
+        if found is not None and not _server_is_ours(found, server):
+            raise InvalidInput(f"{path} already has an MCP server named {name!r} that ctxkeep install did not write "
+                               f"({str(found)[:200]}); rename or remove it, then run this again (nothing was changed)")
+        servers[name] = server(executable)
+    return edit
+
+
+def remove_server(server: Server, container: str = "mcpServers", name: str = SERVER_NAME) -> Edit:
+    """ctxkeep's server entry removed (an entry of that name ctxkeep did not write is left alone)."""
+    def edit(data: dict[str, Any], path: Path) -> None:
+        servers = data.get(container)
+        if isinstance(servers, dict) and _server_is_ours(servers.get(name), server):
+            del servers[name]
+            if not servers:
+                del data[container]
+    return edit
+
+
+def installed(path: Path, *edits: Edit) -> FileChange:
+    """The file after install's edits (read once; refused untouched when it is not a JSON object)."""
     before, data = read_json(path)
-    servers = json_object(data, container, path)
-    found = servers.get(name)
-    if found is not None and not _server_is_ours(found, server):
-        raise InvalidInput(f"{path} already has an MCP server named {name!r} that ctxkeep install did not write "
-                           f"({str(found)[:200]}); rename or remove it, then run this again (nothing was changed)")
-    servers[name] = server(executable)
+    for edit in edits:
+        edit(data, path)
     return FileChange(path, before, dump_json(data))
 
 
-def without_server(path: Path, server: Server, container: str = "mcpServers", name: str = SERVER_NAME) -> FileChange:
-    """The file without ctxkeep's server entry (an entry of that name ctxkeep did not write is left alone)."""
+def uninstalled(path: Path, *edits: Edit) -> FileChange:
+    """The file after uninstall's edits: the backup's bytes when nothing else changed since install, deleted when
+    install created it and nothing else is left."""
     before, data = read_json(path)
-    servers = data.get(container)
-    if isinstance(servers, dict) and _server_is_ours(servers.get(name), server):
-        del servers[name]
-        if not servers:
-            del data[container]
+    for edit in edits:
+        edit(data, path)
     return FileChange(path, before, restored(path, before, data))
 
 
@@ -150,5 +169,5 @@ def resolves(name: str, command: str, client: str) -> Check:
     return Check(name, "ok", command)
 
 
-__all__ = ["PORTABLE_COMMAND", "SERVER_NAME", "Entry", "Server", "command_of", "found_hooks", "hook_command", "is_ours", "resolves",
-           "with_hooks", "with_server", "without_hooks", "without_server"]
+__all__ = ["PORTABLE_COMMAND", "SERVER_NAME", "Edit", "Entry", "Server", "add_hooks", "add_server", "command_of", "found_hooks",
+           "hook_command", "installed", "is_ours", "remove_hooks", "remove_server", "resolves", "uninstalled"]
