@@ -9,7 +9,8 @@ Scopes (Claude Code's configuration folder is `CLAUDE_CONFIG_DIR`, else `~/.clau
 - `user`: the hooks in `<config>/settings.json` and the server with `claude mcp add --scope user`.
 Installing is idempotent and keeps every other setting and hook; a changed file is backed up first
 (`<file>.ctxkeep.bak`); a file that is not a JSON object is refused and left untouched. Uninstalling removes exactly
-what installing added, and restores a file byte for byte when nothing else in it changed since.
+what installing added, and restores a file byte for byte when nothing else in it changed since (its backup is
+then removed; the backup of a file changed since is kept, and named).
 """
 
 from __future__ import annotations

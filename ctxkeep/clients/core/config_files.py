@@ -1,5 +1,5 @@
 """Config files of agent clients, edited safely: read as JSON objects (refused when invalid, never touched), changed
-in memory, shown as a diff, written atomically with a backup, and restored byte for byte on uninstall."""
+in memory, shown as a diff, written atomically with a backup, and restored byte for byte on uninstall (the backup then removed)."""
 
 from __future__ import annotations
 
@@ -88,15 +88,16 @@ def restored(path: Path, before: str | None, data: dict[str, Any]) -> str | None
 
 
 def apply(changes: list[FileChange], backup: bool) -> list[str]:
-    """Write the changes (a backup of each existing file first, when `backup`); one line per file."""
+    """Write the changes (a backup of each existing file first, when `backup`); one line per file. Without `backup`
+    (an uninstall), a backup whose bytes the file has again is removed; one of a file changed since is kept."""
     lines = []
     for change in changes:
         if not change.changed:
-            lines.append(f"unchanged {change.path}")
+            lines.append(f"unchanged {change.path}" + ("" if backup else _settle_backup(change)))
             continue
         if change.after is None:
             change.path.unlink()
-            lines.append(f"removed {change.path} (ctxkeep had created it)")
+            lines.append(f"removed {change.path} (ctxkeep had created it)" + ("" if backup else _settle_backup(change)))
             continue
         if backup and change.before is not None:
             change.path.with_name(change.path.name + BACKUP_SUFFIX).write_text(change.before, encoding="utf-8")
@@ -104,8 +105,25 @@ def apply(changes: list[FileChange], backup: bool) -> list[str]:
         temporary = change.path.with_name(change.path.name + ".ctxkeep.tmp")
         temporary.write_text(change.after, encoding="utf-8")
         os.replace(temporary, change.path)  # never a half-written settings file
-        lines.append(f"wrote {change.path}" + (f" (backup {change.path.name}{BACKUP_SUFFIX})" if backup and change.before is not None else ""))
+        note = (f" (backup {change.path.name}{BACKUP_SUFFIX})" if change.before is not None else "") if backup else _settle_backup(change)
+        lines.append(f"wrote {change.path}{note}")
     return lines
+
+
+def _settle_backup(change: FileChange) -> str:
+    """After an uninstall: remove the backup when the file is back to its bytes (or gone with nothing to restore);
+    what to add to the file's line."""
+    backup = change.path.with_name(change.path.name + BACKUP_SUFFIX)
+    if not backup.is_file():
+        return ""
+    try:
+        original = backup.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        original = None
+    if original is not None and (change.after == original or (change.after is None and not original.strip())):
+        backup.unlink()
+        return f" (the original, restored from {backup.name}, which is removed)"
+    return f" (kept {backup.name}: the file changed since install; delete it once you no longer need it)"
 
 
 def diff(change: FileChange) -> str:
