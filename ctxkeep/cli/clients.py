@@ -46,7 +46,10 @@ def run(action: str, client: str, scope: str | None, project: Path, env: Mapping
     changes = installer.plan(action, chosen, project, env, find_executable())
     if dry_run:
         return [diff(change) or f"unchanged {change.path}" for change in changes]
-    return apply(changes, backup=action == "install") + list(installer.notes(action, chosen, project))
+    lines = apply(changes, backup=action == "install")
+    if hasattr(installer, "finish"):
+        installer.finish(changes)  # e.g. make hook scripts executable
+    return lines + list(installer.notes(action, chosen, project))
 
 
 def listing() -> list[str]:

@@ -122,10 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(action, help=text)
         sub.add_argument("client", nargs="?", choices=list(CLIENTS), help="the client (`ctxkeep install --list` shows what each gets)")
         sub.add_argument("--scope", choices=SCOPE_CHOICES, default=None,
-                         help="where to install (each client's default first in --list): claude-code local (default: "
-                              ".claude/settings.local.json and `claude mcp add --scope local`), project (only what can be "
-                              "committed, the command `ctxkeep` on PATH) or user; the other clients user or project "
-                              "(windsurf: user; cline: project or user; vscode: project or user)")
+                         help="where to install: claude-code local (default: .claude/settings.local.json and `claude mcp "
+                              "add --scope local`), project (only what can be committed, the command `ctxkeep` on PATH) or "
+                              "user; codex, gemini and windsurf user (default) or project; cursor, vscode and cline project "
+                              "(default) or user")
         sub.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
         sub.add_argument("--list", action="store_true", help="list the clients, their files, events and limits")
         sub.set_defaults(run=cmd_install)

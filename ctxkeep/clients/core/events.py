@@ -179,6 +179,31 @@ def mark(conn: HotSession, w: Where, key: str, value: str) -> bool:
     return True
 
 
+ToolMap = Mapping[str, tuple[str, Mapping[str, str]]]  # client tool name -> (core name, {client key: core key})
+
+
+def canonical(name: str, given: Any, table: ToolMap, cwd: Any) -> tuple[str, dict[str, Any]]:
+    """A client's tool call in the core's terms (`Bash {command}`, `Read`/`Edit`/`Write {file_path}`, …): the name
+    and argument keys mapped through `table`, file paths made absolute; a name not in the table passes unchanged."""
+    data: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
+    core, keys = table.get(name, (name, {}))
+    data = {keys.get(key, key): value for key, value in data.items()}
+    if "file_path" in data:
+        data["file_path"] = absolute(data["file_path"], cwd) or data["file_path"]
+    return core, data
+
+
+def first_root(data: Mapping[str, Any], *keys: str) -> str | None:
+    """The first workspace folder a client names (`workspace_roots`, `workspaceRoots`, …), as the hook's cwd."""
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, list) and value and isinstance(value[0], str):
+            return value[0]
+    return None
+
+
 def absolute(path: Any, cwd: Any) -> str | None:
     """A file path as a record key: absolute (relative ones against the hook's cwd), so a read matches its edit."""
     if not isinstance(path, str) or not path.strip():

@@ -169,5 +169,64 @@ def resolves(name: str, command: str, client: str) -> Check:
     return Check(name, "ok", command)
 
 
+
+
+
+def own_file(path: Path, content: str, action: str) -> FileChange:
+    """A whole file that is ctxkeep's own (a rules file, a hook script): created by install, deleted by uninstall.
+    InvalidInput (nothing written) when install finds a different file there: somebody else's, or ours edited by
+    hand; uninstall leaves such a file alone."""
+    try:
+        before = path.read_text(encoding="utf-8") if path.exists() else None
+    except (OSError, UnicodeDecodeError):
+        before = "\0"  # unreadable: not ours
+    if action == "install":
+        if before is not None and before != content:
+            raise InvalidInput(f"{path} exists and is not the file ctxkeep writes there; move it away (or remove it if it "
+                               "is an old ctxkeep file), then run this again (nothing was changed)")
+        return FileChange(path, before, content)
+    return FileChange(path, before, None if before == content else before)
+
+
+def vscode_user_dir(env: Mapping[str, str]) -> Path:
+    """VS Code's user folder (where its user mcp.json and extensions' globalStorage live), per platform."""
+    import sys
+
+    home = Path(env.get("HOME") or Path.home())
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "Code" / "User"
+    if sys.platform == "win32":
+        return Path(env.get("APPDATA") or home / "AppData" / "Roaming") / "Code" / "User"
+    return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "Code" / "User"
+
+
+def installed_checks(client: str, title: str, scope: str, server: tuple[Path, str] | None, hooks: Path | None,
+                     events: Sequence[str], fix: str) -> list[Check]:
+    """The doctor's lines for one scope of a JSON-configured client: its ctxkeep server and hooks, each command
+    checked, missing hooks named with `fix` (the install command); none when nothing of ctxkeep's is there."""
+    from ctxkeep.clients.core.checks import json_file
+
+    checks: list[Check] = []
+    entry = None
+    if server is not None and server[0].exists():
+        data = json_file(server[0])
+        if data is None:
+            return [Check(f"{client} mcp ({scope})", "fail", f"{server[0]} is not a JSON object: {title} ignores it")]
+        servers = data.get(server[1])
+        entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    hook_data = json_file(hooks) if hooks is not None and hooks.exists() else None
+    found = found_hooks(hook_data, client, events) if hook_data else {}
+    if entry is None and not found:
+        return []
+    if isinstance(entry, dict):
+        checks.append(resolves(f"{client} server ({scope})", str(entry.get("command", "")), client))
+    checks += [resolves(f"{client} {event} hook ({scope})", command, client) for event, command in found.items()]
+    missing = [e for e in events if e not in found]
+    if hooks is not None and missing:
+        checks.append(Check(f"{client} hooks ({scope})", "warn", f"not installed: {', '.join(missing)} ({fix})"))
+    return checks
+
+
 __all__ = ["PORTABLE_COMMAND", "SERVER_NAME", "Edit", "Entry", "Server", "add_hooks", "add_server", "command_of", "found_hooks",
-           "hook_command", "installed", "is_ours", "remove_hooks", "remove_server", "resolves", "uninstalled"]
+           "hook_command", "installed", "installed_checks", "is_ours", "own_file", "remove_hooks", "remove_server", "resolves", "uninstalled",
+           "vscode_user_dir"]

@@ -1,0 +1,24 @@
+"""The doctor's Windsurf checks: ctxkeep's server, hooks and rules file, their commands resolving."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from ctxkeep.clients.core.checks import Check
+from ctxkeep.clients.core.install_files import installed_checks
+from ctxkeep.clients.windsurf.install import EVENTS, RULES, SCOPES, TITLE, paths
+
+
+def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
+    found: list[Check] = []
+    for scope in SCOPES:
+        mcp, hooks, rules = paths(scope, project, env)
+        fix = "ctxkeep install windsurf" + (" --scope project" if scope == "project" else "")
+        lines = installed_checks("windsurf", TITLE, scope, (mcp, "mcpServers") if scope == "user" else None, hooks, EVENTS, fix)
+        if rules is not None and lines:
+            present = rules.exists() and rules.read_text(encoding="utf-8", errors="replace") == RULES
+            lines.append(Check("windsurf rules (project)", "ok" if present else "warn",
+                               str(rules) if present else f"{rules} is missing or changed ({fix})"))
+        found += lines
+    return found
