@@ -117,7 +117,8 @@ def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
     assert diff.returncode == 0 and re.search(r"^\+ +completed +Supplier C freight missing", diff.stdout, re.MULTILINE)
     assert {c["op"] for c in json.loads(ctxkeep("diff", "procurement", "1", "2", "--json", env=env).stdout)["changes"]} >= {"added", "removed"}
     handoff = ctxkeep("handoff", "procurement", env=env)
-    assert "# Handoff: procurement" in handoff.stdout and "precondition: approval PO-7731" in handoff.stdout
+    assert "# Handoff: procurement" in handoff.stdout and "approval PO-7731 is pending" in handoff.stdout
+    assert "precondition" not in handoff.stdout  # the next step compares costs: the PO approval is not its precondition
     package = json.loads(ctxkeep("handoff", "procurement", "--json", env=env).stdout)
     assert package["approvals_required"][0]["id"] == "PO-7731"
     assert any("mail-20261130-0042" in e for e in package["external_ids"])  # the demo's journaled mail

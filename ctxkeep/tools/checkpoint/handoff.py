@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+import re
+
+from ctxkeep.models.checkpoint import Approval
 from ctxkeep.models.handoff import HandoffPackage
 from ctxkeep.tools.checkpoint.versions import checkpoint_load
 from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.terms import query_terms
+
+
+def concerns(approval: Approval, next_action: str | None) -> bool:
+    """Whether the next action needs this approval: it names the approval's id, or most words of its action (stemmed:
+    "Issue the purchase order" needs "issue purchase order"; "Compare landed cost" does not)."""
+    if not next_action:
+        return False
+    if re.search(rf"(?<!\w){re.escape(approval.id)}(?!\w)", next_action, re.IGNORECASE):
+        return True
+    wanted, said = set(query_terms(approval.action)), set(query_terms(next_action))
+    return bool(wanted) and len(wanted & said) * 2 > len(wanted)
 
 
 async def handoff(scope: Scope, task_id: str) -> HandoffPackage:
@@ -17,7 +32,8 @@ async def handoff(scope: Scope, task_id: str) -> HandoffPackage:
     external = [f"{a.idempotency_key}: {a.status}, external_id {a.external_id}" for a in actions if a.external_id]
     external += [f"approval {a.id}: {a.status} by {a.approver}" for a in state.approvals if a.status != "pending"]
     waiting = [a for a in state.approvals if a.status == "pending"]
-    preconditions = [f"approval {a.id} ({a.action}) must be granted first" for a in waiting]
+    # an approval for another action is listed in approvals_required (and warned about), not attached to this step
+    preconditions = [f"approval {a.id} ({a.action}) must be granted first" for a in waiting if concerns(a, state.next_action)]
     preconditions += [f"check `{i.idempotency_key}` ({i.action} → {i.target}) in the system of record: its outcome is unknown"
                       for i in checks.open_intents]
     return HandoffPackage(
