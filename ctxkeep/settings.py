@@ -8,13 +8,14 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.common import Model
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
 from ctxkeep.models.memory import DEFAULT_TTL_DAYS
 from ctxkeep.project import default_db_path, resolve_project
+from ctxkeep.storage.interface import is_postgres
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
@@ -48,7 +49,9 @@ def _ttl_days(env: Mapping[str, str]) -> dict[str, int | None]:
 class Settings(Model):
     """Everything configurable, with the environment variable that sets it."""
 
-    db_path: Path = Field(description="SQLite file (CTXKEEP_DB); default in the user data directory.")
+    db_path: Path = Field(description="SQLite file (CTXKEEP_DB); default in the user data directory. With a PostgreSQL "
+                          "database, the local file whose folder holds the hook log, the hooks' spool and the HTTP token.")
+    db_url: str | None = Field(default=None, description="A PostgreSQL database (CTXKEEP_DB=postgresql://…) instead of the file.")
     project: str = Field(description="Project key (CTXKEEP_PROJECT > CLAUDE_PROJECT_DIR > cwd, then git top-level).")
     busy_timeout_ms: int = Field(default=5_000, ge=0, description="How long a write waits for another writer (CTXKEEP_BUSY_TIMEOUT_MS).")
     log_level: str = Field(default="WARNING", description="stderr log level (CTXKEEP_LOG_LEVEL).")
@@ -58,11 +61,26 @@ class Settings(Model):
     memory_ttl_days: dict[str, int | None] = Field(default_factory=lambda: dict(DEFAULT_TTL_DAYS),
                                                    description="Default lifetime of each memory kind (CTXKEEP_TTL_<KIND>_DAYS, a number or 'none').")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _url_as_db_path(cls, data: object) -> object:
+        """A postgresql:// URL given as `db_path` (as CTXKEEP_DB may be) selects the PostgreSQL store; the local files
+        then live in the default data folder."""
+        if isinstance(data, dict) and is_postgres(str(data.get("db_path", ""))) and not data.get("db_url"):
+            data = {**data, "db_url": str(data["db_path"]), "db_path": default_db_path(os.environ)}
+        return data
+
+    @property
+    def location(self) -> Path | str:
+        """What `Store.open` takes: the PostgreSQL URL, else the SQLite file."""
+        return self.db_url or self.db_path
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
         env = os.environ if env is None else env
         return cls(
-            db_path=Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env),
+            db_path=Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") and not is_postgres(env["CTXKEEP_DB"]) else default_db_path(env),
+            db_url=env["CTXKEEP_DB"] if is_postgres(env.get("CTXKEEP_DB", "")) else None,
             project=resolve_project(env, hook_cwd=hook_cwd),
             busy_timeout_ms=_whole_number(env, "CTXKEEP_BUSY_TIMEOUT_MS", 5_000),
             max_evidence_bytes=_whole_number(env, "CTXKEEP_MAX_EVIDENCE_BYTES", MAX_EVIDENCE_BYTES, minimum=1),

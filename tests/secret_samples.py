@@ -9,9 +9,9 @@ secrets is real: they were drawn at random in the shape each provider issues.
 from __future__ import annotations
 
 import json
-import zlib
-from pathlib import Path
 from typing import NamedTuple
+
+from tests.db_dump import database_bytes as database_bytes  # the scan of what a database holds, on either backend
 
 
 class Sample(NamedTuple):
@@ -192,32 +192,6 @@ ORDINARY: list[str] = [
     "password = ENV.fetch('DB_PASSWORD') { 'secret' }",
     "export TOKEN=$(vault read -field=token secret/ci)",
 ]
-
-
-def database_bytes(db_path: Path) -> bytes:
-    """The raw bytes of the database file and its WAL, followed by every zlib stream found in them, decompressed.
-
-    Evidence content is stored zlib-compressed, so a plain byte search would miss a secret in clear text; the
-    decompressed streams make the same search see it. Each stream is fed in small pieces, so one cut by a page
-    boundary still yields what came before the cut.
-    """
-    wal = db_path.with_name(db_path.name + "-wal")
-    raw = db_path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
-    streams: list[bytes] = []
-    start = raw.find(b"\x78\x9c")
-    while start != -1:
-        inflate, out = zlib.decompressobj(), []
-        try:
-            for offset in range(start, len(raw), 256):
-                out.append(inflate.decompress(raw[offset:offset + 256]))
-                if inflate.eof:
-                    break
-        except zlib.error:
-            pass
-        if sum(map(len, out)) >= 8:
-            streams.append(b"".join(out))
-        start = raw.find(b"\x78\x9c", start + 1)
-    return raw + b"\0".join(streams)
 
 
 def found_in(data: bytes, secrets: list[str]) -> list[str]:

@@ -20,15 +20,22 @@ from ctxkeep.storage import Store
 from ctxkeep.tokens import encoding_name
 
 
+def store_location(settings: Settings) -> str:
+    """The database as people should see it: the file, or the PostgreSQL URL without its password."""
+    from ctxkeep.storage.interface import shown_location
+
+    return shown_location(settings.location)
+
+
 async def _database_checks(settings: Settings) -> list[Check]:
     try:
-        store = await Store.open(settings.db_path, settings.busy_timeout_ms)
+        store = await Store.open(settings.location, settings.busy_timeout_ms)
     except CtxkeepError as exc:
         return [Check("database", "fail", str(exc))]
     try:
         verdict = await store.integrity_check()
         checks = [Check("schema", "ok", f"{await store.schema_version()} (this ctxkeep knows {LATEST})"),
-                  *_mode_checks(settings.db_path), Check("integrity", "ok" if verdict == "ok" else "fail", verdict)]
+                  *([] if settings.db_url else _mode_checks(settings.db_path)), Check("integrity", "ok" if verdict == "ok" else "fail", verdict)]
         problem = store.read_only()
         return checks + ([Check("writable", "warn", problem)] if problem else [])
     finally:
@@ -56,7 +63,7 @@ def _mode_checks(path: Path) -> list[Check]:
 async def run_doctor(settings: Settings, as_json: bool = False) -> int:
     """Print the checks; exit code 1 when one failed."""
     checks = [Check("ctxkeep", "info", f"{__version__} on Python {sys.version.split()[0]}"), Check("project", "info", settings.project),
-              Check("database", "info", str(settings.db_path)), Check("tokenizer", "info", encoding_name())]
+              Check("database", "info", store_location(settings)), Check("tokenizer", "info", encoding_name())]
     checks += await _database_checks(settings)
     checks += claude_code_checks(Path(settings.project), Path(os.environ.get("HOME") or Path.home()))
     from ctxkeep.cli.clients import doctor_checks

@@ -61,7 +61,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
         try:
-            store = await Store.open(settings.db_path, settings.busy_timeout_ms)
+            store = await Store.open(settings.location, settings.busy_timeout_ms)
         except CtxkeepError as exc:
             logger.error("ctxkeep cannot use its database: %s", exc)
             runtime.failure = exc

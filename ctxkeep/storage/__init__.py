@@ -1,6 +1,6 @@
 """Storage: the only package that talks SQL. Tools use the `Store` interface and the rows; backends are subpackages.
 
-`Store.open(location)` picks the backend (`sqlite/` today). Imports nothing of tools, server, clients or cli. Names are
+`Store.open(location)` picks the backend: `sqlite/` for a file, `postgres/` for a postgresql:// URL. Imports nothing of tools, server, clients or cli. Names are
 imported on first use, so the hooks' fast path (`sqlite/hot.py`, standard library only) loads neither the interface
 nor the rows.
 """
@@ -19,17 +19,19 @@ if TYPE_CHECKING:
         DigestRow,
         EvidenceRow,
         InboxRow,
+        LeaseRow,
         MemoryRow,
         NewEvidence,
         SearchFilter,
         SessionRow,
         TaskRow,
+        TokenRow,
         TombstoneRow,
         WorkingSetRow,
     )
 
 _MODULE = {"LATEST_SCHEMA": "interface", "Store": "interface", "Tx": "interface", **dict.fromkeys(
-    ["ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "InboxRow", "MemoryRow", "NewEvidence", "SearchFilter", "SessionRow", "TaskRow", "TombstoneRow", "WorkingSetRow"], "rows")}
+    ["ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "InboxRow", "LeaseRow", "MemoryRow", "NewEvidence", "SearchFilter", "SessionRow", "TaskRow", "TokenRow", "TombstoneRow", "WorkingSetRow"], "rows")}
 __all__ = [
     "ActionRow",
     "CheckpointRow",
@@ -38,12 +40,14 @@ __all__ = [
     "EvidenceRow",
     "InboxRow",
     "LATEST_SCHEMA",
+    "LeaseRow",
     "MemoryRow",
     "NewEvidence",
     "SearchFilter",
     "SessionRow",
     "Store",
     "TaskRow",
+    "TokenRow",
     "TombstoneRow",
     "Tx",
     "WorkingSetRow",

@@ -1,7 +1,8 @@
 """The Store interface tools use: one transaction (`Tx`) exposes a query object per record kind.
 
 A backend implements `Store` (open, transactions, maintenance) and the `…Queries` protocols below; tools never see
-which one they run on. Every query is scoped by `project`; rows are the dataclasses of `ctxkeep.storage.rows`.
+which one they run on. Every query is scoped by `project` (a shared server's user tokens, `TokensQueries`, belong to
+the whole database); rows are the dataclasses of `ctxkeep.storage.rows`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol
 
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
 from ctxkeep.storage.rows import (
     ActionRow,
     CheckpointRow,
@@ -19,11 +22,13 @@ from ctxkeep.storage.rows import (
     DigestRow,
     EvidenceRow,
     InboxRow,
+    LeaseRow,
     MemoryRow,
     NewEvidence,
     SearchFilter,
     SessionRow,
     TaskRow,
+    TokenRow,
     TombstoneRow,
     WorkingSetRow,
 )
@@ -202,7 +207,32 @@ class WorkingSetsQueries(Protocol):
 resumed task still learns it relied on a memory that is gone); how many were rewritten."""
 
 
-LATEST_SCHEMA = 8  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
+class LeasesQueries(Protocol):
+    async def get(self, project: str, task_id: str) -> LeaseRow | None:
+        """The task's lease as last written (live or expired), or None."""
+
+    async def put(self, project: str, row: LeaseRow) -> None:
+        """Write the task's lease (replacing the one before)."""
+
+    async def release(self, project: str, task_id: str, owner: str) -> bool:
+        """Remove the task's lease when `owner` holds it; True when it did."""
+
+
+class TokensQueries(Protocol):
+    """A shared server's user tokens (the whole database's, not one project's)."""
+
+    async def insert(self, row: TokenRow) -> None: ...
+
+    async def get(self, token_id: str) -> TokenRow | None: ...
+
+    async def all(self) -> list[TokenRow]:
+        """Every token ever created, revoked ones too, oldest first."""
+
+    async def revoke(self, token_id: str, at: str) -> bool:
+        """Mark a token revoked; False when there is no such token or it was revoked already."""
+
+
+LATEST_SCHEMA = 9  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
 
 
 class InboxQueries(Protocol):
@@ -238,19 +268,29 @@ class Tx(Protocol):
     def stats(self) -> StatsQueries: ...
     @property
     def inbox(self) -> InboxQueries: ...
+    @property
+    def leases(self) -> LeasesQueries: ...
+    @property
+    def tokens(self) -> TokensQueries: ...
 
 
 class Store(ABC):
     """An open ctxkeep database. `await Store.open(location)` picks the backend; close with `await store.close()`."""
 
-    path: Path
+    path: Path  # the SQLite file (a PostgreSQL store has none: Path())
+    location: str  # what to show people: the file, or the URL without its password
 
     @classmethod
-    async def open(cls, location: Path, busy_timeout_ms: int = 5_000) -> Store:
-        """Open (creating when absent) and migrate; raises SchemaTooNew or DatabaseUnavailable."""
+    async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> Store:
+        """Open (creating when absent) and migrate: a postgresql:// URL opens the PostgreSQL store, anything else the
+        SQLite file at that path. Raises SchemaTooNew or DatabaseUnavailable."""
+        if is_postgres(location):
+            from ctxkeep.storage.postgres import PostgresStore
+
+            return await PostgresStore.open(str(location), busy_timeout_ms)
         from ctxkeep.storage.sqlite import SqliteStore
 
-        return await SqliteStore.open(location, busy_timeout_ms)
+        return await SqliteStore.open(Path(location), busy_timeout_ms)
 
     @abstractmethod
     async def close(self) -> None: ...
@@ -279,3 +319,21 @@ class Store(ABC):
     @abstractmethod
     def snapshot(self) -> AbstractAsyncContextManager[Tx]:
         """A read transaction: every query inside sees the same committed state."""
+
+
+def is_postgres(location: Path | str) -> bool:
+    """Whether a database location names a PostgreSQL server (postgresql:// or postgres://)."""
+    return isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
+
+
+def shown_location(location: Path | str) -> str:
+    """A database location as messages show it: a PostgreSQL URL without its password."""
+    if not is_postgres(location):
+        return str(location)
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(str(location))
+    if parts.password is None:
+        return str(location)
+    netloc = f"{parts.username or ''}@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))

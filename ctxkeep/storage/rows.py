@@ -18,6 +18,9 @@ class CheckpointRow:
     goal_change_reason: str | None
     violations_json: str
     created_at: str
+    author: str | None = None  # the user who saved it (a shared server's token user); None when local
+    owner: str | None = None  # the executor whose lease the version was saved under
+    took_over: str | None = None  # the lease this version took over: "<owner> (expired <time>)"
 
 
 @dataclass(frozen=True)
@@ -176,3 +179,26 @@ class InboxRow:
     data: bytes
     redactions: int
     created_at: str
+
+
+@dataclass(frozen=True)
+class LeaseRow:
+    """Who executes a task now, and until when (RFC 3339 UTC text, compared as text)."""
+
+    task_id: str
+    owner: str
+    acquired_at: str
+    expires_at: str
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    """A shared server's user token: only the sha256 of its secret is stored; `projects_json` lists the projects it
+    may see."""
+
+    token_id: str
+    user: str
+    secret_sha256: str
+    projects_json: str
+    created_at: str
+    revoked_at: str | None

@@ -30,7 +30,7 @@ class Scope:
 @asynccontextmanager
 async def open_scope(settings: Settings) -> AsyncIterator[Scope]:
     """The settings' database opened (and closed afterwards) as a scope, for the CLI and hooks."""
-    store = await Store.open(settings.db_path, settings.busy_timeout_ms)
+    store = await Store.open(settings.location, settings.busy_timeout_ms)
     try:
         yield Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days)
     finally:

@@ -17,4 +17,4 @@ async def project_stats(scope: Scope) -> ProjectStats:
     async with scope.store.snapshot() as tx:
         counts = await tx.stats.counts(scope.project)
         size = await tx.stats.file_bytes()
-    return ProjectStats(project=scope.project, database=str(scope.store.path), database_bytes=size, counts=counts)
+    return ProjectStats(project=scope.project, database=scope.store.location, database_bytes=size, counts=counts)

@@ -8,7 +8,7 @@ from ctxkeep.storage.rows import CheckpointRow, TaskRow
 
 _CHECKPOINT_COLUMNS = (
     "task_id, version, hash, parent_hash, state_json, state_schema, trigger, goal_change_reason, "
-    "violations_json, created_at"
+    "violations_json, created_at, author, owner, took_over"
 )
 
 
@@ -56,9 +56,9 @@ class Checkpoints:
             (project, row.task_id, row.version, row.created_at, row.created_at),
         )
         await self._conn.execute(
-            f"INSERT INTO checkpoints (project, {_CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO checkpoints (project, {_CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (project, row.task_id, row.version, row.hash, row.parent_hash, row.state_json, row.state_schema,
-             row.trigger, row.goal_change_reason, row.violations_json, row.created_at),
+             row.trigger, row.goal_change_reason, row.violations_json, row.created_at, row.author, row.owner, row.took_over),
         )
 
     async def tasks(self, project: str, limit: int, after: tuple[str, str] | None = None) -> list[TaskRow]:

@@ -30,6 +30,7 @@ from ctxkeep.storage.sqlite.files import Access, identity, moved, prepare, read_
 from ctxkeep.storage.sqlite.inbox import Inbox
 from ctxkeep.storage.sqlite.index import TermKey
 from ctxkeep.storage.sqlite.journal import Journal
+from ctxkeep.storage.sqlite.leases import Leases, Tokens
 from ctxkeep.storage.sqlite.maintenance import WAL, Maintenance, clear_truncation, merge_owed, owed
 from ctxkeep.storage.sqlite.memories import Memories
 from ctxkeep.storage.sqlite.migrations import LATEST
@@ -59,6 +60,8 @@ class SqliteTx:
         self.sessions = Sessions(conn)
         self.stats = Stats(conn)
         self.inbox = Inbox(conn)
+        self.leases = Leases(conn)
+        self.tokens = Tokens(conn)
 
 
 class SqliteStore(Store):
@@ -68,6 +71,7 @@ class SqliteStore(Store):
         self._conn = conn
         self._lock = anyio.Lock()
         self.path = path
+        self.location = str(path)
         self.access = access
         self._busy_timeout_ms = int(busy_timeout_ms)
         self._opened = identity(path)
@@ -76,9 +80,10 @@ class SqliteStore(Store):
         self._finishing = False
 
     @classmethod
-    async def open(cls, path: Path, busy_timeout_ms: int = 5_000) -> SqliteStore:
+    async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> SqliteStore:
         """Open (creating 0600 when absent), check it is ctxkeep's, migrate; raises SchemaTooNew or DatabaseUnavailable.
         A file that cannot be written opens read-only (then it must already be at the current schema)."""
+        path = Path(location)
         try:
             access = prepare(path)
             conn = await _connect(path, access.writable)

@@ -247,6 +247,27 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         INSERT INTO store_meta (name, value) VALUES ('{REBUILD_INDEX}', '1');
         PRAGMA application_id = {APPLICATION_ID};
     """),
+    (9, "task leases; a shared server's user tokens (hashed); who saved each checkpoint version, under which lease", """
+        CREATE TABLE task_leases (
+            project TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            acquired_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            PRIMARY KEY (project, task_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE api_tokens (
+            token_id TEXT PRIMARY KEY,
+            user_name TEXT NOT NULL,
+            secret_sha256 TEXT NOT NULL,
+            projects_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        ) WITHOUT ROWID;
+        ALTER TABLE checkpoints ADD COLUMN author TEXT;
+        ALTER TABLE checkpoints ADD COLUMN owner TEXT;
+        ALTER TABLE checkpoints ADD COLUMN took_over TEXT;
+    """),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -1,0 +1,69 @@
+"""Work a delete leaves owed, recorded inside the deleting transaction: rewriting the tables that held the deleted
+bytes (`VACUUM FULL`), so they are gone from the database's files and not merely marked free.
+
+Why FULL: a plain VACUUM makes a dead row's space reusable and removes its index entries, but PostgreSQL does not
+zero freed space inside a page: the bytes of a deleted row can stay in the page until new rows overwrite them
+(tests/test_postgres_forget.py shows it). VACUUM FULL writes the table and its indexes and TOAST into new files and
+unlinks the old ones. It needs an exclusive lock on the table; when another session holds one past the lock timeout
+the work stays owed and is finished after the store's next write or at its next open.
+
+What PostgreSQL cannot promise, and this does not either: the old files' blocks are freed to the file system, not
+overwritten; the write-ahead log keeps the deleted rows until its segments are recycled and overwritten (a CHECKPOINT,
+attempted afterwards, lets that happen sooner; it needs the pg_checkpoint role), and WAL archives, replicas and backups
+keep what they copied.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import asyncpg
+
+from ctxkeep.storage.postgres.session import Conn
+
+VACUUM = "owed:vacuum:"
+TABLES = frozenset({"evidence", "blobs", "evidence_terms", "memories", "memory_terms", "working_sets", "task_digests",
+                    "evidence_inbox"})
+
+
+class Maintenance:
+    """The owed work of one transaction's connection; `owes` says this transaction added some."""
+
+    def __init__(self, conn: Conn) -> None:
+        self._conn = conn
+        self.owes = False
+
+    async def owe_vacuum(self, *tables: str) -> None:
+        for table in tables:
+            assert table in TABLES, table
+            # a new value each time: a vacuum that started before this debt must not clear it
+            await self._conn.execute("INSERT INTO store_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE "
+                                     "SET value = excluded.value", VACUUM + table, secrets.token_hex(8))
+        self.owes = True
+
+
+async def owed(conn: Conn) -> list[tuple[str, str]]:
+    rows = await conn.fetch("SELECT name, value FROM store_meta WHERE name LIKE 'owed:%' ORDER BY name")
+    return [(str(row[0]), str(row[1])) for row in rows]
+
+
+async def vacuum_owed(conn: Conn, lock_timeout_ms: int) -> bool:
+    """Rewrite every owed table (outside any transaction), clearing each debt once done; False when a lock or an
+    error kept one from finishing (it stays owed)."""
+    done = True
+    await conn.execute(f"SET lock_timeout = {max(1, int(lock_timeout_ms))}")
+    for name, value in await owed(conn):
+        table = name.removeprefix(VACUUM)
+        if table not in TABLES:
+            continue
+        try:
+            await conn.execute(f"VACUUM (FULL) {table}")
+        except asyncpg.PostgresError:
+            done = False
+            continue
+        await conn.execute("DELETE FROM store_meta WHERE name = $1 AND value = $2", name, value)
+    try:
+        await conn.execute("CHECKPOINT")  # lets the WAL segments that hold deleted rows be recycled
+    except asyncpg.PostgresError:
+        pass  # without the pg_checkpoint role: the server's own checkpoints do it later
+    return done

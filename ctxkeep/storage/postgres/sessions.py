@@ -1,0 +1,40 @@
+"""Claude Code sessions seen by the hooks: which task each is bound to (its own `cc-<id>` or the agent's)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ctxkeep.storage.postgres.session import Session
+from ctxkeep.storage.rows import SessionRow
+
+_COLUMNS = "session_id, task_id, bound, transcript_path, transcript_sha256, updated_at"
+
+
+def _row(row: Iterable[Any]) -> SessionRow:
+    values = list(row)
+    return SessionRow(values[0], values[1], bool(values[2]), values[3], values[4], values[5])
+
+
+class Sessions:
+    def __init__(self, session: Session) -> None:
+        self._s = session
+
+    async def put(self, project: str, row: SessionRow) -> None:
+        conn = await self._s.of(project)
+        await conn.execute(
+            f"INSERT INTO sessions (project, {_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (project, session_id) "
+            "DO UPDATE SET task_id = excluded.task_id, bound = excluded.bound, transcript_path = excluded.transcript_path, "
+            "transcript_sha256 = excluded.transcript_sha256, updated_at = excluded.updated_at",
+            project, row.session_id, row.task_id, int(row.bound), row.transcript_path, row.transcript_sha256, row.updated_at)
+
+    async def get(self, project: str, session_id: str) -> SessionRow | None:
+        conn = await self._s.of(project)
+        row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 AND session_id = $2", project, session_id)
+        return _row(row) if row else None
+
+    async def latest(self, project: str) -> SessionRow | None:
+        conn = await self._s.of(project)
+        row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 ORDER BY updated_at DESC, session_id "
+                                  "LIMIT 1", project)
+        return _row(row) if row else None
