@@ -46,7 +46,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
 @pytest.mark.parametrize(("tool", "arguments", "expected"), BAD_CALLS, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(BAD_CALLS)])
 async def test_bad_input_gets_a_clear_error_and_changes_nothing(client: Client, tool: str, arguments: dict[str, Any], expected: str) -> None:
     await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state()})
-    before = (await client.call_tool("checkpoint_load", {"task_id": "proc"})).structured_content
+    before = (await client.call_tool("checkpoint_load", {"format": "json", "task_id": "proc"})).structured_content
 
     result = await client.call_tool(tool, arguments)
 
@@ -54,7 +54,7 @@ async def test_bad_input_gets_a_clear_error_and_changes_nothing(client: Client, 
     text = tool_text(result)
     assert expected in text, text
     assert "Traceback" not in text and "errors.pydantic.dev" not in text
-    after = await client.call_tool("checkpoint_load", {"task_id": "proc"})
+    after = await client.call_tool("checkpoint_load", {"format": "json", "task_id": "proc"})
     assert after.structured_content == before  # still serving, nothing stored changed
 
 

@@ -110,7 +110,7 @@ def test_sigkill_of_the_server_during_writes_leaves_no_half_written_record(tmp_p
             latest = conn.execute("SELECT MAX(version) FROM checkpoints WHERE task_id = 'crash'").fetchone()[0]
         restarted = RawServer(db_path)  # the next server starts on the same file and serves
         try:
-            loaded = restarted.call(1, "checkpoint_load", {"task_id": "crash"})["result"]["structuredContent"]
+            loaded = restarted.call(1, "checkpoint_load", {"task_id": "crash", "format": "json"})["result"]["structuredContent"]
             assert loaded["version"] == latest and (kind == "checkpoint" or latest == 1)
         finally:
             restarted.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from mcp import Client
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
 from tests.conftest import tool_text
+from tests.db_dump import query
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +24,7 @@ async def put(client: Client, content: str, **fields: Any) -> dict[str, Any]:
 
 
 async def get(client: Client, ref: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool("evidence_get", {"ref": ref, **arguments})
+    result = await client.call_tool("evidence_get", {"format": "json", "ref": ref, **arguments})
     assert not result.is_error, tool_text(result)
     return result.structured_content
 
@@ -75,9 +75,8 @@ async def test_the_same_record_is_stored_once_and_the_same_content_shares_a_blob
     other = await put(client, "identical output", source="Bash", title="a second record")
     assert again["ref"] == first["ref"] and again["deduplicated"] is True and first["deduplicated"] is False
     assert other["ref"] != first["ref"] and other["deduplicated"] is False
-    with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM blobs").fetchone()[0] == 1
-        assert conn.execute("SELECT count(*) FROM evidence").fetchone()[0] == 2
+    assert query(db_path, "SELECT count(*) FROM blobs") == [(1,)]
+    assert query(db_path, "SELECT count(*) FROM evidence") == [(2,)]
 
 
 async def test_a_batch_returns_refs_in_input_order(client: Client) -> None:
@@ -113,7 +112,7 @@ async def test_ranges_past_the_end_and_empty_ranges(client: Client) -> None:
     assert beyond["content"] == "" and beyond["next"] is None and beyond["total_lines"] == 100
     single = await get(client, ref, mode="lines", start=5, end=5)
     assert single["content"] == "line 5: ok\n"
-    reversed_range = await client.call_tool("evidence_get", {"ref": ref, "mode": "lines", "start": 9, "end": 3})
+    reversed_range = await client.call_tool("evidence_get", {"format": "json", "ref": ref, "mode": "lines", "start": 9, "end": 3})
     assert reversed_range.is_error and "end (3) is before start (9)" in tool_text(reversed_range)
 
 
@@ -126,7 +125,7 @@ async def test_grep_with_context_and_metacharacters(client: Client) -> None:
     assert [line.split(":")[0] for line in literal_dot["content"].splitlines() if line != "--"] == [str(i) for i in range(10, 101, 10)]
     nothing = await get(client, ref, mode="grep", pattern="no such text")
     assert nothing["content"] == "" and nothing["next"] is None
-    bad = await client.call_tool("evidence_get", {"ref": ref, "mode": "grep", "pattern": "(unclosed"})
+    bad = await client.call_tool("evidence_get", {"format": "json", "ref": ref, "mode": "grep", "pattern": "(unclosed"})
     assert bad.is_error and "not a valid regular expression" in tool_text(bad)
 
 
@@ -148,14 +147,14 @@ async def test_a_small_budget_truncates_and_next_gets_the_rest(client: Client) -
 
 async def test_chunk_errors_say_what_exists(client: Client) -> None:
     ref = (await put(client, LINES))["ref"]
-    result = await client.call_tool("evidence_get", {"ref": ref, "mode": "chunk", "chunk": 5})
+    result = await client.call_tool("evidence_get", {"format": "json", "ref": ref, "mode": "chunk", "chunk": 5})
     assert result.is_error and "this item has 1 chunk(s), numbered 0 to 0" in tool_text(result)
 
 
 async def test_search_stems_english(client: Client) -> None:
     ref = (await put(client, "The test runner was running the suite when it crashed.", title="CI log"))["ref"]
     await put(client, "Unrelated note about supplier quotes.")
-    hits = (await client.call_tool("evidence_search", {"query": "run"})).structured_content["hits"]
+    hits = (await client.call_tool("evidence_search", {"format": "json", "query": "run"})).structured_content["hits"]
     assert [h["ref"] for h in hits] == [ref]
     assert hits[0]["score"] > 0 and "running" in hits[0]["snippet"]
 
@@ -164,7 +163,7 @@ async def test_search_stems_english(client: Client) -> None:
 async def test_search_finds_short_and_long_chinese_terms(client: Client, query: str) -> None:
     ref = (await put(client, "供应商C的运费是每件0.48美元。数据完整之前不能推荐。", kind="document"))["ref"]
     await put(client, "English only text about freight.", kind="document")
-    hits = (await client.call_tool("evidence_search", {"query": query})).structured_content["hits"]
+    hits = (await client.call_tool("evidence_search", {"format": "json", "query": query})).structured_content["hits"]
     assert hits and hits[0]["ref"] == ref
     assert query in hits[0]["snippet"]
 
@@ -176,7 +175,7 @@ HOSTILE = ['"unbalanced', "a AND OR NOT b", "NEAR(freight 5)", "fre*", "-freight
 @pytest.mark.parametrize("query", HOSTILE)
 async def test_hostile_queries_never_error(client: Client, query: str) -> None:
     await put(client, "Supplier C freight is 0.48 USD per piece.")
-    result = await client.call_tool("evidence_search", {"query": query})
+    result = await client.call_tool("evidence_search", {"format": "json", "query": query})
     assert not result.is_error, tool_text(result)
     assert isinstance(result.structured_content["hits"], list)
 
@@ -184,7 +183,7 @@ async def test_hostile_queries_never_error(client: Client, query: str) -> None:
 async def test_hostile_query_words_still_match_as_text(client: Client) -> None:
     ref = (await put(client, "Supplier C freight is 0.48 USD per piece."))["ref"]
     for query in ['"freight', "NEAR(freight", "freight)", "-freight"]:
-        hits = (await client.call_tool("evidence_search", {"query": query})).structured_content["hits"]
+        hits = (await client.call_tool("evidence_search", {"format": "json", "query": query})).structured_content["hits"]
         assert [h["ref"] for h in hits] == [ref], query
 
 
@@ -193,7 +192,7 @@ async def test_search_filters_validity_and_expiry(client: Client) -> None:
     new = (await put(client, "price list freight 0.48", effective_at="2026-06-01T00:00:00Z"))["ref"]
 
     async def refs(**arguments: Any) -> list[str]:
-        hits = (await client.call_tool("evidence_search", {"query": "freight price", **arguments})).structured_content["hits"]
+        hits = (await client.call_tool("evidence_search", {"format": "json", "query": "freight price", **arguments})).structured_content["hits"]
         return sorted(h["ref"] for h in hits)
 
     assert await refs() == [new]  # expired by default
@@ -207,7 +206,7 @@ async def test_search_filters_task_kind_and_tags(client: Client) -> None:
     b = (await put(client, "freight quote B", task_id="t2", kind="web", tags=["quote"]))["ref"]
 
     async def refs(**arguments: Any) -> list[str]:
-        hits = (await client.call_tool("evidence_search", {"query": "freight", **arguments})).structured_content["hits"]
+        hits = (await client.call_tool("evidence_search", {"format": "json", "query": "freight", **arguments})).structured_content["hits"]
         return sorted(h["ref"] for h in hits)
 
     assert await refs(task_id="t1") == [a]
@@ -220,9 +219,9 @@ async def test_projects_never_see_each_others_evidence(db_path: Path) -> None:
     async with Client(build_server(Settings(db_path=db_path, project="/projects/a"))) as a:
         ref_a = (await put(a, "shared text about freight"))["ref"]
     async with Client(build_server(Settings(db_path=db_path, project="/projects/b"))) as b:
-        missing = await b.call_tool("evidence_get", {"ref": ref_a})
+        missing = await b.call_tool("evidence_get", {"format": "json", "ref": ref_a})
         assert missing.is_error and "no evidence" in tool_text(missing)
-        assert (await b.call_tool("evidence_search", {"query": "freight"})).structured_content["hits"] == []
+        assert (await b.call_tool("evidence_search", {"format": "json", "query": "freight"})).structured_content["hits"] == []
         ref_b = (await put(b, "shared text about freight"))["ref"]
         assert ref_b != ref_a
         deleted = await b.call_tool("evidence_delete", {"ref": ref_a})
@@ -248,7 +247,7 @@ def test_search_keeps_the_rarest_terms_within_the_postings_budget() -> None:
 
 async def test_scores_are_positive_even_in_a_store_of_one(client: Client) -> None:
     await put(client, "the only record mentions freight")
-    hits = (await client.call_tool("evidence_search", {"query": "freight"})).structured_content["hits"]
+    hits = (await client.call_tool("evidence_search", {"format": "json", "query": "freight"})).structured_content["hits"]
     assert len(hits) == 1 and hits[0]["score"] > 0
 
 
@@ -294,28 +293,28 @@ async def test_grep_continues_with_the_context_of_the_next_match(client: Client)
 
 async def test_a_repeated_put_leaves_the_stored_record_as_it_was(client: Client) -> None:
     first = await put(client, "price list 0.52", expires_at="2020-01-01T00:00:00Z", tags=["old"])
-    assert (await client.call_tool("evidence_search", {"query": "price list"})).structured_content["hits"] == []
+    assert (await client.call_tool("evidence_search", {"format": "json", "query": "price list"})).structured_content["hits"] == []
     again = await put(client, "price list 0.52", tags=["current"])
     assert again["ref"] == first["ref"] and again["deduplicated"]
-    assert (await client.call_tool("evidence_search", {"query": "price list"})).structured_content["hits"] == []  # still expired
-    kept = await client.call_tool("evidence_search", {"query": "price list", "include_expired": True})
+    assert (await client.call_tool("evidence_search", {"format": "json", "query": "price list"})).structured_content["hits"] == []  # still expired
+    kept = await client.call_tool("evidence_search", {"format": "json", "query": "price list", "include_expired": True})
     assert [h["ref"] for h in kept.structured_content["hits"]] == [first["ref"]]
-    tagged = await client.call_tool("evidence_search", {"query": "price list", "include_expired": True, "tags": ["current"]})
+    tagged = await client.call_tool("evidence_search", {"format": "json", "query": "price list", "include_expired": True, "tags": ["current"]})
     assert tagged.structured_content["hits"] == []  # the second put's tags are ignored too
     fresh = await put(client, "price list 0.52", title="price list, fetched again", tags=["current"])
     assert not fresh["deduplicated"]  # a new record (another title) is how a refetched copy becomes current
-    hits = (await client.call_tool("evidence_search", {"query": "price list"})).structured_content["hits"]
+    hits = (await client.call_tool("evidence_search", {"format": "json", "query": "price list"})).structured_content["hits"]
     assert [h["ref"] for h in hits] == [fresh["ref"]]
 
 
 async def test_snippets_hold_the_match_in_long_texts(client: Client) -> None:
     text = "filler words here. " * 200 + "The team was studying the freight contract. " + "more filler. " * 200
     await put(client, text)
-    hit = (await client.call_tool("evidence_search", {"query": "studies"})).structured_content["hits"][0]
+    hit = (await client.call_tool("evidence_search", {"format": "json", "query": "studies"})).structured_content["hits"][0]
     assert "studying" in hit["snippet"] and len(hit["snippet"]) < 400
     cjk = "无关的文字。" * 100 + "数据完整之前不能推荐。" + "其他内容。" * 100
     await put(client, cjk)
-    hit = (await client.call_tool("evidence_search", {"query": "推荐"})).structured_content["hits"][0]
+    hit = (await client.call_tool("evidence_search", {"format": "json", "query": "推荐"})).structured_content["hits"][0]
     assert "推荐" in hit["snippet"] and len(hit["snippet"]) < 400
 
 
@@ -337,7 +336,7 @@ async def test_search_widens_when_the_rarest_terms_live_in_another_project(db_pa
     async with Client(build_server(Settings(db_path=db_path, project="/projects/a"))) as a:
         for i in range(6):
             await put(a, f"freight quote {i}")
-        hits = (await a.call_tool("evidence_search", {"query": "freight zebra"})).structured_content["hits"]
+        hits = (await a.call_tool("evidence_search", {"format": "json", "query": "freight zebra"})).structured_content["hits"]
         assert len(hits) == 6
 
 
@@ -346,7 +345,7 @@ async def test_search_results_keep_to_their_token_budget(client: Client) -> None
 
     for i in range(30):
         await put(client, f"freight report {i} " + "运费数据 " * 200, title="T" * 3_000 + str(i))
-    result = (await client.call_tool("evidence_search", {"query": "freight", "limit": 50, "max_tokens": 2_000})).structured_content
+    result = (await client.call_tool("evidence_search", {"format": "json", "query": "freight", "limit": 50, "max_tokens": 2_000})).structured_content
     assert result["truncated"] is True and 0 < len(result["hits"]) < 30
     assert count_tokens(json.dumps(result["hits"], ensure_ascii=False)) <= 2_200
     assert all(len(h["title"]) <= 201 for h in result["hits"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from mcp import Client
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
 from tests.conftest import PROJECT, tool_text
+from tests.db_dump import query
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +56,6 @@ async def test_bad_evidence_input_gets_a_clear_error_and_changes_nothing(db_path
         text = tool_text(result)
         assert expected in text, text
         assert "Traceback" not in text and "errors.pydantic.dev" not in text
-        still = await client.call_tool("evidence_get", {"ref": known})
+        still = await client.call_tool("evidence_get", {"format": "json", "ref": known})
         assert still.structured_content["content"] == "line 1\nline 2\n"
-    with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM evidence").fetchone()[0] == 1
+    assert query(db_path, "SELECT count(*) FROM evidence") == [(1,)]

@@ -41,8 +41,8 @@ async def test_deleted_text_leaves_no_trace_in_the_file_or_wal(client: Client, d
         assert len(tables) == 2  # this project's evidence and memory indexes
         for table in tables:
             conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'integrity-check\')')
-    assert (await client.call_tool("evidence_search", {"query": "zebra unicorn vault"})).structured_content["hits"] == []
-    again = await client.call_tool("evidence_get", {"ref": stored["ref"]})
+    assert (await client.call_tool("evidence_search", {"format": "json", "query": "zebra unicorn vault"})).structured_content["hits"] == []
+    again = await client.call_tool("evidence_get", {"format": "json", "ref": stored["ref"]})
     assert again.is_error and "no evidence" in tool_text(again)
 
 
@@ -51,7 +51,7 @@ async def test_a_blob_shared_with_another_record_survives_for_it(client: Client)
     second = (await client.call_tool("evidence_put", {"content": SECRET, "title": "two"})).structured_content
     deleted = await client.call_tool("evidence_delete", {"ref": first["ref"]})
     assert deleted.structured_content["blob_removed"] is False
-    kept = await client.call_tool("evidence_get", {"ref": second["ref"]})
+    kept = await client.call_tool("evidence_get", {"format": "json", "ref": second["ref"]})
     assert kept.structured_content["content"] == SECRET
 
 
@@ -63,6 +63,6 @@ async def test_gc_deletes_expired_evidence_but_keeps_what_a_checkpoint_cites(cli
     await client.call_tool("checkpoint_save", {"task_id": "t", "state": state})
     result = await evidence_gc(Scope(store=scope.store, project=scope.project, clock=fixed_clock()))
     assert result.deleted == [expired["ref"]] and result.kept_cited == [cited["ref"]]
-    assert (await client.call_tool("evidence_get", {"ref": expired["ref"]})).is_error
+    assert (await client.call_tool("evidence_get", {"format": "json", "ref": expired["ref"]})).is_error
     for ref in (cited["ref"], fresh["ref"]):
-        assert not (await client.call_tool("evidence_get", {"ref": ref})).is_error
+        assert not (await client.call_tool("evidence_get", {"format": "json", "ref": ref})).is_error

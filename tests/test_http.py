@@ -97,10 +97,10 @@ async def test_the_same_tool_calls_over_http_on_loopback(db_path: Path) -> None:
         async with _client(served.url, _token_file(db_path).read_text().strip()) as client:
             saved = await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state()})
             assert saved.structured_content["version"] == 1
-            loaded = await client.call_tool("checkpoint_load", {"task_id": "proc"})
+            loaded = await client.call_tool("checkpoint_load", {"format": "json", "task_id": "proc"})
             assert loaded.structured_content["state"]["pending"] == ["Supplier C freight missing"]
             put = await client.call_tool("evidence_put", {"content": "Freight: 0.48 USD/piece", "task_id": "proc"})
-            built = await client.call_tool("build_working_set", {"task_id": "proc", "focus": "freight", "budget_tokens": 2000})
+            built = await client.call_tool("build_working_set", {"format": "json", "task_id": "proc", "focus": "freight", "budget_tokens": 2000})
             assert put.structured_content["ref"] in built.structured_content["evidence_refs"]
             assert "proc" in str((await client.read_resource("ctxkeep://tasks")).contents[0])
 

@@ -157,7 +157,7 @@ async def test_journal_tools_through_the_mcp_client(client: Client) -> None:
     assert orphan.is_error and "no intent recorded" in tool_text(orphan)
     recorded = await client.call_tool("action_intent", INTENT)
     assert recorded.structured_content["recorded"] and "then call action_result" in tool_text(recorded)
-    loaded = await client.call_tool("checkpoint_load", {"task_id": "refunds"})
+    loaded = await client.call_tool("checkpoint_load", {"format": "json", "task_id": "refunds"})
     assert loaded.structured_content["resume_checks"]["open_intents"][0]["idempotency_key"] == KEY
     closed = await client.call_tool("action_result", {"idempotency_key": KEY, "status": "succeeded", "external_id": "re_77"})
     assert closed.structured_content["entry"]["status"] == "succeeded"

@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import PROJECT, stdio_params, tool_text
+from tests.db_dump import is_postgres, query
 from tests.test_journal import INTENT, KEY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -52,9 +53,9 @@ async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[st
 
 async def _everything_an_agent_can_read(client: Client) -> str:
     texts = [tool_text(await client.call_tool("memory_search", {"query": "Zanzibar Quay parcel", "include_history": True})),
-             tool_text(await client.call_tool("evidence_search", {"query": "Zanzibar Quay Oskarsson"})),
-             tool_text(await client.call_tool("build_working_set", {"task_id": "parcels", "focus": "deliver parcel Zanzibar"})),
-             tool_text(await client.call_tool("checkpoint_load", {"task_id": "parcels"}))]
+             tool_text(await client.call_tool("evidence_search", {"format": "json", "query": "Zanzibar Quay Oskarsson"})),
+             tool_text(await client.call_tool("build_working_set", {"format": "json", "task_id": "parcels", "focus": "deliver parcel Zanzibar"})),
+             tool_text(await client.call_tool("checkpoint_load", {"format": "json", "task_id": "parcels"}))]
     for uri in ("ctxkeep://tasks", "ctxkeep://tasks/parcels"):
         texts += [getattr(c, "text", "") for c in (await client.read_resource(uri)).contents]
     for prompt in ("resume", "handoff"):
@@ -70,7 +71,7 @@ async def test_forget_removes_the_text_from_every_place_and_every_byte(db_path: 
             await _call(client, "checkpoint_save", {"task_id": "parcels", "state": {"goal": "Ship the parcels"}})
             await _call(client, "memory_write", {"kind": "user_preference", "key": "delivery address", "content": SECRET,
                                                  "explicit_confirmation": True, "source_message_id": "msg-3"})
-            built = await _call(client, "build_working_set", {"task_id": "parcels", "focus": "deliver parcel address"})
+            built = await _call(client, "build_working_set", {"format": "json", "task_id": "parcels", "focus": "deliver parcel address"})
             assert SECRET in built["text"]
             compressed = await _call(client, "compress_history", {"messages": messages, "task_id": "parcels", "keep_recent": 4,
                                                                   "summary": f"Goal: Ship the parcels. The user asked: {SECRET}."})
@@ -85,7 +86,7 @@ async def test_forget_removes_the_text_from_every_place_and_every_byte(db_path: 
             assert not _holds_secret(await _everything_an_agent_can_read(client))
             assert _tables_holding_secret(db_path) == []
             assert _file_bytes_hold_secret(db_path) == []
-            digest = await _call(client, "build_working_set", {"task_id": "parcels"})
+            digest = await _call(client, "build_working_set", {"format": "json", "task_id": "parcels"})
             assert "[forgotten memory]" in digest["text"]  # the summary kept its other words
 
 
@@ -114,19 +115,19 @@ async def test_an_intent_survives_sigkill_and_is_reported_until_its_result(db_pa
             pass
 
         async with Client(stdio_params(db_path)) as client:
-            loaded = await _call(client, "checkpoint_load", {"task_id": "refunds"})
+            loaded = await _call(client, "checkpoint_load", {"format": "json", "task_id": "refunds"})
             assert [i["idempotency_key"] for i in loaded["resume_checks"]["open_intents"]] == [KEY]
             assert f"outcome unknown: look up `{KEY}` in the system of record before retrying" in loaded["brief"]
-            built = await _call(client, "build_working_set", {"task_id": "refunds"})
+            built = await _call(client, "build_working_set", {"format": "json", "task_id": "refunds"})
             assert f"{KEY}: send refund → order 8812" in built["text"]
             again = await _call(client, "action_intent", INTENT)
             assert not again["recorded"] and "outcome unknown" in again["advice"]
             await _call(client, "action_result", {"idempotency_key": KEY, "status": "succeeded", "external_id": "re_77"})
-            after = await _call(client, "checkpoint_load", {"task_id": "refunds"})
+            after = await _call(client, "checkpoint_load", {"format": "json", "task_id": "refunds"})
             assert after["resume_checks"]["open_intents"] == [] and "outcome unknown" not in after["brief"]
-    with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("SELECT status, external_id FROM actions WHERE project = ?", (PROJECT,)).fetchall() == [("succeeded", "re_77")]
+    if not is_postgres(db_path):
+        assert query(db_path, "PRAGMA integrity_check") == [("ok",)]
+    assert [row[1:] for row in query(db_path, "SELECT project, status, external_id FROM actions") if row[0] == PROJECT] == [("succeeded", "re_77")]
 
 
 async def test_the_memory_gate_conflicts_expiry_and_bad_input_over_stdio(db_path: Path) -> None:

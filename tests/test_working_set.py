@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from ctxkeep.tools.memory.records import memory_write
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.working_set.assemble import build_working_set
 from tests.conftest import PROJECT, fixed_clock, procurement_state, tool_text
+from tests.db_dump import query
 
 pytestmark = pytest.mark.anyio
 
@@ -304,7 +304,7 @@ async def test_unknown_task_is_not_found(scope: Scope) -> None:
 async def test_end_to_end_through_the_mcp_client_in_every_format(client: Client) -> None:
     await client.call_tool("checkpoint_save", {"task_id": "quotes", "state": procurement_state()})
     await client.call_tool("evidence_put", {"content": "Supplier C: freight 0.48 USD per piece", "source": "mail", "task_id": "quotes"})
-    markdown = await client.call_tool("build_working_set", {"task_id": "quotes", "focus": "Supplier C freight"})
+    markdown = await client.call_tool("build_working_set", {"format": "json", "task_id": "quotes", "focus": "Supplier C freight"})
     assert not markdown.is_error
     assert tool_text(markdown) == markdown.structured_content["text"]
     assert "Supplier C: freight 0.48 USD" in tool_text(markdown)
@@ -328,7 +328,7 @@ BAD_CALLS: list[tuple[dict[str, Any], str]] = [
     ({"task_id": "quotes", "slot_budgets": {"evidence": -1}}, "greater than or equal to 0"),
     ({"task_id": "quotes", "budget_tokens": 1_000, "slot_budgets": {"evidence": 900, "recent": 900}}, "slot_budgets add up to 1800 tokens"),
     ({"task_id": "quotes", "slot_budgets": {"goal": 5}}, "slot_budgets['goal'] = 5 tokens cannot hold"),
-    ({"task_id": "quotes", "format": "xml"}, "format: Input should be 'markdown', 'anthropic' or 'openai'"),
+    ({"task_id": "quotes", "format": "xml"}, "format: Input should be 'markdown', 'json', 'anthropic' or 'openai'"),
     ({"task_id": "quotes", "as_of": "soon"}, "as_of: Input should be a valid datetime"),
     ({"task_id": "quotes", "focus": "x" * 5_000}, "focus: String should have at most 4000 characters"),
     ({"task_id": "quotes", "policy": "bad \x00 byte"}, "control character"),
@@ -342,17 +342,16 @@ BAD_CALLS: list[tuple[dict[str, Any], str]] = [
 async def test_bad_working_set_input_gets_a_clear_error_and_changes_nothing(db_path: Path, arguments: dict[str, Any], expected: str) -> None:
     async with Client(build_server(Settings(db_path=db_path, project=PROJECT))) as client:
         await client.call_tool("checkpoint_save", {"task_id": "quotes", "state": procurement_state()})
-        good = await client.call_tool("build_working_set", {"task_id": "quotes"})
+        good = await client.call_tool("build_working_set", {"format": "json", "task_id": "quotes"})
         result = await client.call_tool("build_working_set", arguments)
         assert result.is_error
         text = tool_text(result)
         assert expected in text, text
         assert "Traceback" not in text
-        again = await client.call_tool("build_working_set", {"task_id": "quotes"})
+        again = await client.call_tool("build_working_set", {"format": "json", "task_id": "quotes"})
         assert not again.is_error and again.structured_content["text"] == good.structured_content["text"]
-    with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM working_sets").fetchone()[0] == 1
-        assert conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0] == 1
+    assert query(db_path, "SELECT count(*) FROM working_sets") == [(1,)]
+    assert query(db_path, "SELECT count(*) FROM checkpoints") == [(1,)]
 
 
 async def test_sticky_picks_follow_as_of_and_give_way_when_gone(store: Store) -> None:
@@ -402,7 +401,7 @@ async def test_a_short_ref_that_two_records_share_is_refused_and_shown_longer(sc
     await _save(scope)
     stored = await evidence_put(scope, [EvidenceItem(content=content, title=t) for t in pair])
     assert stored.refs[0][:9] == stored.refs[1][:9]
-    with pytest.raises(InvalidInput, match="start of more than one evidence ref"):
+    with pytest.raises(InvalidInput, match="matches 2 records"):
         await evidence_get(scope, EvidenceGetRequest(ref=prefix))
     result = await _build(scope, focus="Supplier C freight")
     shown = re.findall(r"\b(ev_[0-9a-f]+)\b", result.text or "")

@@ -115,7 +115,7 @@ async def run_demo(db: str | None = None, project: str | None = None) -> int:
             guess = await _call(client, "memory_write", GUESS)
             _say("try to remember a guess", guess)
             _say("journal a side effect before performing it", await _call(client, "action_intent", INTENT))
-            working = await client.call_tool("build_working_set", {"task_id": "procurement", "budget_tokens": 1_500,
+            working = await client.call_tool("build_working_set", {"task_id": "procurement", "budget_tokens": 1_500, "format": "json",
                                                                    "focus": "Supplier C freight per piece"})
             blocks = ", ".join(f"{b['slot']} {b['tokens']}" for b in working.structured_content["blocks"])
             _say(f"the next step's context, rebuilt within 1,500 tokens ({blocks})", _text(working))

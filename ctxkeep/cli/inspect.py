@@ -107,8 +107,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     elif not result.hits:
         print(f"no evidence matches {args.query!r}")
     else:
-        print_table(f"evidence matching {args.query!r}", ["ref", "score", "title", "snippet"],
-                    [(h.ref, f"{h.score:.2f}", h.title or "", " ".join(h.snippet.split())[:100]) for h in result.hits])
+        print_table(f"evidence matching {args.query!r}", ["#", "ref", "score", "title", "snippet"],
+                    [(str(h.rank), h.ref, f"{h.score:.2f}", h.title or "", " ".join(h.snippet.split())[:100]) for h in result.hits])
     return 0
 
 

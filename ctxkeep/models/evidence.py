@@ -144,7 +144,8 @@ class EvidenceHit(Model):
     ref: str
     title: str | None
     snippet: str
-    score: float = Field(description="BM25 relevance, > 0; higher is better.")
+    rank: int = Field(default=1, description="1 for the best hit.")
+    score: float = Field(description="Relevance relative to the best hit: 1.0 for it, (0, 1] for the others.")
     kind: str
     source: str | None
     task_id: str | None

@@ -29,26 +29,25 @@ from ctxkeep.storage import Store
 from ctxkeep.tools.scope import Scope
 
 INSTRUCTIONS = """\
-ctxkeep keeps your task state outside your context so nothing important is lost to compaction or restarts.
-- At the start of work, or after a restart or compaction: checkpoint_list, then checkpoint_load(task_id) and follow its brief.
-- At every semantic boundary (a phase ends, a subagent returns, verification passes, an approval is requested), before
-  a risky step (deleting, migrating, deploying, paying), and before context gets long: checkpoint_save the whole TaskState
-  (goal, constraints, pending, completed, decisions, facts with exact values, approvals, next_action).
-  Pass expected_version = the version you loaded. Items leave only by moving pending -> completed or into `dropped`
-  with a reason; a refused save lists each violation: fix the state and save again.
-- verify_checkpoint checks a summary state against the previous one without saving; checkpoint_diff shows what changed.
-- Tool output over a few hundred lines, files, pages: evidence_put them and keep only the returned preview + ref in your context;
-  evidence_search finds them again, evidence_get brings back exactly the lines, matches or chunk you need.
-- Each step of a long task, or after a compaction or restart: build_working_set(task_id, focus) returns your context
-  rebuilt from the records within a token budget (stable first, so prompt caches keep hitting); follow its compress_advice.
-- Right before a side effect on an external system (payment, email, deploy, ticket): action_intent with an idempotency
-  key 'task:object:step'; right after: action_result. On resume, an intent without a result means: look the key up in
-  the system of record before retrying.
-- memory_write only what should outlive the task, with its source: a preference the user confirmed, a fact with a
-  receipt, an approved policy, a skill learned in a task (never a guess); memory_search finds them, memory_forget
-  removes one everywhere.
-- When the history grows long or a phase ends: compress_history(messages or transcript_path, task_id) and continue
-  from the messages it returns; its summary_request tells you what your own summary must keep.
+ctxkeep keeps your task's state outside your context, so compaction or a restart loses nothing.
+- Resuming (new session, after compaction or restart): checkpoint_list, then checkpoint_load(task_id); trust its brief \
+over your memory and follow it.
+- checkpoint_save the whole state (goal, constraints, pending, completed, decisions, facts with exact values, \
+approvals, next_action) at every semantic boundary (a phase ends, a decision, an approval request, a subagent \
+returns), before a risky step (delete, migrate, deploy, pay) and before your context gets long; pass expected_version = the version you loaded. \
+Items leave only by moving to completed, or to dropped with a reason; a refused save lists each violation: fix the \
+state and save again.
+- Right before a side effect on an external system (payment, email, deploy, ticket): action_intent with the key \
+'task:object:step'; right after it: action_result. An intent without a result means: look the key up in the system \
+of record before retrying.
+- Long tool output, files, pages: evidence_put them and keep only the ref and preview; evidence_search finds them, \
+evidence_get brings back the exact lines, matches or chunk.
+- build_working_set(task_id, focus) rebuilds your context from the records within a token budget, stable first; \
+use it after compaction and at each step of a long task, and follow its compress advice.
+- compress_history shrinks a long history (outputs to evidence, old turns to a digest); verify_checkpoint checks a \
+state or your summary without saving.
+- memory_write only what outlives the task, with its source (a confirmed preference, a fact with a receipt, an \
+approved policy, a learned skill), never a guess.
 """
 
 logger = logging.getLogger("ctxkeep")

@@ -12,7 +12,6 @@ from ctxkeep.models import (
     MAX_NUMBER,
     CheckpointDiffResult,
     CheckpointListResult,
-    CheckpointLoadResult,
     CheckpointSaveRequest,
     CheckpointSaveResult,
     TaskId,
@@ -22,10 +21,10 @@ from ctxkeep.models import (
     VerifyResult,
 )
 from ctxkeep.server import render
-from ctxkeep.server.common import READ, WRITE, Runtime, reply
+from ctxkeep.server.common import READ, WRITE, Format, Runtime, reply, text_reply
 from ctxkeep.tools import checkpoint
 
-Version = Annotated[int, Field(ge=1, le=MAX_NUMBER, description="A version number, 1 for the first save.")]
+Version = Annotated[int, Field(ge=1, le=MAX_NUMBER)]
 
 
 def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
@@ -33,12 +32,12 @@ def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
     async def checkpoint_save(
         task_id: TaskId,
         state: TaskState,
-        expected_version: Annotated[int | None, Field(ge=0, le=MAX_NUMBER, description="The version you loaded (0: the task must be new). A mismatch is refused as a conflict.")] = None,
-        trigger: Annotated[Trigger, Field(description="Why you save: manual, resource (context near full), semantic (phase ended), pre_compact.")] = "manual",
-        strict: Annotated[bool, Field(description="Refuse the save when verification finds violations (default). False stores it and reports them.")] = True,
-        goal_change_reason: Annotated[str | None, Field(max_length=4000, description="Required when the goal changes: why.")] = None,
+        expected_version: Annotated[int | None, Field(ge=0, le=MAX_NUMBER, description="The version you loaded (0: a new task); another is refused as a conflict.")] = None,
+        trigger: Trigger = "manual",
+        strict: Annotated[bool, Field(description="false: store despite violations and report them.")] = True,
+        goal_change_reason: Annotated[str | None, Field(max_length=4000, description="Required when the goal changes.")] = None,
     ) -> Annotated[CallToolResult, CheckpointSaveResult]:
-        """Save the task's whole state as its next immutable version, verified against the previous one. Call after each phase, decision or approval request, and before the context is compacted."""
+        """Save the task's whole state as its next version. It is verified against the previous version: an item that vanished (not moved to completed or dropped with a reason), a lost negation or a changed fact is refused, one line per violation. Save at each phase end, decision or approval request, and before compaction."""
         request = CheckpointSaveRequest(task_id=task_id, state=state, expected_version=expected_version,
                                         trigger=trigger, strict=strict, goal_change_reason=goal_change_reason)
         result = await checkpoint.checkpoint_save(runtime.get(), request)
@@ -47,24 +46,25 @@ def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
     @server.tool(annotations=READ)
     async def checkpoint_load(
         task_id: TaskId,
-        version: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="A version; omit for the latest.")] = None,
-    ) -> Annotated[CallToolResult, CheckpointLoadResult]:
-        """Load a task's checkpoint (latest by default) with a resume brief and checks (pending approvals, side effects without a result, expired evidence and memories, age). Call first after a restart or compaction."""
+        version: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="Default: the latest.")] = None,
+        format: Format = "text",
+    ) -> CallToolResult:
+        """A task's resume brief: goal, constraints, state, open approvals and side effects, warnings (expired evidence, age). Call it first after a restart or compaction."""
         result = await checkpoint.checkpoint_load(runtime.get(), task_id, version)
-        return reply(result, result.brief)
+        return text_reply(result, result.brief, format == "json")
 
     @server.tool(annotations=READ)
     async def checkpoint_list(
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many tasks, newest first.")] = 50,
         cursor: Annotated[str | None, Field(max_length=2_000, description="The next_cursor of the previous page; omit for the first.")] = None,
     ) -> Annotated[CallToolResult, CheckpointListResult]:
-        """List this project's tasks with their latest version, goal and open items. Call to find the task to resume."""
+        """This project's tasks (latest version, goal, open items), to find the one to resume."""
         result = await checkpoint.checkpoint_list(runtime.get(), limit, cursor)
         return reply(result, render.task_list(result))
 
     @server.tool(annotations=READ)
     async def checkpoint_diff(task_id: TaskId, from_version: Version, to_version: Version) -> Annotated[CallToolResult, CheckpointDiffResult]:
-        """Show what changed between two versions of a task (items added, removed, changed)."""
+        """What changed between two versions of a task."""
         result = await checkpoint.checkpoint_diff(runtime.get(), task_id, from_version, to_version)
         return reply(result, render.diff(result))
 
@@ -77,9 +77,9 @@ def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
         after: TaskState | None = None,
         goal_change_reason: Annotated[str | None, Field(max_length=4000)] = None,
         state: TaskState | None = None,
-        summary: Annotated[str | None, Field(max_length=200_000, description="A free-text summary to check against `state`.")] = None,
+        summary: Annotated[str | None, Field(max_length=200_000)] = None,
     ) -> Annotated[CallToolResult, VerifyResult]:
-        """Check without saving: a new state against an older one (task_id + from_version + to_version, or before + after), or a summary you wrote against its state (state + summary). Returns each violated rule."""
+        """Check without saving, by the rules checkpoint_save applies: two stored versions (task_id, from_version, to_version), two states (before, after), or a summary you wrote against its state (state, summary)."""
         request = VerifyRequest(task_id=task_id, from_version=from_version, to_version=to_version, before=before,
                                 after=after, goal_change_reason=goal_change_reason, state=state, summary=summary)
         result = await checkpoint.verify_checkpoint(runtime.get(), request)

@@ -33,16 +33,16 @@ def _text(result: CompressResult) -> str:
 def register_compress_tools(server: MCPServer[Any], runtime: Runtime) -> None:
     @server.tool(annotations=WRITE)
     async def compress_history(
-        messages: Annotated[list[dict[str, Any]] | None, Field(description="The history: OpenAI, Anthropic or [{role, content}] messages.")] = None,
-        transcript_path: Annotated[str | None, Field(description="Or a Claude Code transcript .jsonl (under ~/.claude/projects, the project, or CTXKEEP_ALLOWED_ROOTS).")] = None,
+        messages: Annotated[list[dict[str, Any]] | None, Field(description="The history as OpenAI, Anthropic or {role, content} messages.")] = None,
+        transcript_path: Annotated[str | None, Field(description="Or a Claude Code transcript .jsonl.")] = None,
         format: HistoryFormat | None = None,
         task_id: TaskId | None = None,
-        keep_recent: Annotated[int, Field(ge=0, le=10_000, description="Newest messages kept byte-identical.")] = 8,
-        shape_window: Annotated[int, Field(ge=0, le=10_000, description="Messages before them whose tool outputs become preview + ref.")] = 4,
+        keep_recent: Annotated[int, Field(ge=0, le=10_000, description="Newest messages kept as they are.")] = 8,
+        shape_window: Annotated[int, Field(ge=0, le=10_000, description="Messages before those whose tool outputs become preview + ref.")] = 4,
         digest_tokens: Annotated[int, Field(ge=100, le=20_000)] = 1_000,
-        summary: Annotated[str | None, Field(max_length=200_000, description="Your summary of the digest band, checked against the task's checkpoint before it is kept.")] = None,
+        summary: Annotated[str | None, Field(max_length=200_000, description="Your summary of the digested part, checked against the checkpoint.")] = None,
     ) -> Annotated[CallToolResult, CompressResult]:
-        """Shrink a long history without losing anything: old tool outputs are stored as evidence (refs kept), old turns fold into a dense digest, the newest messages stay as they are. Call when your context nears its budget or a phase ends."""
+        """Shrink a long history without losing anything: old tool outputs become evidence refs, old turns a dense digest, the newest messages stay. Call when your context nears its budget or a phase ends."""
         request = CompressRequest(messages=messages, transcript_path=transcript_path, format=format, task_id=task_id,
                                   keep_recent=keep_recent, shape_window=shape_window, digest_tokens=digest_tokens, summary=summary)
         result = await compress(runtime.get(), request, os.environ)

@@ -6,9 +6,11 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import Tool
 from pydantic import ValidationError
 
 from ctxkeep.errors import CtxkeepError
+from ctxkeep.server.schema import lean_schema
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -32,7 +34,11 @@ def describe_validation(tool: str, error: ValidationError) -> str:
 
 
 class CtxkeepServer(MCPServer[Any]):
-    """MCPServer whose tool errors carry ctxkeep's own messages verbatim."""
+    """MCPServer whose tool errors carry ctxkeep's own messages verbatim, and whose tools/list advertises lean input
+    schemas (ctxkeep.server.schema) while the full ones validate every call."""
+
+    async def list_tools(self) -> list[Tool]:
+        return [tool.model_copy(update={"input_schema": lean_schema(tool.name, tool.input_schema)}) for tool in await super().list_tools()]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)

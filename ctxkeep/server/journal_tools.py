@@ -32,7 +32,7 @@ def register_journal_tools(server: MCPServer[Any], runtime: Runtime) -> None:
         target: Annotated[str, Field(max_length=4000, description="What it is done to, e.g. 'order 8812'.")],
         params_summary: Optional = None,
     ) -> Annotated[CallToolResult, ActionIntentResult]:
-        """Record a side effect on an external system (payment, email, deploy, ticket) right before you perform it; then call action_result. Sending the same intent again tells you whether it already ran."""
+        """Record a side effect on an external system (payment, email, deploy, ticket) right before doing it, then action_result. Sending the same intent again tells you whether it already ran."""
         request = ActionIntentRequest(task_id=task_id, idempotency_key=idempotency_key, action=action, target=target,
                                       params_summary=params_summary)
         result = await journal.action_intent(runtime.get(), request)
@@ -43,10 +43,10 @@ def register_journal_tools(server: MCPServer[Any], runtime: Runtime) -> None:
         idempotency_key: Annotated[str, Field(max_length=200)],
         status: ActionStatus,
         external_id: Optional = None,
-        receipt_ref: Annotated[str | None, Field(max_length=4000, description="An evidence ref holding the receipt.")] = None,
+        receipt_ref: Annotated[str | None, Field(max_length=4000, description="Evidence ref of the receipt.")] = None,
         detail: Optional = None,
     ) -> Annotated[CallToolResult, ActionResultResult]:
-        """Record the outcome of a side effect you announced with action_intent (once; a result is final)."""
+        """Record the outcome of an action_intent (once; final)."""
         request = ActionResultRequest(idempotency_key=idempotency_key, status=status, external_id=external_id,
                                       receipt_ref=receipt_ref, detail=detail)
         result = await journal.action_result(runtime.get(), request)

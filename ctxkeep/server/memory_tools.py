@@ -30,21 +30,21 @@ Optional = Annotated[str | None, Field(max_length=4000)]
 def register_memory_tools(server: MCPServer[Any], runtime: Runtime) -> None:
     @server.tool(annotations=WRITE)
     async def memory_write(
-        kind: Annotated[MemoryKind, Field(description="user_preference, task_fact, project_policy or skill (speculation is refused).")],
+        kind: Annotated[MemoryKind, Field(description="speculation is refused.")],
         key: Annotated[str, Field(max_length=200, description="What it is about, e.g. 'report-format'; one current memory per key.")],
-        content: Annotated[str, Field(max_length=4000, description="The memory itself, one statement.")],
-        confidence: Annotated[float, Field(ge=0, le=1, description="0 to 1; below 0.5 is speculation and refused.")] = 1.0,
+        content: Annotated[str, Field(max_length=4000, description="One statement.")],
+        confidence: Annotated[float, Field(ge=0, le=1, description="Below 0.5 is refused.")] = 1.0,
         explicit_confirmation: Annotated[bool, Field(description="user_preference: the user said or confirmed it.")] = False,
         source_message_id: Annotated[str | None, Field(max_length=4000, description="user_preference: the user's message id.")] = None,
-        evidence_ref: Annotated[str | None, Field(max_length=4000, description="task_fact: the stored receipt (evidence ref).")] = None,
-        task_id: Annotated[TaskId | None, Field(description="skill: the task it was learned from; task_fact: with source_version.")] = None,
-        source_version: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="task_fact: the checkpoint version that records it.")] = None,
+        evidence_ref: Annotated[str | None, Field(max_length=4000, description="task_fact: the receipt's evidence ref.")] = None,
+        task_id: Annotated[TaskId | None, Field(description="skill: the task it came from; task_fact: with source_version.")] = None,
+        source_version: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="task_fact: the checkpoint version recording it.")] = None,
         review_status: Annotated[Literal["draft", "in_review", "approved", "rejected"] | None, Field(description="project_policy: must be approved.")] = None,
-        effective_at: Annotated[datetime | None, Field(description="project_policy: when it takes effect.")] = None,
+        effective_at: Annotated[datetime | None, Field(description="project_policy: when it applies.")] = None,
         owner: Annotated[str | None, Field(max_length=4000, description="project_policy: who owns it.")] = None,
-        expires_at: Annotated[datetime | None, Field(description="Overrides the kind's default lifetime (preference 180 days, fact 7, skill 90, policy none).")] = None,
+        expires_at: Annotated[datetime | None, Field(description="Default by kind: preference 180 days, fact 7, skill 90, policy never.")] = None,
     ) -> Annotated[CallToolResult, MemoryWriteResult]:
-        """Remember something beyond this task, with its provenance: a preference the user confirmed, a fact with a receipt, an approved policy, a skill learned in a task. Guesses are refused; a write that contradicts the current memory of its key is kept and reported."""
+        """Remember beyond this task, with provenance: a preference the user confirmed, a fact with a receipt, an approved policy, a skill learned in a task. Guesses are refused; a contradiction of the key's current memory is kept and reported."""
         request = MemoryWriteRequest(
             kind=kind, key=key, content=content, confidence=confidence, explicit_confirmation=explicit_confirmation,
             source_message_id=source_message_id, evidence_ref=evidence_ref, task_id=task_id, source_version=source_version,
@@ -54,24 +54,24 @@ def register_memory_tools(server: MCPServer[Any], runtime: Runtime) -> None:
 
     @server.tool(annotations=READ)
     async def memory_search(
-        query: Annotated[str | None, Field(max_length=4000, description="Words to look for; omit to list the newest.")] = None,
+        query: Annotated[str | None, Field(max_length=4000, description="Omit to list the newest.")] = None,
         kind: StoredKind | None = None,
         key: Annotated[str | None, Field(max_length=200)] = None,
         include_history: Annotated[bool, Field(description="Also superseded, expired and scheduled versions.")] = False,
-        as_of: Annotated[datetime | None, Field(description="Judge expiry at this time (default now).")] = None,
+        as_of: Annotated[datetime | None, Field(description="Judge expiry at this time.")] = None,
         limit: Annotated[int, Field(ge=1, le=200)] = 20,
     ) -> Annotated[CallToolResult, MemorySearchResult]:
-        """Find long-term memories (current and unexpired ones unless include_history), each with its source, age and how to forget it."""
+        """Find long-term memories (current ones unless include_history), each with its source and age."""
         request = MemorySearchRequest(query=query, kind=kind, key=key, include_history=include_history, as_of=as_of, limit=limit)
         result = await memory.memory_search(runtime.get(), request)
         return reply(result, render.memories(result))
 
     @server.tool(annotations=DELETE)
     async def memory_forget(
-        memory_id: Annotated[str | None, Field(max_length=4000, description="Forget this version.")] = None,
-        key: Annotated[str | None, Field(max_length=200, description="Forget every version of this key.")] = None,
-        reason: Annotated[str | None, Field(max_length=4000, description="Kept in the tombstone; do not repeat the content.")] = None,
+        memory_id: Annotated[str | None, Field(max_length=4000, description="One version.")] = None,
+        key: Annotated[str | None, Field(max_length=200, description="Or every version of a key.")] = None,
+        reason: Annotated[str | None, Field(max_length=4000, description="Kept in the tombstone; not the content.")] = None,
     ) -> Annotated[CallToolResult, MemoryForgetResult]:
-        """Delete a memory (one version, or every version of a key) with its index entries and the text derived from it (cached working sets, digest quotes); leaves a tombstone without the content."""
+        """Delete a memory everywhere (index entries, cached working sets, digest quotes), leaving a tombstone without its content."""
         result = await memory.memory_forget(runtime.get(), MemoryForgetRequest(memory_id=memory_id, key=key, reason=reason))
         return reply(result, render.forgotten(result))

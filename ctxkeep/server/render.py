@@ -67,7 +67,10 @@ def content(result: EvidenceContent) -> str:
 def hits(result: EvidenceSearchResult) -> str:
     if not result.hits:
         return "no matches"
-    return "\n".join(f"{h.ref} (score {h.score:.3g}) {h.title or h.source or h.kind}: {h.snippet}" for h in result.hits)
+    lines = [f"{h.rank}. {h.ref} ({h.score:.2f} of the best) {h.title or h.source or h.kind}: {h.snippet}" for h in result.hits]
+    if result.truncated:
+        lines.append("(more hits matched than fit max_tokens: raise it or narrow the query)")
+    return "\n".join(lines)
 
 
 def _memory_line(memory: Memory) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -15,15 +15,17 @@ from ctxkeep.models.working_set import (
     MAX_MCP_BUDGET,
     MIN_BUDGET,
     Slot,
-    WorkingSetFormat,
     WorkingSetRequest,
     WorkingSetResult,
 )
-from ctxkeep.server.common import Runtime, reply
+from ctxkeep.server.common import Runtime, text_reply
 from ctxkeep.tools.working_set import build_working_set as build
 
 # it records the selection (for the next diff and a stable cache prefix), so it is not read-only
 ASSEMBLE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+ServerFormat = Literal["markdown", "json", "anthropic", "openai"]
 
 
 def _text(result: WorkingSetResult) -> str:
@@ -39,16 +41,17 @@ def register_working_set_tools(server: MCPServer[Any], runtime: Runtime) -> None
     @server.tool(annotations=ASSEMBLE)
     async def build_working_set(
         task_id: TaskId,
-        focus: Annotated[str | None, Field(max_length=4_000, description="The question or next step to rank evidence for; default the checkpoint's next_action.")] = None,
-        budget_tokens: Annotated[int, Field(ge=MIN_BUDGET, le=MAX_MCP_BUDGET, description="Most tokens the result may take (cl100k_base).")] = DEFAULT_BUDGET,
-        slot_budgets: Annotated[dict[Slot, int] | None, Field(description="Hard token caps per slot, e.g. {\"evidence\": 2000}; other slots share the rest.")] = None,
-        recent_messages: Annotated[list[dict[str, Any]] | None, Field(description="Your messages since the last compression, append-only, as sent.")] = None,
-        policy: Annotated[str | None, Field(description="Pinned rules to put first (never cut).")] = None,
-        as_of: Annotated[datetime | None, Field(description="Use the evidence valid at this time (RFC 3339); default now.")] = None,
-        format: Annotated[WorkingSetFormat, Field(description="markdown (text), or anthropic / openai messages.")] = "markdown",
-    ) -> Annotated[CallToolResult, WorkingSetResult]:
-        """Rebuild your context for the next step from the task's records: goal and constraints, state, history digest, the evidence that answers `focus`, your recent messages and the next action, within budget_tokens and stable first for prompt caching. Call it after a compaction or restart, or at each step of a long task."""
+        focus: Annotated[str | None, Field(max_length=4_000, description="The question or step to rank evidence for; default the next action.")] = None,
+        budget_tokens: Annotated[int, Field(ge=MIN_BUDGET, le=MAX_MCP_BUDGET)] = DEFAULT_BUDGET,
+        slot_budgets: Annotated[dict[Slot, int] | None, Field(description="Token caps per slot, e.g. {\"evidence\": 2000}.")] = None,
+        recent_messages: Annotated[list[dict[str, Any]] | None, Field(description="Your messages since the last compression, as sent.")] = None,
+        policy: Annotated[str | None, Field(description="Rules to pin first.")] = None,
+        as_of: datetime | None = None,
+        format: Annotated[ServerFormat, Field(description="markdown: the text (default); json: it with how it was built; anthropic/openai: messages.")] = "markdown",
+    ) -> CallToolResult:
+        """Your context for the next step, rebuilt from the task's records within budget_tokens: rules, goal, state, memories, history digest, the evidence that answers `focus`, recent messages, next action; stable parts first for prompt caching. Call after a compaction or restart, or at each step of a long task."""
         request = WorkingSetRequest(task_id=task_id, focus=focus, budget_tokens=budget_tokens, slot_budgets=slot_budgets or {},
-                                    recent_messages=recent_messages, policy=policy, as_of=as_of, format=format)
+                                    recent_messages=recent_messages, policy=policy, as_of=as_of,
+                                    format="markdown" if format == "json" else format)
         result = await build(runtime.get(), request)
-        return reply(result, _text(result))
+        return text_reply(result, _text(result), format != "markdown")

@@ -14,7 +14,7 @@ await client.connect(transport);
 const { tools } = await client.listTools();
 const state = { goal: "Compare 20 supplier quotes", pending: ["Supplier C freight missing"], constraints: ["No final recommendation before the data is complete"] };
 const saved = await client.callTool({ name: "checkpoint_save", arguments: { task_id: "ts-task", state } });
-const loaded = await client.callTool({ name: "checkpoint_load", arguments: { task_id: "ts-task" } });
+const loaded = await client.callTool({ name: "checkpoint_load", arguments: { task_id: "ts-task", format: "json" } });
 const refused = await client.callTool({ name: "checkpoint_save", arguments: { task_id: "ts-task", state: { ...state, pending: [] } } });
 console.log(JSON.stringify({
   tools: tools.map((t) => t.name).sort(),

@@ -72,8 +72,9 @@ async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceS
         texts = [await CONTENTS.content(tx, row) for row, _ in found]
     hits: list[EvidenceHit] = []
     used = 0
-    for (row, score), text in zip(found, texts):
-        hit = _hit(row, score, text, pattern)
+    best = max((score for _, score in found), default=1.0) or 1.0
+    for rank, ((row, score), text) in enumerate(zip(found, texts), start=1):
+        hit = _hit(row, rank, score / best, text, pattern)
         cost = count_tokens(hit.model_dump_json())
         if used + cost > req.max_tokens:
             return EvidenceSearchResult(hits=hits, truncated=True)
@@ -86,8 +87,9 @@ def _short(text: str | None, limit: int = 200) -> str | None:
     return text if text is None or len(text) <= limit else text[:limit] + "…"
 
 
-def _hit(row: EvidenceRow, score: float, text: str, pattern: re.Pattern[str] | None) -> EvidenceHit:
+def _hit(row: EvidenceRow, rank: int, score: float, text: str, pattern: re.Pattern[str] | None) -> EvidenceHit:
+    """A hit; `score` is relative to the best hit (BM25 scores alone mean nothing to a reader: 4.76e-06)."""
     return EvidenceHit(
-        ref=row.ref, title=_short(row.title), snippet=make_snippet(text, pattern), score=max(score, 1e-9), kind=row.kind,
+        ref=row.ref, title=_short(row.title), snippet=make_snippet(text, pattern), rank=rank, score=round(max(score, 0.001), 3), kind=row.kind,
         source=_short(row.source), task_id=row.task_id, tokens=row.tokens, created_at=row.created_at,  # type: ignore[arg-type]
     )
