@@ -12,15 +12,16 @@ import anyio
 
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.storage import Store
-from ctxkeep.tools.checkpoint.versions import checkpoint_save
+from ctxkeep.tools.checkpoint.versions import checkpoint_save, latest_state
 from ctxkeep.tools.scope import Scope
 
 
 async def main(db_path: str, task_id: str) -> None:
-    store = await Store.open(Path(db_path))
+    store = await Store.open(db_path if db_path.startswith("postgresql://") else Path(db_path))
     try:
         scope = Scope(store=store, project="/crash")
-        step = 0
+        previous = await latest_state(scope, task_id)
+        step = int(previous.extra.get("step", 0)) if previous else 0  # a restarted saver carries on from its last save
         while True:
             step += 1
             # completed grows (never shrinks: a vanished completed item is refused), up to 1,500 items
