@@ -56,6 +56,8 @@ class Settings(Model):
     busy_timeout_ms: int = Field(default=5_000, ge=0, description="How long a write waits for another writer (CTXKEEP_BUSY_TIMEOUT_MS).")
     log_level: str = Field(default="WARNING", description="stderr log level (CTXKEEP_LOG_LEVEL).")
     max_evidence_bytes: int = Field(default=MAX_EVIDENCE_BYTES, ge=1, description="Largest evidence item in UTF-8 bytes (CTXKEEP_MAX_EVIDENCE_BYTES).")
+    client_session: str | None = Field(default=None, description="The client session that started this server "
+                                       "(CLAUDE_CODE_SESSION_ID, set by Claude Code): prompts with no task named pick its task.")
     max_request_bytes: int = Field(default=72 * 1024 * 1024, ge=1024, description="Largest request over stdio (CTXKEEP_MAX_REQUEST_BYTES): "
                                    "room for a 64 MiB evidence batch and its JSON escapes.")
     memory_ttl_days: dict[str, int | None] = Field(default_factory=lambda: dict(DEFAULT_TTL_DAYS),
@@ -87,6 +89,7 @@ class Settings(Model):
             log_level=env.get("CTXKEEP_LOG_LEVEL", "WARNING").upper(),
             memory_ttl_days=_ttl_days(env),
             max_request_bytes=_whole_number(env, "CTXKEEP_MAX_REQUEST_BYTES", 72 * 1024 * 1024, minimum=1024),
+            client_session=(env.get("CLAUDE_CODE_SESSION_ID") or "").strip()[:150] or None,
         )
 
 

@@ -260,3 +260,28 @@ def test_after_a_records_view_at_compaction_post_compact_adds_only_unverified_cl
     assert out is not None
     context = out["hookSpecificOutput"]["additionalContext"]
     assert "All tasks are complete" in context and "never drop" not in context  # the view already said the rule
+
+
+@NEEDS_DATA
+def test_resume_with_no_task_named_picks_this_sessions_task_never_anothers(tmp_path: Path) -> None:
+    import anyio
+
+    from ctxkeep.errors import NotFound
+    from ctxkeep.settings import Settings
+    from ctxkeep.tools.checkpoint import active_task
+    from ctxkeep.tools.scope import open_scope
+
+    claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
+    assert claude.pre_compact().returncode == 0  # session s-1 gets cc-s-1
+    other = Claude(tmp_path / "other-home", session="s-2")
+    other.project, other.db = claude.project, claude.db
+
+    async def pick(session: str) -> str:
+        async with open_scope(Settings.from_env(claude.env(CLAUDE_CODE_SESSION_ID=session))) as scope:
+            try:
+                return await active_task(scope)
+            except NotFound as exc:
+                return f"NotFound: {exc}"
+
+    assert anyio.run(pick, "s-1") == "cc-s-1"
+    assert anyio.run(pick, "s-2").startswith("NotFound: this session (s-2) has no task yet")

@@ -19,12 +19,14 @@ def utc_now() -> datetime:
 @dataclass(frozen=True)
 class Scope:
     """Where a tool call reads and writes: one database, one project; `clock` is injectable for tests;
-    `memory_ttl_days` gives each memory kind's default lifetime (None: no expiry)."""
+    `memory_ttl_days` gives each memory kind's default lifetime (None: no expiry); `client_session` the client session that
+    started this server, when known."""
 
     store: Store
     project: str
     clock: Callable[[], datetime] = field(default=utc_now)
     memory_ttl_days: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
+    client_session: str | None = None  # the client session (Claude Code's) this server runs for, when it says
 
 
 @asynccontextmanager
@@ -32,6 +34,7 @@ async def open_scope(settings: Settings) -> AsyncIterator[Scope]:
     """The settings' database opened (and closed afterwards) as a scope, for the CLI and hooks."""
     store = await Store.open(settings.location, settings.busy_timeout_ms)
     try:
-        yield Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days)
+        yield Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days,
+                    client_session=settings.client_session)
     finally:
         await store.close()

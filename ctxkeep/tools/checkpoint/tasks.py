@@ -1,5 +1,5 @@
-"""Which task a prompt means when none is named, and task-id completion: the latest session's task, else the task
-saved most recently."""
+"""Which task a prompt means when none is named, and task-id completion: the task of the client session this server
+runs for (never another session's); without one, the latest session's task, else the task saved most recently."""
 
 from __future__ import annotations
 
@@ -14,8 +14,21 @@ async def _latest_session_task(scope: Scope) -> str | None:
     return row.task_id if row is not None and await latest_state(scope, row.task_id) is not None else None
 
 
+async def _this_session_task(scope: Scope, session: str) -> str:
+    async with scope.store.snapshot() as tx:
+        row = await tx.sessions.get(scope.project, session)
+    for task_id in ([row.task_id] if row is not None else []) + [f"cc-{session}"]:
+        if await latest_state(scope, task_id) is not None:
+            return task_id
+    raise NotFound(f"this session ({session}) has no task yet (its hooks save one at the first compaction); name a task "
+                   "instead, or checkpoint_save to start one")
+
+
 async def active_task(scope: Scope) -> str:
-    """The latest session's task, else the task saved most recently; raises NotFound when the project has none."""
+    """The task of this server's client session when it is known (never another session's); else the latest
+    session's task, else the task saved most recently. Raises NotFound when there is none."""
+    if scope.client_session:
+        return await _this_session_task(scope, scope.client_session)
     found = await _latest_session_task(scope)
     if found is not None:
         return found
