@@ -111,7 +111,7 @@ def config_with_server(path: Path, executable: str) -> FileChange:
     if parsed != {"command": executable, "args": ["serve"], "default_tools_approval_mode": "approve"}:
         raise InvalidInput(f"{path}: ctxkeep's table cannot be appended to this file; add it by hand or fix the file "
                            "(nothing was changed)")
-    return FileChange(path, before if path.exists() else None, after)
+    return FileChange(path, before if path.exists() else None, after, backup=BEGIN not in before)
 
 
 def config_without_server(path: Path) -> FileChange:

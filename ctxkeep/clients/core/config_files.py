@@ -22,6 +22,7 @@ class FileChange:
     path: Path
     before: str | None  # None: the file does not exist
     after: str | None  # None: the file is to be deleted
+    backup: bool = True  # False: `before` already holds ctxkeep's entries, so an earlier backup of the original stays
 
     @property
     def changed(self) -> bool:
@@ -99,7 +100,7 @@ def apply(changes: list[FileChange], backup: bool) -> list[str]:
             change.path.unlink()
             lines.append(f"removed {change.path} (ctxkeep had created it)" + ("" if backup else _settle_backup(change)))
             continue
-        if backup and change.before is not None:
+        if backup and change.backup and change.before is not None:
             change.path.with_name(change.path.name + BACKUP_SUFFIX).write_text(change.before, encoding="utf-8")
         change.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = change.path.with_name(change.path.name + ".ctxkeep.tmp")

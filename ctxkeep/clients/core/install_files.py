@@ -11,6 +11,7 @@ hand) is refused, never overwritten. Files that are not JSON objects are refused
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -58,10 +59,11 @@ def is_ours(element: Any, client: str, event: str, entry: Entry) -> bool:
 
 
 Edit = Callable[[dict[str, Any], Path], None]  # changes a config file's parsed object in place (path: for messages)
+Install = tuple[Edit, Edit]  # (install's edit, the uninstall edit that takes it back out)
 
 
 def add_hooks(executable: str, client: str, events: Sequence[str], entry: Entry, container: str = "hooks",
-              skeleton: Mapping[str, Any] | None = None) -> Edit:
+              skeleton: Mapping[str, Any] | None = None) -> Install:
     """ctxkeep's hook element last under each of `events` (ours from earlier installs replaced; every other key and
     hook kept); `skeleton` keys (`"version": 1`) added when absent."""
     def edit(data: dict[str, Any], path: Path) -> None:
@@ -71,7 +73,7 @@ def add_hooks(executable: str, client: str, events: Sequence[str], entry: Entry,
         for event in events:
             elements = [e for e in json_list(hooks, event, path, where=f"{container}.") if not is_ours(e, client, event, entry)]
             hooks[event] = elements + [entry(executable, event)]
-    return edit
+    return edit, remove_hooks(client, events, entry, container, skeleton)
 
 
 def remove_hooks(client: str, events: Sequence[str], entry: Entry, container: str = "hooks",
@@ -98,7 +100,7 @@ def _server_is_ours(found: Any, server: Server) -> bool:
     return isinstance(command, str) and command_of(command) is not None and found == server(command)
 
 
-def add_server(executable: str, server: Server, container: str = "mcpServers", name: str = SERVER_NAME) -> Edit:
+def add_server(executable: str, server: Server, container: str = "mcpServers", name: str = SERVER_NAME) -> Install:
     """ctxkeep's server entry under `container.<name>`; InvalidInput (nothing written) when an entry of that name
     exists that ctxkeep did not write."""
     def edit(data: dict[str, Any], path: Path) -> None:
@@ -108,7 +110,7 @@ def add_server(executable: str, server: Server, container: str = "mcpServers", n
             raise InvalidInput(f"{path} already has an MCP server named {name!r} that ctxkeep install did not write "
                                f"({str(found)[:200]}); rename or remove it, then run this again (nothing was changed)")
         servers[name] = server(executable)
-    return edit
+    return edit, remove_server(server, container, name)
 
 
 def remove_server(server: Server, container: str = "mcpServers", name: str = SERVER_NAME) -> Edit:
@@ -122,12 +124,16 @@ def remove_server(server: Server, container: str = "mcpServers", name: str = SER
     return edit
 
 
-def installed(path: Path, *edits: Edit) -> FileChange:
-    """The file after install's edits (read once; refused untouched when it is not a JSON object)."""
+def installed(path: Path, *changes: Install) -> FileChange:
+    """The file after install's edits (read once; refused untouched when it is not a JSON object). A file that already
+    holds ctxkeep's entries (a reinstall) is not backed up again: the backup of the original stays."""
     before, data = read_json(path)
-    for edit in edits:
-        edit(data, path)
-    return FileChange(path, before, dump_json(data))
+    pristine = json.loads(json.dumps(data))
+    for _, undo in changes:
+        undo(pristine, path)
+    for do, _ in changes:
+        do(data, path)
+    return FileChange(path, before, dump_json(data), backup=pristine == json.loads(before or "{}"))
 
 
 def uninstalled(path: Path, *edits: Edit) -> FileChange:
@@ -227,6 +233,6 @@ def installed_checks(client: str, title: str, scope: str, server: tuple[Path, st
     return checks
 
 
-__all__ = ["PORTABLE_COMMAND", "SERVER_NAME", "Edit", "Entry", "Server", "add_hooks", "add_server", "command_of", "found_hooks",
+__all__ = ["PORTABLE_COMMAND", "SERVER_NAME", "Edit", "Entry", "Install", "Server", "add_hooks", "add_server", "command_of", "found_hooks",
            "hook_command", "installed", "installed_checks", "is_ours", "own_file", "remove_hooks", "remove_server", "resolves", "uninstalled",
            "vscode_user_dir"]
