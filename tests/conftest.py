@@ -1,9 +1,15 @@
-"""Shared fixtures: a real SQLite file in a temp dir, the in-memory MCP client, stdio server params."""
+"""Shared fixtures: the database every storage test runs on twice (a real SQLite file in a temp dir, then a fresh
+schema of a real PostgreSQL server: tests/pg.py), the in-memory MCP client, stdio server params.
+
+`db_path` is the database's location, a Path or a postgresql:// URL: Store.open, Settings and CTXKEEP_DB take either.
+A test that reads the SQLite file itself (its bytes, its tables through sqlite3) runs on SQLite only: SQLITE_ONLY
+names it and why; the PostgreSQL side of that guarantee has its own test.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -16,6 +22,7 @@ from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
 from ctxkeep.tools.scope import Scope
+from tests.pg import fresh_schema
 
 PROJECT = "/projects/alpha"
 
@@ -25,9 +32,54 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "ctxkeep.db"
+BACKENDS = ("sqlite", "postgres")
+# test files (or file::test) whose PostgreSQL run is left out, and why (and where PostgreSQL's side is tested)
+_FILE = "reads or changes the SQLite file itself"
+SQLITE_ONLY = {
+    "test_storage_guard.py": "the file's guards: deleted, replaced, read-only, foreign, full, modes",
+    "test_index_privacy.py": f"{_FILE}: FTS5 segments (test_postgres_store.py: keyed postings)",
+    "test_forget_owed.py": f"{_FILE}: a WAL reader (test_postgres_forget.py: a table lock holder)",
+    "test_evidence_delete.py": f"{_FILE}: bytes (test_postgres_forget.py: the relation files)",
+    "test_memory_stdio.py::test_forget_removes_the_text_from_every_place_and_every_byte": f"{_FILE}: bytes (test_postgres_forget.py)",
+    "test_storage.py::test_the_file_and_its_wal_are_private": _FILE,
+    "test_storage.py::test_pragmas_are_set": _FILE,
+    "test_storage.py::test_a_newer_schema_is_refused": f"{_FILE} (test_postgres_store.py)",
+    "test_storage.py::test_stored_versions_cannot_be_updated": f"{_FILE} (test_postgres_store.py)",
+    "test_storage.py::test_the_hash_chain_exposes_tampering": f"{_FILE} (test_postgres_store.py)",
+    "test_storage.py::test_a_failed_write_rolls_back_whole": f"{_FILE} (test_postgres_store.py)",
+    "test_storage.py::test_a_full_disk_is_a_clear_error_and_the_next_write_works": f"{_FILE}: max_page_count",
+    "test_storage.py::test_a_cancelled_transaction_rolls_back_and_frees_the_file": f"{_FILE} (test_postgres_store.py)",
+    "test_storage.py::test_a_lock_held_past_busy_timeout_is_a_clear_error_and_the_next_call_works": f"{_FILE} (test_postgres_store.py)",
+}
+
+
+@pytest.fixture(params=BACKENDS)
+def db_path(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """The test's database: an SQLite file, or (typed as a Path for the tests' sake) a PostgreSQL URL of its own."""
+    if request.param == "sqlite":
+        yield tmp_path / "ctxkeep.db"
+        return
+    with fresh_schema() as url:
+        yield url  # type: ignore[misc]
+
+
+def _sqlite_only(nodeid: str) -> bool:
+    path, _, rest = nodeid.partition("::")
+    name = path.rsplit("/", 1)[-1]
+    return name in SQLITE_ONLY or f"{name}::{rest.split('[', 1)[0]}" in SQLITE_ONLY
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the PostgreSQL runs of the tests that read the SQLite file itself."""
+    left_out = [item for item in items if "postgres" in _params(item) and _sqlite_only(item.nodeid)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in set(left_out)]
+
+
+def _params(item: pytest.Item) -> tuple[str, ...]:
+    callspec = getattr(item, "callspec", None)
+    return tuple(str(v) for v in callspec.params.values()) if callspec is not None else ()
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ def is_postgres(location: Path | str) -> bool:
     return str(location).startswith(("postgresql://", "postgres://"))
 
 
-async def _pg_fetch(url: str, queries: list[str]) -> list[list[tuple[Any, ...]]]:
+async def _fetch(url: str, queries: list[str]) -> list[list[tuple[Any, ...]]]:
     import asyncpg
 
     conn = await asyncpg.connect(url)
@@ -31,10 +32,16 @@ async def _pg_fetch(url: str, queries: list[str]) -> list[list[tuple[Any, ...]]]
         await conn.close()
 
 
+def _pg_fetch(url: str, queries: list[str]) -> list[list[tuple[Any, ...]]]:
+    """The rows of each query, on a thread of its own (so async tests can call it inside their event loop)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _fetch(url, queries)).result()
+
+
 def query(location: Path | str, sql: str) -> list[tuple[Any, ...]]:
     """One read-only query's rows, on either backend (write it in SQL both accept)."""
     if is_postgres(location):
-        return asyncio.run(_pg_fetch(str(location), [sql]))[0]
+        return _pg_fetch(str(location), [sql])[0]
     with sqlite3.connect(f"file:{location}?mode=ro", uri=True) as conn:
         return conn.execute(sql).fetchall()
 
@@ -43,7 +50,7 @@ def stored(location: Path | str, tables: list[str]) -> tuple[list[tuple[Any, ...
     """Every row of each table (EVIDENCE_INDEX, MEMORY_INDEX: the project indexes), in a stable order."""
     if is_postgres(location):
         names = [_PG_INDEX.get(table, table) for table in tables]
-        return tuple(asyncio.run(_pg_fetch(str(location), [f"SELECT * FROM {name} ORDER BY 1, 2, 3" for name in names])))
+        return tuple(_pg_fetch(str(location), [f"SELECT * FROM {name} ORDER BY 1, 2, 3" for name in names]))
     out: list[list[tuple[Any, ...]]] = []
     with sqlite3.connect(location) as conn:
         for table in tables:
@@ -79,8 +86,8 @@ def _streams(raw: bytes) -> list[bytes]:
 
 def _pg_bytes(url: str) -> bytes:
     """Every value of every table of the schema: text as UTF-8, bytea as stored."""
-    [tables] = asyncio.run(_pg_fetch(url, ["SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"]))
-    rows = asyncio.run(_pg_fetch(url, [f"SELECT * FROM {name}" for (name,) in tables]))
+    [tables] = _pg_fetch(url, ["SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"])
+    rows = _pg_fetch(url, [f"SELECT * FROM {name}" for (name,) in tables])
     parts = [value if isinstance(value, bytes) else str(value).encode("utf-8")
              for table in rows for row in table for value in row if value is not None]
     return b"\0".join(parts)

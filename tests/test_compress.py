@@ -271,10 +271,10 @@ async def test_a_huge_compressed_history_comes_back_as_a_ref(scope: Scope) -> No
 
 
 async def _cursor_keys(scope: Scope) -> list[str]:
-    import sqlite3
+    from tests.db_dump import query
 
-    with sqlite3.connect(scope.store.path) as conn:
-        return [row[0] for row in conn.execute("SELECT source FROM compress_cursors WHERE project = ?", (scope.project,))]
+    location = getattr(scope.store, "url", scope.store.path)  # the PostgreSQL store's URL, else the file
+    return [str(row[0]) for row in query(location, "SELECT source, project FROM compress_cursors") if row[1] == scope.project]
 
 
 async def test_compressing_a_grown_history_reuses_the_earlier_offloads(scope: Scope, tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests import http_probe
 from tests.conftest import PROJECT, procurement_state
+from tests.db_dump import is_postgres
 
 pytestmark = pytest.mark.slow
 TOKEN = "t0ken-" + "x" * 30
@@ -49,16 +50,29 @@ class Served:
         return self.log.read_text(errors="replace")
 
 
+_DATA_HOMES: dict[str, Path] = {}
+
+
+def _folder(db_path: Path) -> Path:
+    """Where the server keeps its files beside the database: the SQLite file's folder; with PostgreSQL, the data
+    folder the test points the server at (XDG_DATA_HOME/ctxkeep)."""
+    if is_postgres(db_path):
+        return _DATA_HOMES.setdefault(str(db_path), Path(tempfile.mkdtemp(prefix="ctxkeep-http-"))) / "ctxkeep"
+    return db_path.parent
+
+
 def _token_file(db_path: Path) -> Path:
-    return db_path.parent / "http-token"
+    return _folder(db_path) / "http-token"
 
 
 @contextmanager
 def _serving(db_path: Path, *extra: str, token: str | None = None, **env: str) -> Iterator[Served]:
     port = _free_port()
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    log = db_path.parent / f"serve-{port}.log"
+    _folder(db_path).mkdir(parents=True, exist_ok=True)
+    log = _folder(db_path) / f"serve-{port}.log"
     full_env = {**os.environ, "CTXKEEP_DB": str(db_path), "CTXKEEP_PROJECT": PROJECT, **env}
+    if is_postgres(db_path):
+        full_env["XDG_DATA_HOME"] = str(_folder(db_path).parent)
     full_env.pop("CTXKEEP_HTTP_TOKEN", None)
     if token:
         full_env["CTXKEEP_HTTP_TOKEN"] = token

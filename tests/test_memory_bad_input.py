@@ -3,7 +3,6 @@ serving, nothing stored changes."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from mcp import Client
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
 from tests.conftest import PROJECT, tool_text
+from tests.db_dump import MEMORY_INDEX, stored
 from tests.test_journal import INTENT, KEY
 from tests.test_memory import POLICY, PREFERENCE
 
@@ -78,12 +78,10 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
 
 
 def _stored(db_path: Path) -> tuple[Any, ...]:
-    """Every row a memory or journal call could touch (the project's memory index through its shadow table)."""
-    with sqlite3.connect(db_path) as conn:
-        index = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE name GLOB 'memory_fts_*_data' ORDER BY name")]
-        assert index  # the scan below covers the index
-        return tuple(conn.execute(f'SELECT * FROM "{table}" ORDER BY 1, 2').fetchall() for table in (
-            "memories", "memory_tombstones", *index, "actions", "checkpoints", "working_sets", "task_digests", "evidence"))
+    """Every row a memory or journal call could touch (the project's memory index too: FTS5's shadow table, the
+    PostgreSQL postings)."""
+    return stored(db_path, ["memories", "memory_tombstones", MEMORY_INDEX, "actions", "checkpoints", "working_sets",
+                            "task_digests", "evidence"])
 
 
 @pytest.mark.parametrize(("tool", "arguments", "expected"), BAD_CALLS, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(BAD_CALLS)])

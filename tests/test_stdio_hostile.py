@@ -4,12 +4,12 @@ limit is refused with an error naming the limit, and the server's memory stays b
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.db_dump import query
 from tests.raw_stdio import RawServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc for the memory peak")]
@@ -51,8 +51,7 @@ def test_a_request_over_the_limit_is_refused_with_bounded_memory(db_path: Path) 
         assert after["result"]["structuredContent"] == {"tasks": []}
     finally:
         server.close()
-    with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM evidence").fetchone()[0] == 1  # only the request that fitted
+    assert query(db_path, "SELECT count(*) FROM evidence") == [(1,)]  # only the request that fitted
 
 
 @pytest.mark.parametrize("nested_id_first", [False, True])
