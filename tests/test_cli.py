@@ -138,7 +138,7 @@ def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
     assert isinstance(json.loads(ctxkeep("doctor", "--json", env=env).stdout), list)
     assert json.loads(ctxkeep("tasks", "--json", env=env).stdout)["tasks"][0]["task_id"] == "procurement"
     unknown = ctxkeep("handoff", "nope", env=env)
-    assert unknown.returncode == 1 and "no task 'nope'" in unknown.stderr and "checkpoint_list" in unknown.stderr
+    assert unknown.returncode == 1 and "no task 'nope'" in unknown.stderr and "ctxkeep tasks" in unknown.stderr
     bad_ref = ctxkeep("evidence", "get", "ev_000000000000000000000000", env=env)
     assert bad_ref.returncode == 1 and "no evidence" in bad_ref.stderr
     assert ctxkeep("diff", "procurement", "1", env=env).returncode == 2

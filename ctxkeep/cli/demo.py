@@ -5,7 +5,8 @@ SDK client, and shows a verified save, a refused save that silently lost a pendi
 the corrected save, the resume brief a restarted agent would read, and the evidence behind a
 fact: stored once (secrets redacted), found by search, brought back line by line. Then a
 policy remembered with its provenance (and a guess refused), a side effect journaled before it
-happens, and the next step's context rebuilt from all of it within 1,500 tokens.
+happens, and the next step's context rebuilt from all of it within 1,500 tokens. Run again on the same database
+(`--db`), it uses a task of its own (`procurement-2`, …), so every step behaves the same.
 """
 
 from __future__ import annotations
@@ -68,6 +69,20 @@ INTENT = {"task_id": "procurement", "idempotency_key": "procurement:comparison-t
           "target": "procurement director", "params_summary": "20 suppliers, landed cost USD/piece"}
 
 
+TASK = "procurement"
+
+
+async def _own_task(client: Client) -> tuple[str, str]:
+    """The demo's task id for this run: `procurement`, or `procurement-2`, `-3`, … when earlier runs on this database
+    left those; and how to say it."""
+    for n in range(1, 10_000):
+        task = TASK if n == 1 else f"{TASK}-{n}"
+        found = await client.call_tool("checkpoint_load", {"task_id": task})
+        if found.is_error and f"no task {task!r}" in _text(found):
+            return task, "" if n == 1 else f" ({TASK}{'' if n == 2 else f' to {TASK}-{n - 1}'} {'is' if n == 2 else 'are'} there from an earlier run)"
+    raise RuntimeError("no free task id for the demo")
+
+
 def _say(title: str, body: str) -> None:
     print(f"\n== {title}\n{body}")
 
@@ -89,42 +104,44 @@ async def run_demo(db: str | None = None, project: str | None = None) -> int:
             command=sys.executable, args=["-m", "ctxkeep", "serve"],
             env={"CTXKEEP_DB": path, "CTXKEEP_PROJECT": project or tmp},
         )
-        print(f"ctxkeep demo: database {path}, tokenizer {encoding_name()}")
         async with Client(params) as client:
+            task, again = await _own_task(client)  # a second run on the same database gets a task of its own
+            print(f"ctxkeep demo: database {path}, task {task}{again}, tokenizer {encoding_name()}")
+            intent = {**INTENT, "task_id": task, "idempotency_key": f"{task}:comparison-table:send"}
             tools = await client.list_tools()
             _say("server over stdio", "tools: " + ", ".join(t.name for t in tools.tools))
             mail = await client.call_tool("evidence_put", {"content": SUPPLIER_MAIL, "kind": "document", "source": "mail",
-                                                           "title": "Supplier C quote v2", "task_id": "procurement"})
+                                                           "title": "Supplier C quote v2", "task_id": task})
             ref = mail.structured_content["ref"]
             _say("store Supplier C's mail as evidence (the password in the link is redacted)", _text(mail))
             v1, lossy, v2 = (_with_source(state, ref) for state in (V1, LOSSY, V2))
-            _say("save v1: the procurement task, its freight fact citing the mail", await _call(client, "checkpoint_save", {"task_id": "procurement", "state": v1}))
-            refused = await _call(client, "checkpoint_save", {"task_id": "procurement", "state": lossy, "expected_version": 1})
+            _say("save v1: the procurement task, its freight fact citing the mail", await _call(client, "checkpoint_save", {"task_id": task, "state": v1}))
+            refused = await _call(client, "checkpoint_save", {"task_id": task, "state": lossy, "expected_version": 1})
             _say("save a summary that silently dropped the pending item", refused)
-            saved = await _call(client, "checkpoint_save", {"task_id": "procurement", "state": v2, "expected_version": 1, "trigger": "semantic"})
+            saved = await _call(client, "checkpoint_save", {"task_id": task, "state": v2, "expected_version": 1, "trigger": "semantic"})
             _say("save the corrected v2 (pending item moved to completed)", saved)
-            _say("diff v1 -> v2", await _call(client, "checkpoint_diff", {"task_id": "procurement", "from_version": 1, "to_version": 2}))
+            _say("diff v1 -> v2", await _call(client, "checkpoint_diff", {"task_id": task, "from_version": 1, "to_version": 2}))
             flipped = {**v2, "constraints": ["Final recommendation before the data is complete is fine", V1["constraints"][1]]}
             _say("verify a state whose constraint lost its negation", await _call(client, "verify_checkpoint", {"before": v2, "after": flipped}))
-            _say("a restarted agent loads the task: resume brief", await _call(client, "checkpoint_load", {"task_id": "procurement"}))
-            found = await _call(client, "evidence_search", {"query": "where does the freight of Supplier C come from?"})
+            _say("a restarted agent loads the task: resume brief", await _call(client, "checkpoint_load", {"task_id": task}))
+            found = await _call(client, "evidence_search", {"query": "where does the freight of Supplier C come from?", "task_id": task})
             _say("\"where does 0.48 come from?\" - search the evidence", found)
             line = await _call(client, "evidence_get", {"ref": ref, "mode": "grep", "pattern": "Freight", "context": 0})
             _say("bring back exactly the line", line)
             _say("remember an approved policy, with its owner and effective date", await _call(client, "memory_write", POLICY))
             guess = await _call(client, "memory_write", GUESS)
             _say("try to remember a guess", guess)
-            _say("journal a side effect before performing it", await _call(client, "action_intent", INTENT))
-            working = await client.call_tool("build_working_set", {"task_id": "procurement", "budget_tokens": 1_500, "format": "json",
+            _say("journal a side effect before performing it", await _call(client, "action_intent", intent))
+            working = await client.call_tool("build_working_set", {"task_id": task, "budget_tokens": 1_500, "format": "json",
                                                                    "focus": "Supplier C freight per piece"})
             blocks = ", ".join(f"{b['slot']} {b['tokens']}" for b in working.structured_content["blocks"])
             _say(f"the next step's context, rebuilt within 1,500 tokens ({blocks})", _text(working))
-            result = await _call(client, "action_result", {"idempotency_key": INTENT["idempotency_key"], "status": "succeeded",
+            result = await _call(client, "action_result", {"idempotency_key": intent["idempotency_key"], "status": "succeeded",
                                                           "external_id": "mail-20261130-0042"})
             _say("record the side effect's result (a resumed agent will not send it twice)", result)
-        ok = (refused.startswith("REFUSED") and "pending_unaccounted" in refused and "saved procurement v2" in saved
+        ok = (refused.startswith("REFUSED") and "pending_unaccounted" in refused and f"saved {task} v2" in saved
               and ref in found and "0.48 USD/piece" in line and working.structured_content["tokens_total"] <= 1_500
               and "0.48" in _text(working) and guess.startswith("REFUSED") and "written approval" in _text(working)
-              and INTENT["idempotency_key"] in _text(working) and result.startswith("recorded"))
+              and intent["idempotency_key"] in _text(working) and result.startswith("recorded"))
         print("demo finished: " + ("every step behaved as expected" if ok else "UNEXPECTED RESULT, see above"))
         return 0 if ok else 1

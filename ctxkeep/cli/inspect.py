@@ -7,12 +7,13 @@ Each command opens the database, calls one function of `ctxkeep.tools`, and prin
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
 
-from ctxkeep.cli.console import print_json, print_markdown, print_table
+from ctxkeep.cli.console import print_json, print_markdown, print_table, print_text
 from ctxkeep.settings import Settings
 
 T = TypeVar("T")
@@ -91,7 +92,7 @@ def cmd_evidence_get(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(result)
         return 0
-    print(result.content, end="" if result.content.endswith("\n") else "\n")
+    print_text(result.content)
     if result.truncated and result.next:
         print(f"[truncated: {result.next}]")
     return 0
@@ -159,39 +160,73 @@ def cmd_gc(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def evidence_ref_arg(text: str) -> str:
+    """An evidence ref as typed: `ev_` and hex digits (any case); how many digits are enough is the store's to say."""
+    ref = text.strip().lower()
+    if not re.fullmatch(r"ev_[0-9a-f]+", ref):
+        raise argparse.ArgumentTypeError(f"expected an evidence ref: ev_ followed by hex digits (e.g. ev_3f2a9c, at least 6 of "
+                                         f"them, as `ctxkeep search` shows), got {text!r}")
+    return ref
+
+
 def add_inspection_commands(commands: Any, positive: Callable[[str], int]) -> None:
     """The inspection subcommands, each with --json."""
-    def command(name: str, text: str, run: Callable[[argparse.Namespace, Settings], int]) -> argparse.ArgumentParser:
-        sub: argparse.ArgumentParser = commands.add_parser(name, help=text)
+    def command(name: str, text: str, run: Callable[[argparse.Namespace, Settings], int], about: str) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = commands.add_parser(name, help=text, description=about)
         sub.add_argument("--json", action="store_true", help="print JSON (stable keys) instead of text")
         sub.set_defaults(run=run)
         return sub
 
-    command("tasks", "list this project's tasks, newest first", cmd_tasks).add_argument(
+    command("tasks", "list this project's tasks, newest first", cmd_tasks,
+            "List the tasks saved in this project (`ctxkeep doctor` shows which project that is): latest version, last "
+            "update, pending items and approvals waiting.").add_argument(
         "--limit", type=positive, default=50, help="at most this many tasks (default 50)")
-    show = command("show", "print a task's resume brief (latest version unless --version); --json: its state", cmd_show)
-    show.add_argument("task_id")
-    show.add_argument("--version", type=positive, help="a stored version number")
-    diff = command("diff", "what changed between two versions of a task", cmd_diff)
-    diff.add_argument("task_id")
-    diff.add_argument("from_version", type=positive)
-    diff.add_argument("to_version", type=positive)
-    command("handoff", "a task's handoff package (goal, done, remaining, facts, artifacts, next action)", cmd_handoff).add_argument("task_id")
-    evidence = commands.add_parser("evidence", help="stored evidence").add_subparsers(dest="evidence_command", required=True, metavar="COMMAND")
-    get: argparse.ArgumentParser = evidence.add_parser("get", help="print stored evidence (whole, or the part you ask for)")
-    get.add_argument("ref", help="an evidence ref (ev_…), or a unique prefix of one")
-    get.add_argument("--mode", choices=["full", "head", "tail", "lines", "grep", "chunk"])
-    for flag, kind in (("--n", positive), ("--start", positive), ("--end", positive), ("--chunk", int), ("--max-tokens", positive)):
-        get.add_argument(flag, type=kind)
+    show = command("show", "print a task's resume brief (latest version unless --version); --json: its state", cmd_show,
+                   "Print the resume brief a restarted agent reads for a task: goal, rules, what is done and pending, facts "
+                   "with sources, approvals and side effects waiting. --json prints the stored state instead.")
+    show.add_argument("task_id", help="the task (`ctxkeep tasks` lists them)")
+    show.add_argument("--version", type=positive, help="a stored version number (default: the latest)")
+    diff = command("diff", "what changed between two versions of a task", cmd_diff,
+                   "What changed between two stored versions of a task, field by field: + added, - removed, ~ changed.")
+    diff.add_argument("task_id", help="the task (`ctxkeep tasks` lists them)")
+    diff.add_argument("from_version", type=positive, help="the older version")
+    diff.add_argument("to_version", type=positive, help="the newer version")
+    command("handoff", "a task's handoff package (goal, done, remaining, facts, artifacts, next action)", cmd_handoff,
+            "The handoff document for a new owner of a task: goal and done criteria, what is completed and how it was "
+            "verified, what remains, facts apart from assumptions, artifacts and external ids, side effects whose outcome "
+            "is unknown, and the next action with the preconditions it needs.").add_argument(
+        "task_id", help="the task (`ctxkeep tasks` lists them)")
+    evidence = commands.add_parser("evidence", help="stored evidence", description="Stored evidence: raw tool outputs, files "
+                                   "and documents kept out of the context, brought back by ref.").add_subparsers(
+        dest="evidence_command", required=True, metavar="COMMAND")
+    get: argparse.ArgumentParser = evidence.add_parser(
+        "get", help="print stored evidence (whole, or the part you ask for)",
+        description="Print a stored evidence record exactly as stored (secrets redacted), whole or the part asked for: "
+                    "head/tail lines, a line range, grep matches or one chunk. A long part says how to get the rest.")
+    get.add_argument("ref", type=evidence_ref_arg, help="an evidence ref (ev_…), or its start with at least 6 hex digits")
+    get.add_argument("--mode", choices=["full", "head", "tail", "lines", "grep", "chunk"],
+                     help="which part: full (the default), head or tail (--n lines), lines (--start, --end), grep (--pattern) or chunk (--chunk)")
+    for flag, kind, text in (("--n", positive, "head/tail: how many lines from the start or the end"),
+                             ("--start", positive, "lines: the first line to print (1 is the first)"),
+                             ("--end", positive, "lines: the last line to print"),
+                             ("--chunk", int, "chunk: which chunk (0 is the first; the record's chunk count is in --json)"),
+                             ("--max-tokens", positive, "print at most this many tokens; the rest is named, not lost")):
+        get.add_argument(flag, type=kind, help=text)
     get.add_argument("--pattern", help="grep: a regular expression")
     get.add_argument("--json", action="store_true", help="print JSON instead of the content")
     get.set_defaults(run=cmd_evidence_get)
-    search = command("search", "search this project's evidence", cmd_search)
+    search = command("search", "search this project's evidence", cmd_search,
+                     "Search this project's evidence (stemmed English, CJK too), best match first, with each hit's ref.")
     search.add_argument("query", help="words to look for")
     search.add_argument("--limit", type=positive, default=10, help="at most this many hits (default 10, at most 50)")
-    working = command("working-set", "the context build_working_set would give a task, with its slot/token breakdown", cmd_working_set)
-    working.add_argument("task_id")
+    working = command("working-set", "the context build_working_set would give a task, with its slot/token breakdown",
+                      cmd_working_set, "The context the next step of a task would get (policy, goal, state, memory, history, "
+                      "evidence, recent, next action) within a token budget, and how each slot used its share. Nothing is "
+                      "recorded: the task's stored selection stays as it was.")
+    working.add_argument("task_id", help="the task (`ctxkeep tasks` lists them)")
     working.add_argument("--focus", help="what the next step is about (default: the task's next action)")
     working.add_argument("--budget", type=positive, default=8_000, help="tokens (default 8,000; any size here)")
-    command("stats", "what this project holds", cmd_stats)
-    command("gc", "delete expired evidence (keeps what a checkpoint cites) and unused blobs", cmd_gc)
+    command("stats", "what this project holds", cmd_stats, "How many tasks, versions, evidence records, memories and journal "
+            "entries this project holds, and the database file's size.")
+    command("gc", "delete expired evidence (keeps what a checkpoint cites) and unused blobs", cmd_gc,
+            "Delete expired evidence (a record a task's latest checkpoint cites is kept) and blobs no record uses.")

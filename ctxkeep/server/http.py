@@ -155,14 +155,15 @@ def http_app(settings: Settings, host: str, token: str | None, where: str = "CTX
     return BearerToken(app, token, where) if token else app
 
 
-def _announce(url: str, where: str | None, token_file: Path | None) -> None:
-    """Tell the owner, on stderr, how a client connects (never the token itself: stderr may end up in a shared log)."""
+def _announce(url: str, where: str | None, token_file: Path | None, serves: str = "") -> None:
+    """Tell the owner, on stderr, how a client connects (never the token itself: stderr may end up in a shared log);
+    `serves`: which database and project, for the first line."""
     if where is None:
-        print(f"ctxkeep: warning: --no-token: any local user can read and write everything this server holds at {url}",
+        print(f"ctxkeep: warning: --no-token: any local user can read and write everything this server holds at {url}{serves}",
               file=sys.stderr, flush=True)
         return
     header = f"$(cat {shlex.quote(str(token_file))})" if token_file else "$CTXKEEP_HTTP_TOKEN"
-    print(f"ctxkeep: serving {url}; every request needs Authorization: Bearer <the token in {where}>", file=sys.stderr)
+    print(f"ctxkeep: serving {url}{serves}; every request needs Authorization: Bearer <the token in {where}>", file=sys.stderr)
     print(f'ctxkeep: Claude Code: claude mcp add --transport http ctxkeep {url} --header "Authorization: Bearer {header}"',
           file=sys.stderr, flush=True)
 
@@ -178,5 +179,7 @@ def serve_http(settings: Settings, host: str, port: int, token: str | None, allo
         token_file = token_path(settings.db_path)
         token, where = load_or_create_token(token_file), str(token_file)
     bare = host.strip("[]")
-    _announce(f"http://{f'[{bare}]' if ':' in bare else bare}:{port}/mcp", where, token_file)
+    database = settings.db_url.split("@")[-1] if settings.db_url else str(settings.db_path)  # never a URL's password
+    _announce(f"http://{f'[{bare}]' if ':' in bare else bare}:{port}/mcp", where, token_file,
+              f" (database {database}, project {settings.project})")
     uvicorn.run(http_app(settings, host, token, where or ""), host=bare, port=port, log_level=settings.log_level.lower())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -184,15 +185,29 @@ async def load_row(tx: Tx, scope: Scope, ref: str, prefix_ok: bool = False) -> E
     """The record behind a ref in this project, or behind a unique prefix of one (at least ev_ + 6 hex digits, as
     working sets show them) when `prefix_ok`; raises NotFound, or InvalidInput for an ambiguous prefix."""
     row = (await tx.evidence.rows(scope.project, [ref])).get(ref)
-    if row is None and prefix_ok and MIN_PREFIX_CHARS <= len(ref) < REF_CHARS:
-        matches = await tx.evidence.by_prefix(scope.project, ref)
+    if row is None and prefix_ok and len(ref) < MIN_PREFIX_CHARS:
+        raise InvalidInput(f"{ref!r} is too short to identify one record: a short ref needs at least {MIN_PREFIX_CHARS - 3} hex "
+                           f"digits after ev_ ({ref!r} has {max(0, len(ref) - 3)}); the full refs are in evidence_search hits")
+    if row is None and prefix_ok and len(ref) < REF_CHARS:
+        matches = await tx.evidence.by_prefix(scope.project, ref, SHOWN_MATCHES + 1)
         if len(matches) > 1:
-            raise InvalidInput(f"{ref!r} is the start of more than one evidence ref; send more of it (the full refs are in "
-                               "evidence_refs of the working set, or in evidence_search hits)")
+            raise InvalidInput(_ambiguous(ref, [match.ref for match in matches]))
         row = matches[0] if matches else None
     if row is None:
         raise NotFound(f"no evidence {ref!r} in this project; refs come from evidence_put or evidence_search")
     return row
+
+
+SHOWN_MATCHES = 5  # refs an ambiguous prefix names
+
+
+def _ambiguous(ref: str, matches: list[str]) -> str:
+    """What an ambiguous short ref matches, and how many hex digits tell those apart."""
+    shown = sorted(matches)[:SHOWN_MATCHES]
+    count = f"{len(shown)}" if len(matches) <= SHOWN_MATCHES else f"more than {SHOWN_MATCHES}"
+    digits = max(len(os.path.commonprefix([a, b])) for a, b in zip(shown, shown[1:])) - 3 + 1
+    return (f"{ref!r} matches {count} records ({', '.join(shown)}{', …' if len(matches) > SHOWN_MATCHES else ''}); send at least "
+            f"{digits} hex digits after ev_, or the full ref (evidence_search hits and the working set's evidence_refs show them)")
 
 
 async def _delete(scope: Scope, refs: list[str]) -> dict[str, bool]:
