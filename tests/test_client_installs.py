@@ -62,13 +62,15 @@ def _write(path: Path, data: Any, indent: int = 4) -> bytes:
 
 
 def test_codex_writes_its_documented_toml_table_and_hook_groups(tmp_path: Path) -> None:
-    """developers.openai.com/codex/config-reference (`[mcp_servers.<name>]` command, args, default_tools_approval_mode) and
+    """developers.openai.com/codex/config-reference (`[mcp_servers.<name>]` command, args, default_tools_approval_mode,
+    required) and
     developers.openai.com/codex/hooks (hooks.json: event → [{matcher?, hooks: [{type, command, timeout}]}]; SessionStart's
     additionalContextLimit as the app-server schema describes it); verified with Codex CLI 0.171 in tests/e2e."""
     home = Home(tmp_path)
     home.run("install", "codex")
     config = tomllib.loads((home.home / ".codex" / "config.toml").read_text())
-    assert config["mcp_servers"]["ctxkeep"] == {"command": EXE, "args": ["serve"], "default_tools_approval_mode": "approve"}
+    assert config["mcp_servers"]["ctxkeep"] == {"command": EXE, "args": ["serve"], "default_tools_approval_mode": "approve",
+                                                "required": True}
     hooks = _json(home.home / ".codex" / "hooks.json")["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact"}
     assert hooks["SessionStart"] == [{"matcher": "startup|resume|clear|compact", "hooks": [

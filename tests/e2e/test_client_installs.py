@@ -105,3 +105,62 @@ def test_gemini_install_lists_the_tools_injects_at_resume_saves_loads_and_uninst
     assert RESTORED in injected and "Never email the suppliers" in injected, injected[-3000:]
     stored = anyio.run(_stored, Path(_db(cli)["CTXKEEP_DB"]), str(cli.proj), "proc")
     assert stored.version == 1 and stored.state.pending == ["Supplier C freight missing"]
+
+
+def _big_usage_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mock's first agent-loop reply reports 90,000 input tokens (the mock runs in this process), so Codex compacts."""
+    from tests.e2e import mock_openai
+
+    original, calls = mock_openai._events, [0]
+
+    def events(items: list[dict[str, Any]], seq: int) -> Any:
+        for name, event in original(items, seq):
+            if name == "response.completed" and calls[0] == 0:
+                calls[0] += 1
+                event = json.loads(json.dumps(event))
+                event["response"]["usage"].update(input_tokens=90_000, total_tokens=90_005)
+            yield name, event
+
+    monkeypatch.setattr(mock_openai, "_events", events)
+
+
+def test_codex_auto_compaction_gets_the_repair_of_what_its_summary_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _big_usage_once(monkeypatch)
+    script = [call("exec_command", {"cmd": "echo building"}), text("Done.")]
+    with codex(tmp_path, script, ctxkeep=False) as cli:
+        # a root key: Codex.extra_toml lands after the harness's last table, where it would be that table's key
+        cli.config_toml.write_text("model_auto_compact_token_limit = 5000\n" + cli.config_toml.read_text())
+        _ctxkeep(cli, "install", "codex")
+        done = cli.run("Fix the login bug. Never push to main.", "--dangerously-bypass-hook-trust", env=_db(cli))
+        assert done.returncode == 0, done.stderr[-3000:]
+        compactions = cli.requests("compact")
+        after = cli.requests()[-1].body
+
+    assert compactions, "Codex compacted (the mock's summary leaves the user's rule out)"
+    repaired = cli.instructions(after).partition("ctxkeep checked the compaction summary")
+    assert repaired[1] and "Never push to main" in repaired[2], repaired[0][-3000:]
+
+
+def test_gemini_compression_gets_the_repair_of_what_its_snapshot_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.e2e import mock_gemini
+
+    tokens = [10]
+    monkeypatch.setattr(mock_gemini, "_usage", lambda n=10: {"promptTokenCount": tokens[0], "candidatesTokenCount": 5,
+                                                             "totalTokenCount": tokens[0] + 5})
+    script = [text("Noted."), call("checkpoint_list", {}), call("checkpoint_list", {}), text("Done.")]
+    with gemini(tmp_path, script, ctxkeep=False) as cli:
+        settings = json.loads(cli.settings_path.read_text())
+        settings["model"]["compressionThreshold"] = 0.1
+        cli.write_settings(settings)
+        _ctxkeep(cli, "install", "gemini")
+        first = cli.run("Fix the login bug. Never push to main.", env=_db(cli))
+        assert first.returncode == 0, first.stderr[-3000:]
+        tokens[0] = 900_000  # the resumed session is over the threshold: Gemini compresses before its next model call
+        second = cli.run("Carry on.", "--resume", "latest", env=_db(cli))
+        assert second.returncode == 0, second.stderr[-3000:]
+        snapshots = [r for r in cli.requests("side") if "state_snapshot" in json.dumps(r.body)]
+        last = cli.requests()[-1].body
+
+    assert snapshots, "Gemini compressed (the mock's snapshot leaves the user's rule out)"
+    repaired = "\n".join(cli.tool_results(last)).partition("ctxkeep checked the compaction summary")  # on the tool result
+    assert repaired[1] and "Never push to main" in repaired[2], repaired[0][-3000:]

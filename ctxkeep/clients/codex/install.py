@@ -5,8 +5,9 @@ Scopes (Codex's folder is CODEX_HOME, else ~/.codex; developers.openai.com/codex
 - `project`: `<project>/.codex/config.toml` and `<project>/.codex/hooks.json`, the portable command `ctxkeep` (files
   that can be committed). Codex loads them only once the project is trusted (`codex exec --trust`, or
   `[projects."<project>"] trust_level = "trusted"` in the user config.toml).
-The server gets `default_tools_approval_mode = "approve"`: `codex exec` (approval policy `never`) fails every MCP call
-without it, and ctxkeep's tools write only ctxkeep's own store. config.toml is TOML, so ctxkeep's table is one block
+The server gets `default_tools_approval_mode = "approve"` (`codex exec`, approval policy `never`, fails every MCP call
+without it, and ctxkeep's tools write only ctxkeep's own store) and `required = true` (without it `codex exec` may start
+its one turn before the server is up, and the whole turn runs without ctxkeep's tools; seen in tests/e2e). config.toml is TOML, so ctxkeep's table is one block
 between two marker comments, appended; a file whose `mcp_servers.ctxkeep` ctxkeep did not write, or that is not valid
 TOML, is refused untouched. New or changed hooks run only once trusted in Codex (`/hooks`), see the doctor.
 """
@@ -46,7 +47,8 @@ LISTING = {
                "summary (4,000); additionalContextLimit 4,000 tokens so Codex does not spill it to a file",
     "offload": "large outputs go to evidence but stay in the context (Codex ignores updatedMCPToolOutput)",
     "gate": "Stop blocks once (decision block)",
-    "missing": "hooks run only once trusted in Codex (/hooks); PostCompact carries no summary (read from the rollout)",
+    "missing": "hooks run only once trusted in Codex (/hooks); PostCompact carries no summary (read from the rollout); "
+               "the server is `required` (codex exec waits for it, and does not start without it)",
 }
 BEGIN = "# ctxkeep: added by `ctxkeep install codex`; `ctxkeep uninstall codex` removes it"
 END = "# ctxkeep: end"
@@ -64,7 +66,7 @@ def entry(executable: str, event: str) -> dict[str, Any]:
 
 def server_block(executable: str) -> str:
     return "\n".join([BEGIN, "[mcp_servers.ctxkeep]", f"command = {json.dumps(executable)}", 'args = ["serve"]',
-                      'default_tools_approval_mode = "approve"', END]) + "\n"
+                      'default_tools_approval_mode = "approve"', "required = true", END]) + "\n"
 
 
 def _toml(path: Path, text: str) -> dict[str, Any]:
@@ -108,7 +110,7 @@ def config_with_server(path: Path, executable: str) -> FileChange:
                            "remove it, then run this again (nothing was changed)")
     after = base + ("\n" if base else "") + server_block(executable)
     parsed = _toml(path, after).get("mcp_servers", {}).get("ctxkeep")
-    if parsed != {"command": executable, "args": ["serve"], "default_tools_approval_mode": "approve"}:
+    if parsed != {"command": executable, "args": ["serve"], "default_tools_approval_mode": "approve", "required": True}:
         raise InvalidInput(f"{path}: ctxkeep's table cannot be appended to this file; add it by hand or fix the file "
                            "(nothing was changed)")
     return FileChange(path, before if path.exists() else None, after, backup=BEGIN not in before)
