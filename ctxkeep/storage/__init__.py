@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         DigestRow,
         EvidenceRow,
         InboxRow,
+        InjectionRow,
         LeaseRow,
         MemoryRow,
         NewEvidence,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     )
 
 _MODULE = {"LATEST_SCHEMA": "interface", "Store": "interface", "Tx": "interface", **dict.fromkeys(
-    ["ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "InboxRow", "LeaseRow", "MemoryRow", "NewEvidence", "SearchFilter", "SessionRow", "TaskRow", "TokenRow", "TombstoneRow", "WorkingSetRow"], "rows")}
+    ["ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "InboxRow", "InjectionRow", "LeaseRow", "MemoryRow", "NewEvidence", "SearchFilter", "SessionRow", "TaskRow", "TokenRow", "TombstoneRow", "WorkingSetRow"], "rows")}
 __all__ = [
     "ActionRow",
     "CheckpointRow",
@@ -39,6 +40,7 @@ __all__ = [
     "DigestRow",
     "EvidenceRow",
     "InboxRow",
+    "InjectionRow",
     "LATEST_SCHEMA",
     "LeaseRow",
     "MemoryRow",

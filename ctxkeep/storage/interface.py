@@ -22,6 +22,7 @@ from ctxkeep.storage.rows import (
     DigestRow,
     EvidenceRow,
     InboxRow,
+    InjectionRow,
     LeaseRow,
     MemoryRow,
     NewEvidence,
@@ -144,6 +145,10 @@ class JournalQueries(Protocol):
     async def for_task(self, project: str, task_id: str) -> list[ActionRow]:
         """Every journal entry of the task, oldest first."""
 
+    async def recent(self, project: str, open_only: bool, limit: int) -> list[ActionRow]:
+        """The project's journal entries of every task (only intents without a result when `open_only`), the most
+        recently intended first (ties by idempotency key)."""
+
 
 class MemoriesQueries(Protocol):
     async def versions(self, project: str, key_matches: Sequence[str]) -> list[MemoryRow]:
@@ -186,6 +191,9 @@ class SessionsQueries(Protocol):
     async def latest(self, project: str) -> SessionRow | None:
         """The session the hooks saw last in this project."""
 
+    async def injections(self, project: str, limit: int) -> list[InjectionRow]:
+        """The last injection of each session that had one, the sessions seen most recently first (ties by id)."""
+
 
 class StatsQueries(Protocol):
     async def counts(self, project: str) -> dict[str, int]:
@@ -201,6 +209,9 @@ class WorkingSetsQueries(Protocol):
 
     async def get(self, project: str, task_id: str) -> WorkingSetRow | None:
         ...
+
+    async def recent(self, project: str, limit: int) -> list[WorkingSetRow]:
+        """The latest working set of each task, the most recently built first (ties by task id)."""
 
     async def forget_memories(self, project: str, memory_ids: list[str], claim_prefixes: list[str]) -> int:
         """In the cached working sets that showed any of the memories, drop the claims quoting them (the ids stay, so a

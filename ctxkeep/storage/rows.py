@@ -153,6 +153,17 @@ class SessionRow:
 
 
 @dataclass(frozen=True)
+class InjectionRow:
+    """What the hooks injected last into a session's context at its start (`session_hooks.injection`), the task the
+    session is bound to (None before it is bound) and when the hooks last saw the session."""
+
+    session_id: str
+    task_id: str | None
+    text: str
+    seen_at: str
+
+
+@dataclass(frozen=True)
 class WorkingSetRow:
     """`selection_json`: the evidence picked, in order, with how each was shown; `claims_json`: the state lines shown;
     `recent_json`: where the kept recent messages started (index and a hash of that message); `memories_json`: the

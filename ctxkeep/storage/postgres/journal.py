@@ -44,3 +44,9 @@ class Journal:
         rows = await conn.fetch(f"SELECT {_COLUMNS} FROM actions WHERE project = $1 AND task_id = $2 "
                                 "ORDER BY intent_at, idempotency_key", project, task_id)
         return [ActionRow(*row) for row in rows]
+
+    async def recent(self, project: str, open_only: bool, limit: int) -> list[ActionRow]:
+        conn = await self._s.of(project)
+        rows = await conn.fetch(f"SELECT {_COLUMNS} FROM actions WHERE project = $1 AND (NOT $2 OR status = 'open') "
+                                "ORDER BY intent_at DESC, idempotency_key LIMIT $3", project, open_only, limit)
+        return [ActionRow(*row) for row in rows]

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxkeep.storage.postgres.session import Session
-from ctxkeep.storage.rows import SessionRow
+from ctxkeep.storage.rows import InjectionRow, SessionRow
 
 _COLUMNS = "session_id, task_id, bound, transcript_path, transcript_sha256, updated_at"
 
@@ -38,3 +38,13 @@ class Sessions:
         row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 ORDER BY updated_at DESC, session_id "
                                   "LIMIT 1", project)
         return _row(row) if row else None
+
+    async def injections(self, project: str, limit: int) -> list[InjectionRow]:
+        conn = await self._s.of(project)
+        rows = await conn.fetch(
+            "SELECT h.session_id, s.task_id, h.injection, COALESCE(s.updated_at, (SELECT MAX(r.at) FROM session_records r "
+            "WHERE r.project = h.project AND r.session_id = h.session_id), '') AS seen FROM session_hooks h "
+            "LEFT JOIN sessions s ON s.project = h.project AND s.session_id = h.session_id "
+            "WHERE h.project = $1 AND h.injection IS NOT NULL AND h.injection <> '' ORDER BY seen DESC, h.session_id LIMIT $2",
+            project, limit)
+        return [InjectionRow(*row) for row in rows]

@@ -30,6 +30,12 @@ class WorkingSets:
         row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM working_sets WHERE project = $1 AND task_id = $2", project, task_id)
         return WorkingSetRow(*row) if row else None
 
+    async def recent(self, project: str, limit: int) -> list[WorkingSetRow]:
+        conn = await self._s.of(project)
+        rows = await conn.fetch(f"SELECT {_COLUMNS} FROM working_sets WHERE project = $1 ORDER BY built_at DESC, task_id "
+                                "LIMIT $2", project, limit)
+        return [WorkingSetRow(*row) for row in rows]
+
     async def forget_memories(self, project: str, memory_ids: list[str], claim_prefixes: list[str]) -> int:
         """In the cached working sets that showed any of the memories, drop the claims quoting them (the ids stay);
         how many were rewritten (the old rows' bytes are owed a rewrite of the table)."""

@@ -53,3 +53,12 @@ class Journal:
             (project, task_id),
         )
         return [ActionRow(*row) for row in await cursor.fetchall()]
+
+    async def recent(self, project: str, open_only: bool, limit: int) -> list[ActionRow]:
+        """The project's journal entries of every task (only intents without a result when `open_only`), the most
+        recently intended first (ties by idempotency key)."""
+        cursor = await self._conn.execute(
+            f"SELECT {_COLUMNS} FROM actions WHERE project = ? AND (? = 0 OR status = 'open') "
+            "ORDER BY intent_at DESC, idempotency_key LIMIT ?", (project, int(open_only), limit),
+        )
+        return [ActionRow(*row) for row in await cursor.fetchall()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiosqlite
 
-from ctxkeep.storage.rows import SessionRow
+from ctxkeep.storage.rows import InjectionRow, SessionRow
 
 
 class Sessions:
@@ -37,3 +37,15 @@ class Sessions:
         )
         row = await cursor.fetchone()
         return SessionRow(row[0], row[1], bool(row[2]), row[3], row[4], row[5]) if row else None
+
+    async def injections(self, project: str, limit: int) -> list[InjectionRow]:
+        """The last injection of each session that had one, the sessions seen most recently first (ties by id): seen
+        is when the session was last bound, else its newest record."""
+        cursor = await self._conn.execute(
+            "SELECT h.session_id, s.task_id, h.injection, COALESCE(s.updated_at, (SELECT MAX(r.at) FROM session_records r "
+            "WHERE r.project = h.project AND r.session_id = h.session_id), '') AS seen FROM session_hooks h "
+            "LEFT JOIN sessions s ON s.project = h.project AND s.session_id = h.session_id "
+            "WHERE h.project = ? AND h.injection IS NOT NULL AND h.injection != '' ORDER BY seen DESC, h.session_id LIMIT ?",
+            (project, limit),
+        )
+        return [InjectionRow(*row) for row in await cursor.fetchall()]

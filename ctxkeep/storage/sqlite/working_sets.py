@@ -31,6 +31,14 @@ class WorkingSets:
         row = await cursor.fetchone()
         return WorkingSetRow(*row) if row else None
 
+    async def recent(self, project: str, limit: int) -> list[WorkingSetRow]:
+        """The latest working set of each task, the most recently built first (ties by task id)."""
+        cursor = await self._conn.execute(
+            "SELECT task_id, focus_key, selection_json, claims_json, recent_json, built_at, memories_json FROM working_sets "
+            "WHERE project = ? ORDER BY built_at DESC, task_id LIMIT ?", (project, limit),
+        )
+        return [WorkingSetRow(*row) for row in await cursor.fetchall()]
+
     async def forget_memories(self, project: str, memory_ids: list[str], claim_prefixes: list[str]) -> int:
         """In the cached working sets that showed any of the memories, drop the claims quoting them (the ids stay, so a
         resumed task still learns it relied on a memory that is gone); how many were rewritten."""
