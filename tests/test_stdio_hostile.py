@@ -27,7 +27,7 @@ def test_garbage_lines_are_answered_with_id_null_and_the_next_request_is_answere
         unknown = server.answer(99)
         assert unknown["error"]["code"] == -32601  # method not found: an answer, not a crash
         listed = server.call(1, "checkpoint_list", {})
-        assert listed["result"]["structuredContent"] == {"tasks": []}
+        assert listed["result"]["structuredContent"]["tasks"] == []
     finally:
         server.close()
 
@@ -48,7 +48,7 @@ def test_a_request_over_the_limit_is_refused_with_bounded_memory(db_path: Path) 
         assert "Traceback" not in json.dumps(refused)
         assert server.memory("VmHWM") - before < 48 * MiB, "the oversize request was not held in memory"
         after = server.call(3, "checkpoint_list", {})  # still serving
-        assert after["result"]["structuredContent"] == {"tasks": []}
+        assert after["result"]["structuredContent"]["tasks"] == []
     finally:
         server.close()
     assert query(db_path, "SELECT count(*) FROM evidence") == [(1,)]  # only the request that fitted
@@ -66,6 +66,6 @@ def test_an_oversize_request_is_answered_at_its_top_level_id_even_when_the_id_co
         replies = server.replies_to(line)
         assert [(reply["id"], reply["error"]["code"]) for reply in replies] == [(77, -32600)], replies
         assert f"over the {64 * 1024:,}-byte limit" in replies[0]["error"]["message"]
-        assert server.call(78, "checkpoint_list", {})["result"]["structuredContent"] == {"tasks": []}
+        assert server.call(78, "checkpoint_list", {})["result"]["structuredContent"]["tasks"] == []
     finally:
         server.close()
