@@ -4,7 +4,8 @@ Code nobody here wrote: every .py, .js and .go file in the test venv's site-pack
 client's node_modules is redacted, and a file counts as changed when a single character differs. Every marker
 left is listed with its kind and file, so each remaining hit can be inspected. The realistic secrets are the
 test list in tests/secret_samples.py (every format issue 14 names); a sample counts as caught when none of its
-secrets is left. Speed: redaction alone over the real-text fixture the evidence bench puts.
+secrets is left. Speed: redaction alone (CPU time, so other load on the machine does not count) over the corpus and over
+the real-text fixture the evidence bench puts.
 """
 
 from __future__ import annotations
@@ -60,9 +61,9 @@ def scan(files: list[Path]) -> Scan:
             continue
         result.files[path.suffix] += 1
         result.chars += len(text)
-        started = time.perf_counter()
+        started = time.process_time()
         redacted, _ = redact_secrets(text)
-        result.seconds += time.perf_counter() - started
+        result.seconds += time.process_time() - started
         if redacted != text:
             result.changed[path.suffix] += 1
             result.changed_files.append(str(path))
@@ -82,10 +83,10 @@ def _speed(quick: bool) -> dict[str, float]:
     for name, texts in (("2 KB", items(1_000 if quick else 3_000, 2_000, seed=1)), ("64 KB", items(40 if quick else 100, 64_000, seed=2))):
         best = float("inf")
         for _ in range(3):
-            started = time.perf_counter()
+            started = time.process_time()
             for text in texts:
                 redact_secrets(text)
-            best = min(best, time.perf_counter() - started)
+            best = min(best, time.process_time() - started)
         rates[name] = sum(len(t) for t in texts) / best / 1e6
     return rates
 
@@ -107,7 +108,7 @@ def run(quick: bool) -> dict[str, Any]:
         "rows": [
             {"metric": "files scanned (.py, .js, .go)", "value": per_language, "baseline": "", "target": ""},
             {"metric": "library files changed by redaction", "value": f"{sum(result.changed.values())} of {sum(result.files.values()):,} "
-             f"({result.changed_share:.2%}; {changed})", "baseline": "3.1% of files before issue 14", "target": "≤ 0.1%"},
+             f"({result.changed_share:.2%}; {changed})", "baseline": "236 of 3,765 (6.3%) with the rules before issue 14, this corpus", "target": "≤ 0.1%"},
             {"metric": "markers left in library code, by kind", "value": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none",
              "baseline": "", "target": "each inspected"},
             {"metric": "realistic secrets caught (tests/secret_samples.py)", "value": f"{len(names)}/{len(SECRETS)}", "baseline": "",
