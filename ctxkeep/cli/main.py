@@ -20,6 +20,8 @@ from ctxkeep import __version__
 from ctxkeep.cli import CLIENT_HOOKS, FAST_HOOKS
 from ctxkeep.cli.errors import describe
 from ctxkeep.cli.inspect import add_inspection_commands
+from ctxkeep.cli.journal_commands import add_journal_command
+from ctxkeep.cli.memory_commands import add_memory_commands
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
 
@@ -136,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print JSON instead of text")
     doctor.set_defaults(run=cmd_doctor)
     add_inspection_commands(commands, _positive)
+    add_memory_commands(commands, _positive)
+    add_journal_command(commands, _positive)
     from ctxkeep.cli.clients import CLIENTS, SCOPE_CHOICES
 
     for action, text in (("install", "register the server and the hooks in an agent client"),
