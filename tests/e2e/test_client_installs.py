@@ -10,6 +10,8 @@ receives that injection. Uninstall then restores the config files byte for byte.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +166,50 @@ def test_gemini_compression_gets_the_repair_of_what_its_snapshot_left_out(tmp_pa
     assert snapshots, "Gemini compressed (the mock's snapshot leaves the user's rule out)"
     repaired = "\n".join(cli.tool_results(last)).partition("ctxkeep checked the compaction summary")  # on the tool result
     assert repaired[1] and "Never push to main" in repaired[2], repaired[0][-3000:]
+
+
+def _trust_codex_hooks(cli: Any) -> list[dict[str, Any]]:
+    """Trust the installed hooks the way Codex's /hooks screen does (`codex app-server`: hooks/list, then
+    config/batchWrite of hooks.state); returns the hooks as Codex lists them afterwards."""
+    proc = subprocess.Popen([str(cli.executable()), "app-server"], cwd=cli.proj, env=cli.env(), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    counter = [0]
+
+    def rpc(method: str, params: dict[str, Any]) -> Any:
+        counter[0] += 1
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": counter[0], "method": method, "params": params}) + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        while True:
+            message = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+            if message.get("id") == counter[0]:
+                assert "error" not in message, message
+                return message["result"]
+
+    try:
+        rpc("initialize", {"clientInfo": {"name": "ctxkeep-test", "version": "0"}})
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "initialized"}) + "\n")
+        proc.stdin.flush()
+        hooks = [h for group in rpc("hooks/list", {"cwds": [str(cli.proj)]})["data"] for h in group["hooks"]]
+        state = {h["key"]: {"trusted_hash": h["currentHash"]} for h in hooks if h["trustStatus"] != "trusted"}
+        rpc("config/batchWrite", {"edits": [{"keyPath": "hooks.state", "value": state, "mergeStrategy": "upsert"}]})
+        return [h for group in rpc("hooks/list", {"cwds": [str(cli.proj)]})["data"] for h in group["hooks"]]
+    finally:
+        proc.stdin.close()
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_doctor_tells_codex_hooks_not_yet_trusted_as_codex_itself_does(tmp_path: Path) -> None:
+    from ctxkeep.clients.codex.doctor import checks
+
+    with codex(tmp_path, [], ctxkeep=False) as cli:
+        _ctxkeep(cli, "install", "codex")
+        env = {"HOME": str(cli.home), "CODEX_HOME": str(cli.codex_home)}
+        before = {c.name for c in checks(cli.proj, env)}
+        listed = _trust_codex_hooks(cli)
+        after = {c.name: c for c in checks(cli.proj, env)}
+
+    assert "codex hook trust (user)" in before
+    assert len(listed) == 5 and all(h["trustStatus"] == "trusted" for h in listed), listed
+    assert "codex hook trust (user)" not in after and all(c.status == "ok" for c in after.values()), after
