@@ -165,7 +165,8 @@ class InjectionRow:
 
 @dataclass(frozen=True)
 class WorkingSetRow:
-    """`selection_json`: the evidence picked, in order, with how each was shown; `claims_json`: the state lines shown;
+    """`selection_json`: the evidence picked, in order, with how each was shown (and, under `shown`, the account of
+    what was delivered: slots, tokens, refs, memory ids); `claims_json`: the state lines shown;
     `recent_json`: where the kept recent messages started (index and a hash of that message); `memories_json`: the
     memory ids shown."""
 

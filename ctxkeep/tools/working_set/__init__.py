@@ -5,5 +5,6 @@ Budget, slots, passages and evidence retrieval live here. Imports the public fun
 """
 
 from ctxkeep.tools.working_set.assemble import build_working_set
+from ctxkeep.tools.working_set.delivered import delivered
 
-__all__ = ["build_working_set"]
+__all__ = ["build_working_set", "delivered"]

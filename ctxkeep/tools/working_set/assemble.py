@@ -36,6 +36,7 @@ from ctxkeep.tools.messages import detect_format, parse, render_for_count
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import query_terms
 from ctxkeep.tools.working_set.budget import allocate, make_room
+from ctxkeep.tools.working_set.delivered import with_delivered
 from ctxkeep.tools.working_set.evidence_slot import EvidenceSlot, evidence_slot
 from ctxkeep.tools.working_set.memory_slot import memory_slot
 from ctxkeep.tools.working_set.recent import RecentSlot, RecentStart, check_format, message_json, recent_slot
@@ -87,7 +88,7 @@ async def build_working_set(scope: Scope, req: WorkingSetRequest, record: bool =
         return result
     async with scope.store.transaction() as tx:
         await tx.working_sets.put(scope.project, WorkingSetRow(
-            req.task_id, _focus_key(req, focus), _selection(parts),
+            req.task_id, _focus_key(req, focus), with_delivered(_selection(parts), result),
             json.dumps(_claims(parts)), json.dumps(parts.recent.start.__dict__ if parts.recent.start else None),
             utc_text(scope.clock()) or "", json.dumps(parts.memory_ids)))
     return result
