@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ctxkeep.text import match_key
+from ctxkeep.text import LazyPattern, match_key
 
 _ENGLISH = [
     "must not", "mustn't", "do not", "don't", "does not", "doesn't", "did not", "should not",
@@ -31,8 +31,8 @@ _MARKER = "|".join(
 )
 _MARKER_RE = re.compile(_MARKER)
 # A clause runs to the end of its sentence part: punctuation, "and"/"or"/"but", or the next negation.
-_NEGATED = re.compile(rf"(?:{_MARKER})\s*(?P<clause>(?:(?!\s(?:and|or|but)\s)(?!{_MARKER})[^.;:!?,，。；：！？、\n])+)")
-_ENDS_WITH_MARKER = re.compile(rf"(?:{_MARKER})\s*$")
+_CLAUSE_END = re.compile(r"[.;:!?,，。；：！？、\n]|\s(?:and|or|but)\s")
+_ENDS_WITH_MARKER = LazyPattern(rf"(?:{_MARKER})\s*$")  # only checkpoint verification needs it
 _LOOKBEHIND = 24  # longer than any marker plus a space: where a marker before a clause can start
 
 
@@ -43,9 +43,16 @@ def _normal(text: str) -> str:
 @functools.lru_cache(maxsize=2048)
 def negated_clauses(text: str) -> tuple[str, ...]:
     """The clauses `text` negates, in matching form, in order of appearance."""
+    normal = _normal(text)
+    markers = list(_MARKER_RE.finditer(normal))
     clauses: list[str] = []
-    for found in _NEGATED.finditer(_normal(text)):
-        clause = found.group("clause").strip()
+    for index, marker in enumerate(markers):
+        limit = markers[index + 1].start() if index + 1 < len(markers) else len(normal)
+        start = marker.end()
+        while start < limit and normal[start].isspace():
+            start += 1
+        end = _CLAUSE_END.search(normal, start, limit)
+        clause = normal[start : end.start() if end else limit].strip()
         if clause and clause not in clauses:
             clauses.append(clause)
     return tuple(clauses)
