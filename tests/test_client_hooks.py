@@ -75,11 +75,13 @@ def test_codex_reads_no_rollout_outside_its_sessions_folder_or_of_another_sessio
     assert "PreCompact failed" in agent.logged() and "names no rollout" in agent.logged()
 
 
-def test_codex_resume_injects_the_records_view_within_its_limit_and_a_new_session_gets_nothing(tmp_path: Path) -> None:
+def test_codex_resume_injects_the_records_view_within_its_limit_and_a_new_or_cleared_session_gets_nothing(tmp_path: Path) -> None:
     agent = Agent(tmp_path)
     assert agent.output(agent.hook("codex", "SessionStart", agent.base(source="startup"))) is None
     for n in range(300):
         agent.hook("codex", "UserPromptSubmit", agent.base(prompt=f"Step {n}: never touch the vendored library number {n}."))
+    assert agent.output(agent.hook("codex", "SessionStart", agent.base(source="clear"))) is None  # a fresh context asked for
+    assert agent.output(agent.hook("gemini", "SessionStart", agent.base(source="clear"))) is None
     done = agent.hook("codex", "SessionStart", agent.base(source="resume"))
     text = _context(agent.output(done), "SessionStart")
     assert len(done.stdout) <= 9_000 and "Step 0:" in text and "did not fit" in text and "checkpoint_load(task_id=\"codex-s-1\")" in text

@@ -73,7 +73,7 @@ def test_codex_writes_its_documented_toml_table_and_hook_groups(tmp_path: Path) 
                                                 "required": True}
     hooks = _json(home.home / ".codex" / "hooks.json")["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact"}
-    assert hooks["SessionStart"] == [{"matcher": "startup|resume|clear|compact", "hooks": [
+    assert hooks["SessionStart"] == [{"matcher": "resume|compact", "hooks": [
         {"type": "command", "command": f"{QUOTED} hook codex SessionStart", "timeout": 30, "additionalContextLimit": 4000}]}]
     assert hooks["Stop"] == [{"hooks": [{"type": "command", "command": f"{QUOTED} hook codex Stop", "timeout": 30}]}]
 

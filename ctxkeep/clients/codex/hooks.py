@@ -2,7 +2,8 @@
 
 Codex sends Claude-style JSON on stdin (`session_id`, `transcript_path` = the rollout, `cwd`, `hook_event_name`;
 verified with Codex CLI 0.171) and reads JSON on stdout:
-- SessionStart (`source` startup | resume | clear | compact): the records' view, or after a compaction the repair of
+- SessionStart (`source` resume | compact; install does not match startup, which has nothing to restore, nor clear,
+  which asks for a fresh context): the records' view, or after a compaction the repair of
   the summary Codex wrote (read from the rollout's last `compacted` record, checked against the records, kept as the
   task's summary), as `hookSpecificOutput.additionalContext`: Codex puts it in a developer message. Past
   2,500 tokens Codex spills it to a file unless the handler sets `additionalContextLimit` (install sets 4,000 tokens;
@@ -90,6 +91,8 @@ def stop(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
 
 
 def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
+    if data.get("source") == "clear":
+        return None, "the user cleared the context: nothing injected"
     summary = None
     if data.get("source") == "compact":
         events.await_worker(conn, w)

@@ -37,12 +37,12 @@ TITLE = "Codex CLI"
 Scope = Literal["user", "project"]
 SCOPES: tuple[Scope, ...] = ("user", "project")
 # event -> matcher (None: every occurrence)
-EVENTS: dict[str, str | None] = {"SessionStart": "startup|resume|clear|compact", "UserPromptSubmit": None,
+EVENTS: dict[str, str | None] = {"SessionStart": "resume|compact", "UserPromptSubmit": None,
                                  "PostToolUse": None, "Stop": None, "PreCompact": None}
 LISTING = {
     "files": "<codex>/config.toml [mcp_servers.ctxkeep] + <codex>/hooks.json (user); .codex/config.toml + .codex/hooks.json "
              "(project: Codex loads them only in a trusted project)",
-    "events": "SessionStart (startup|resume|clear|compact), UserPromptSubmit, PostToolUse, Stop, PreCompact",
+    "events": "SessionStart (resume|compact), UserPromptSubmit, PostToolUse, Stop, PreCompact",
     "injects": "SessionStart additionalContext: the records' view (9,000 characters) or the repair of the compaction "
                "summary (4,000); additionalContextLimit 4,000 tokens so Codex does not spill it to a file",
     "offload": "large outputs go to evidence but stay in the context (Codex ignores updatedMCPToolOutput)",

@@ -2,7 +2,8 @@
 
 Gemini sends `session_id`, `transcript_path` (the chat JSONL), `cwd`, `hook_event_name`, `timestamp` and reads pure
 JSON on stdout (verified with Gemini CLI 0.61; geminicli.com/docs/hooks/reference):
-- SessionStart (`source` startup | resume | clear): the records' view as `hookSpecificOutput.additionalContext`,
+- SessionStart (`source` startup | resume; nothing after `clear`, which asks for a fresh context): the records' view
+  as `hookSpecificOutput.additionalContext`,
   which Gemini wraps in `<hook_context>` with `<` and `>` HTML-escaped (the budget counts the escapes);
 - BeforeAgent: records the prompt (without the `<hook_context>` Gemini prefixed to it);
 - AfterTool: records the call; a large output is offloaded to evidence but stays in the context (Gemini 0.61 ignores
@@ -96,6 +97,8 @@ def _with_repair(conn: HotSession, w: Where, data: Mapping[str, Any], event: str
 
 
 def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
+    if data.get("source") == "clear":
+        return None, "the user cleared the context: nothing injected"
     wrapper = _shown(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}))
     text, note = events.start_context(conn, w, None, TASK_PREFIX, events.MAX_CHARS - wrapper, _shown)
     if not text:
