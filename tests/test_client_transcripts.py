@@ -99,6 +99,8 @@ def test_codex_pre_compact_starts_the_worker_that_saves_the_session_task_from_th
     state = loaded.state  # type: ignore[attr-defined]
     assert state.goal == "go" and state.constraints == ["Find why ls fails. Never delete files."]  # rollout + live hook
     assert any("echo hi" in q for q in state.open_questions)  # the command that failed (exit code 2)
+    resumed = agent.output(agent.hook("codex", "SessionStart", agent.base(source="resume")))
+    assert resumed is not None and 'checkpoint_load(task_id="codex-s-1")' in resumed["hookSpecificOutput"]["additionalContext"]
     again = agent.hook("codex", "PreCompact", agent.base(trigger="auto", transcript_path=str(rollout)))
     assert again.returncode == 0 and "rollout unchanged since the last ingest" in agent.logged()
 
