@@ -6,6 +6,7 @@
     ├── VersionConflict          `expected_version` is not the task's current version
     ├── CheckpointRefused        a strict save broke verification rules (carries the violations)
     ├── Refused                  a valid request a rule forbids (memory gate, a second journal result)
+    │   └── LeaseHeld            another executor's lease on the task is live (names the holder and the expiry)
     └── StorageError             the database cannot serve the request
         ├── SchemaTooNew         the file was written by a newer ctxkeep
         └── DatabaseUnavailable  locked, full, read-only or corrupt; names the file
@@ -62,6 +63,17 @@ def _one_line(text: str) -> str:
 
 class Refused(CtxkeepError):
     """The request is well-formed but a rule forbids it (a memory without provenance, a second result); nothing stored."""
+
+
+class LeaseHeld(Refused):
+    """Another owner's lease on the task is live: saving (or claiming it) is refused until it expires."""
+
+    def __init__(self, task_id: str, holder: str, expires_at: str, doing: str = "save") -> None:
+        self.holder, self.expires_at = holder, expires_at
+        super().__init__(
+            f"{doing} refused: task {task_id!r} is leased to {holder!r} until {expires_at} (another executor is working on "
+            "it). Do not act on it before then; after that time, claim it with checkpoint_load(task_id, owner, lease_seconds) "
+            "and save with the same owner.")
 
 
 class StorageError(CtxkeepError):

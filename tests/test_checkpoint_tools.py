@@ -158,7 +158,8 @@ async def test_tools_are_listed_with_schemas_and_honest_annotations(client: Clie
     for tool in tools.values():
         assert (tool.output_schema is None) == (tool.name in text_tools) and tool.input_schema["type"] == "object"
         assert tool.description and len(tool.description) < 400
-    writers = {"checkpoint_save", "evidence_put", "evidence_delete", "compress_history", "build_working_set",
+    writers = {"checkpoint_save", "checkpoint_load",  # checkpoint_load with an owner claims the task's lease
+               "evidence_put", "evidence_delete", "compress_history", "build_working_set",
                "memory_write", "memory_forget", "action_intent", "action_result"}
     assert all(tools[name].annotations.read_only_hint is False for name in writers & set(tools))
     assert all(tools[name].annotations.read_only_hint for name in set(tools) - writers)

@@ -13,8 +13,11 @@ from ctxkeep.models.common import (
     MAX_NUMBER,
     MAX_STATE_BYTES,
     ItemList,
+    LeaseSeconds,
     Model,
+    OwnerId,
     RequiredText,
+    StoredTrigger,
     StrictModel,
     TaskId,
     Text,
@@ -157,6 +160,17 @@ class CheckpointSaveRequest(StrictModel):
     trigger: Trigger = "manual"
     strict: bool = True
     goal_change_reason: Text | None = None
+    owner: OwnerId | None = Field(default=None, description="Claim (or renew) the task's lease as this owner.")
+    lease_seconds: LeaseSeconds | None = Field(default=None, description="With owner: how long the lease lasts (default 600).")
+
+
+class Lease(Model):
+    """Who executes the task, until when; `live` is false once it expired (another owner may take it over)."""
+
+    owner: str
+    acquired_at: datetime
+    expires_at: datetime
+    live: bool
 
 
 class CheckpointVersion(Model):
@@ -167,7 +181,7 @@ class CheckpointVersion(Model):
     hash: str = Field(description="sha256 over parent_hash, task_id, version and the canonical state JSON.")
     parent_hash: str | None = Field(description="The previous version's hash; null for version 1.")
     created_at: datetime
-    trigger: Trigger
+    trigger: StoredTrigger
 
 
 class CheckpointSaveResult(CheckpointVersion):
@@ -193,12 +207,16 @@ class ResumeChecks(Model):
     evidence_missing: list[str] = Field(default=[], description="Evidence refs the state cites that are no longer stored.")
     memories_expired: list[str] = Field(default=[], description="Memories the task relied on (cited in the state or shown in its "
                                                                 "last working set) that are expired, superseded or forgotten.")
+    lease: Lease | None = Field(default=None, description="Who executes the task now and until when (null: no lease).")
     warnings: list[str]
 
 
 class CheckpointLoadResult(CheckpointVersion):
     """A stored version with what a resuming agent reads first."""
 
+    author: str | None = Field(default=None, description="The user who saved it (on a shared server).")
+    owner: str | None = Field(default=None, description="The lease owner it was saved under.")
+    took_over: str | None = Field(default=None, description="The expired lease this version took over.")
     state: TaskState
     brief: str
     resume_checks: ResumeChecks

@@ -89,6 +89,17 @@ def _at_most_items(items: list[str]) -> list[str]:
 ItemList = Annotated[list[Text], AfterValidator(_at_most_items), AfterValidator(_dedupe_strings)]
 Timestamp = Annotated[datetime, AfterValidator(_utc)]
 Trigger = Literal["manual", "resource", "semantic", "pre_compact"]
+# how a stored version came to be: a save's trigger, or a lease takeover at checkpoint_load (the same state, a new owner)
+StoredTrigger = Literal["manual", "resource", "semantic", "pre_compact", "takeover"]
+MAX_LEASE_SECONDS = 7 * 24 * 3600
+OwnerId = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_TASK_ID_CHARS, description="Claim the task's lease as this owner (your agent or machine name)."),
+    AfterValidator(clean_text),
+    AfterValidator(_required_text),
+    AfterValidator(_plain_id),
+]
+LeaseSeconds = Annotated[int, Field(ge=0, le=MAX_LEASE_SECONDS, description="The lease's length (default 600 s; 0 releases it).")]
 
 
 class Model(BaseModel):

@@ -14,6 +14,8 @@ from ctxkeep.models import (
     CheckpointListResult,
     CheckpointSaveRequest,
     CheckpointSaveResult,
+    LeaseSeconds,
+    OwnerId,
     TaskId,
     TaskState,
     Trigger,
@@ -36,21 +38,26 @@ def register_checkpoint_tools(server: MCPServer[Any], runtime: Runtime) -> None:
         trigger: Trigger = "manual",
         strict: Annotated[bool, Field(description="false: store despite violations and report them.")] = True,
         goal_change_reason: Annotated[str | None, Field(max_length=4000, description="Required when the goal changes.")] = None,
+        owner: OwnerId | None = None,
+        lease_seconds: LeaseSeconds | None = None,
     ) -> Annotated[CallToolResult, CheckpointSaveResult]:
         """Save the task's whole state as its next version. It is verified against the previous version: an item that vanished (not moved to completed or dropped with a reason), a lost negation or a changed fact is refused, one line per violation. Save at each phase end, decision or approval request, and before compaction."""
         request = CheckpointSaveRequest(task_id=task_id, state=state, expected_version=expected_version,
-                                        trigger=trigger, strict=strict, goal_change_reason=goal_change_reason)
+                                        trigger=trigger, strict=strict, goal_change_reason=goal_change_reason, owner=owner,
+                                        lease_seconds=lease_seconds)
         result = await checkpoint.checkpoint_save(runtime.get(), request)
         return reply(result, render.save(result))
 
-    @server.tool(annotations=READ)
+    @server.tool(annotations=WRITE)  # with owner it claims the task's lease
     async def checkpoint_load(
         task_id: TaskId,
         version: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="Default: the latest.")] = None,
         format: Format = "text",
+        owner: OwnerId | None = None,
+        lease_seconds: LeaseSeconds | None = None,
     ) -> CallToolResult:
         """A task's resume brief: goal, constraints, state, open approvals and side effects, warnings (expired evidence, age). Call it first after a restart or compaction."""
-        result = await checkpoint.checkpoint_load(runtime.get(), task_id, version)
+        result = await checkpoint.checkpoint_load(runtime.get(), task_id, version, owner, lease_seconds)
         return text_reply(result, result.brief, format == "json")
 
     @server.tool(annotations=READ)

@@ -27,6 +27,7 @@ class Scope:
     clock: Callable[[], datetime] = field(default=utc_now)
     memory_ttl_days: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
     client_session: str | None = None  # the client session (Claude Code's) this server runs for, when it says
+    user: str | None = None  # who writes (a shared server's token user, None locally): recorded in each checkpoint version
 
 
 @asynccontextmanager

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ctxkeep.models import STATE_SCHEMA_VERSION, ResumeChecks, TaskState, Violation
-from ctxkeep.storage import ActionRow, CheckpointRow, EvidenceRow, MemoryRow, TombstoneRow, Tx
+from ctxkeep.storage import ActionRow, CheckpointRow, EvidenceRow, LeaseRow, MemoryRow, TombstoneRow, Tx
 from ctxkeep.text import utc_text
+from ctxkeep.tools.checkpoint.leases import as_lease, lease_warning
 from ctxkeep.tools.journal import open_intent_warning, to_action
 from ctxkeep.tools.memory import current_by_key, status_of
 from ctxkeep.tools.scope import Scope
@@ -36,6 +37,7 @@ class ResumeRecords:
     relied_on: list[str]
     memories: list[MemoryRow]
     forgotten: list[TombstoneRow]
+    lease: LeaseRow | None = None
 
 
 def _cited(state: TaskState, pattern: re.Pattern[str]) -> list[str]:
@@ -60,6 +62,7 @@ async def resume_records(tx: Tx, scope: Scope, task_id: str, state: TaskState) -
     return ResumeRecords(
         open_intents=await tx.journal.open_for_task(scope.project, task_id), cited_refs=cited_refs,
         evidence=await _cited_evidence(tx, scope, cited_refs), relied_on=relied_on, memories=memories, forgotten=forgotten,
+        lease=await tx.leases.get(scope.project, task_id),
     )
 
 
@@ -95,8 +98,10 @@ def _memory_warnings(records: ResumeRecords, now: str) -> tuple[list[str], list[
     return sorted(stale), warnings
 
 
-def resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskState, records: ResumeRecords) -> ResumeChecks:
-    """The checks of one loaded version, warnings ordered by what could do harm first."""
+def resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskState, records: ResumeRecords,
+                  owner: str | None = None) -> ResumeChecks:
+    """The checks of one loaded version, warnings ordered by what could do harm first (another executor's live lease
+    first of all); `owner`: who loads it (their own lease is no warning)."""
     saved_at = datetime.fromisoformat(row.created_at)
     now = scope.clock()
     now_text = utc_text(now) or ""
@@ -104,7 +109,9 @@ def resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskStat
     pending = [a for a in state.approvals if a.status == "pending"]
     violations = [Violation.model_validate(v) for v in json.loads(row.violations_json)]
     intents = [to_action(intent) for intent in records.open_intents]
-    warnings = [open_intent_warning(intent) for intent in intents]
+    held = lease_warning(records.lease, now, owner)
+    warnings = [held] if held else []
+    warnings += [open_intent_warning(intent) for intent in intents]
     warnings += [f"approval {a.id} is pending: do not {a.action} until it is approved" for a in pending]
     expired = [ref for ref, ev in sorted(records.evidence.items()) if ev.expires_at is not None and ev.expires_at <= now_text]
     missing = [ref for ref in records.cited_refs if ref not in records.evidence]
@@ -123,5 +130,5 @@ def resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskStat
         saved_at=saved_at, age_seconds=age, is_latest=row.version == latest, latest_version=latest,
         saved_with_violations=len(violations), pending_approvals=pending,
         open_intents=intents, evidence_expired=expired,
-        evidence_missing=missing, memories_expired=stale_memories, warnings=warnings,
+        evidence_missing=missing, memories_expired=stale_memories, lease=as_lease(records.lease, now), warnings=warnings,
     )

@@ -29,6 +29,7 @@ from ctxkeep.models import (
     Violation,
 )
 from ctxkeep.storage import CheckpointRow, Tx
+from ctxkeep.tools.checkpoint import leases
 from ctxkeep.tools.checkpoint.brief import render_brief
 from ctxkeep.tools.checkpoint.diff import diff_states
 from ctxkeep.tools.checkpoint.resume import resume_checks, resume_records
@@ -36,10 +37,19 @@ from ctxkeep.tools.checkpoint.verify import check_new_state, verify_states, veri
 from ctxkeep.tools.scope import Scope
 
 
-def chain_hash(parent_hash: str | None, task_id: str, version: int, state_json: str) -> str:
-    """The hash a version must carry: sha256 over parent hash, task id, version and state JSON."""
+def chain_hash(parent_hash: str | None, task_id: str, version: int, state_json: str, author: str | None = None,
+               owner: str | None = None, took_over: str | None = None) -> str:
+    """The hash a version must carry: sha256 over parent hash, task id, version and state JSON, then (only when any is
+    set, so earlier versions keep their hashes) who saved it, under whose lease, and the lease it took over."""
     material = f"{parent_hash or ''}\n{task_id}\n{version}\n{state_json}"
+    if author is not None or owner is not None or took_over is not None:
+        material += "\n" + json.dumps([author, owner, took_over], ensure_ascii=False)
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def row_hash(row: CheckpointRow) -> str:
+    """The hash a stored version must carry (verify_chain and bundle imports check it)."""
+    return chain_hash(row.parent_hash, row.task_id, row.version, row.state_json, row.author, row.owner, row.took_over)
 
 
 def _violations(row: CheckpointRow) -> list[Violation]:
@@ -70,9 +80,14 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
     """
     state_json = req.state.canonical()
     async with scope.store.transaction() as tx:
+        if req.owner is not None:
+            took_over = (await leases.claim(tx, scope, req.task_id, req.owner, req.lease_seconds)).took_over
+        else:
+            await leases.check_free(tx, scope, req.task_id, None)
+            took_over = None
         found = await tx.checkpoints.get(scope.project, req.task_id)
         previous, current = found if found else (None, 0)
-        if _is_retry(req, current, previous, state_json):
+        if took_over is None and _is_retry(req, current, previous, state_json):
             assert previous is not None
             return _save_result(previous, _violations(previous))
         if req.expected_version is not None and req.expected_version != current:
@@ -83,17 +98,37 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             violations = verify_states(before, req.state, req.goal_change_reason)
         if violations and req.strict:
             raise CheckpointRefused(violations)
-        parent_hash = previous.hash if previous else None
-        row = CheckpointRow(
-            task_id=req.task_id, version=current + 1, hash=chain_hash(parent_hash, req.task_id, current + 1, state_json),
-            parent_hash=parent_hash, state_json=state_json, state_schema=STATE_SCHEMA_VERSION, trigger=req.trigger,
-            goal_change_reason=req.goal_change_reason,
-            violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
-            created_at=scope.clock().isoformat(),
-        )
+        row = new_version(scope, req.task_id, previous, current, state_json, req.trigger, req.owner, took_over,
+                          goal_change_reason=req.goal_change_reason,
+                          violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False))
         await tx.checkpoints.insert(scope.project, row)
     _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
     return _save_result(row, violations)
+
+
+def new_version(scope: Scope, task_id: str, previous: CheckpointRow | None, current: int, state_json: str, trigger: str,
+                owner: str | None, took_over: str | None, goal_change_reason: str | None = None,
+                violations_json: str = "[]") -> CheckpointRow:
+    """The next version of a task, chained to `previous` and signed with who saved it."""
+    parent_hash = previous.hash if previous else None
+    version = current + 1
+    return CheckpointRow(
+        task_id=task_id, version=version, parent_hash=parent_hash, state_json=state_json, state_schema=STATE_SCHEMA_VERSION,
+        hash=chain_hash(parent_hash, task_id, version, state_json, scope.user, owner, took_over),
+        trigger=trigger, goal_change_reason=goal_change_reason, violations_json=violations_json,
+        created_at=scope.clock().isoformat(), author=scope.user, owner=owner, took_over=took_over,
+    )
+
+
+async def claim_at_load(scope: Scope, task_id: str, owner: str, seconds: int | None) -> None:
+    """checkpoint_load's claim: take, renew or release the lease; taking over another's expired lease appends a
+    `takeover` version of the unchanged state (the chain records it). Raises LeaseHeld, NotFound."""
+    async with scope.store.transaction() as tx:
+        previous, current = await load_version(tx, scope, task_id, None)
+        claimed = await leases.claim(tx, scope, task_id, owner, seconds, doing="claim")
+        if claimed.took_over is not None:
+            await tx.checkpoints.insert(scope.project, new_version(
+                scope, task_id, previous, current, previous.state_json, "takeover", owner, claimed.took_over))
 
 
 async def load_version(tx: Tx, scope: Scope, task_id: str, version: int | None) -> tuple[CheckpointRow, int]:
@@ -125,18 +160,23 @@ def parse_state(row: CheckpointRow) -> TaskState:
     return state if state is not None else _remember(row.hash, TaskState.model_validate_json(row.state_json))
 
 
-async def checkpoint_load(scope: Scope, task_id: str, version: int | None = None) -> CheckpointLoadResult:
-    """A version of a task (the latest by default) with its resume brief and checks; raises NotFound."""
+async def checkpoint_load(scope: Scope, task_id: str, version: int | None = None, owner: str | None = None,
+                          lease_seconds: int | None = None) -> CheckpointLoadResult:
+    """A version of a task (the latest by default) with its resume brief and checks; with `owner`, the task's lease is
+    claimed first (renewed, taken over once expired, released with 0 seconds). Raises NotFound, LeaseHeld."""
+    if owner is not None:
+        await claim_at_load(scope, task_id, owner, lease_seconds)
     async with scope.store.snapshot() as tx:
         row, latest = await load_version(tx, scope, task_id, version)
         if row.state_schema > STATE_SCHEMA_VERSION:
             raise SchemaTooNew(f"task {task_id!r} v{row.version} was saved by a newer ctxkeep; upgrade ctxkeep to load it")
         state = parse_state(row)
         records = await resume_records(tx, scope, task_id, state)
-    checks = resume_checks(scope, row, latest, state, records)
+    checks = resume_checks(scope, row, latest, state, records, owner)
     return CheckpointLoadResult(
         task_id=task_id, version=row.version, hash=row.hash, parent_hash=row.parent_hash,
         created_at=checks.saved_at, trigger=row.trigger,  # type: ignore[arg-type]
+        author=row.author, owner=row.owner, took_over=row.took_over,
         state=state, brief=render_brief(task_id, row.version, state, checks), resume_checks=checks,
     )
 
@@ -201,7 +241,7 @@ async def verify_chain(scope: Scope, task_id: str) -> list[str]:
     for expected_version, row in enumerate(rows, start=1):
         if row.version != expected_version:
             problems.append(f"version {expected_version} is missing")
-        if row.parent_hash != parent or row.hash != chain_hash(row.parent_hash, row.task_id, row.version, row.state_json):
+        if row.parent_hash != parent or row.hash != row_hash(row):
             problems.append(f"version {row.version} does not match its hash chain")
         parent = row.hash
     return problems

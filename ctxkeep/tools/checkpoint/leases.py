@@ -1,0 +1,84 @@
+"""Task leases: which executor works on a task now, and until when (seed 003's execution-ownership check).
+
+An executor claims a task with an owner id and a lease length, through checkpoint_load or checkpoint_save. While
+another owner's lease is live, saves (with or without an owner) and claims are refused with LeaseHeld, naming the
+holder and the expiry. An expired lease can be taken over: the version saved by the new owner records the takeover
+(`took_over`), and a claim at load appends a `takeover` version of the unchanged state, so the chain says who took
+over from whom and when. Everything happens inside the caller's write transaction, so two executors racing for one
+task are serialized by the store: one wins, the other is refused naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ctxkeep.errors import LeaseHeld
+from ctxkeep.models import Lease
+from ctxkeep.storage import LeaseRow, Tx
+from ctxkeep.text import utc_text
+from ctxkeep.tools.scope import Scope
+
+DEFAULT_LEASE_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a claim left: the lease now held (None when released) and the expired lease it replaced, if another's."""
+
+    lease: LeaseRow | None
+    took_over: str | None
+
+
+def _text(moment: datetime) -> str:
+    return utc_text(moment) or ""
+
+
+def live(row: LeaseRow, now: datetime) -> bool:
+    return row.expires_at > _text(now)
+
+
+async def check_free(tx: Tx, scope: Scope, task_id: str, owner: str | None, doing: str = "save") -> LeaseRow | None:
+    """The task's lease; raises LeaseHeld when another owner's lease is live (`owner` None: anyone's)."""
+    current = await tx.leases.get(scope.project, task_id)
+    if current is not None and current.owner != owner and live(current, scope.clock()):
+        raise LeaseHeld(task_id, current.owner, current.expires_at, doing)
+    return current
+
+
+async def claim(tx: Tx, scope: Scope, task_id: str, owner: str, seconds: int | None, doing: str = "save") -> Claim:
+    """Take, renew (same owner) or release (`seconds` 0) the task's lease; raises LeaseHeld while another's is live."""
+    current = await check_free(tx, scope, task_id, owner, doing)
+    took_over = f"{current.owner} (lease expired {current.expires_at})" if current is not None and current.owner != owner else None
+    if seconds == 0:
+        if current is not None and current.owner == owner:
+            await tx.leases.release(scope.project, task_id, owner)
+        return Claim(None, took_over)
+    now = scope.clock()
+    acquired = current.acquired_at if current is not None and current.owner == owner else _text(now)
+    row = LeaseRow(task_id, owner, acquired, _text(now + timedelta(seconds=DEFAULT_LEASE_SECONDS if seconds is None else seconds)))
+    await tx.leases.put(scope.project, row)
+    return Claim(row, took_over)
+
+
+def as_lease(row: LeaseRow | None, now: datetime) -> Lease | None:
+    if row is None:
+        return None
+    return Lease(owner=row.owner, acquired_at=_parse(row.acquired_at), expires_at=_parse(row.expires_at), live=live(row, now))
+
+
+def _parse(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def lease_warning(row: LeaseRow | None, now: datetime, owner: str | None) -> str | None:
+    """What a resuming agent must know about the lease (None: nothing, or it is the agent's own live lease)."""
+    if row is None:
+        return None
+    if live(row, now):
+        if row.owner == owner:
+            return None
+        return (f"task is leased to {row.owner} until {row.expires_at}: another executor is working on it; do not act on it "
+                "(saves are refused) until the lease expires")
+    return (f"the lease of {row.owner} expired at {row.expires_at}: that executor may have stopped; claim the task "
+            "(owner, lease_seconds) before working on it")
