@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import Tool
+from mcp.types import Icon, Tool, ToolAnnotations
 from pydantic import ValidationError
 
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.server.schema import lean_schema
+from ctxkeep.server.text_arguments import keeping_text
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -34,8 +36,17 @@ def describe_validation(tool: str, error: ValidationError) -> str:
 
 
 class CtxkeepServer(MCPServer[Any]):
-    """MCPServer whose tool errors carry ctxkeep's own messages verbatim, and whose tools/list advertises lean input
-    schemas (ctxkeep.server.schema) while the full ones validate every call."""
+    """MCPServer whose tool errors carry ctxkeep's own messages verbatim, whose tools/list advertises lean input
+    schemas (ctxkeep.server.schema) while the full ones validate every call, and whose text arguments stay text
+    (ctxkeep.server.text_arguments)."""
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, title: str | None = None,
+                 description: str | None = None, annotations: ToolAnnotations | None = None, icons: list[Icon] | None = None,
+                 meta: dict[str, Any] | None = None, structured_output: bool | None = None) -> None:
+        super().add_tool(fn, name, title, description, annotations, icons, meta, structured_output)
+        tool = self._tool_manager.get_tool(name or fn.__name__)
+        if tool is not None:
+            tool.fn_metadata = keeping_text(tool.fn_metadata)
 
     async def list_tools(self) -> list[Tool]:
         return [tool.model_copy(update={"input_schema": lean_schema(tool.name, tool.input_schema)}) for tool in await super().list_tools()]
