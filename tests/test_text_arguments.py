@@ -4,7 +4,6 @@ whenever its field is not exactly `str`, which every optional text field (`str |
 
 from __future__ import annotations
 
-
 import pytest
 from mcp import Client
 
