@@ -42,6 +42,34 @@ def default_db_path(env: Mapping[str, str]) -> Path:
     return base / "ctxkeep" / "ctxkeep.db"
 
 
+def is_database_url(location: str) -> bool:
+    """Whether CTXKEEP_DB names a PostgreSQL server rather than an SQLite file."""
+    return location.startswith(("postgresql://", "postgres://"))
+
+
+def spool_path(url: str, folder: Path) -> Path:
+    """The SQLite file the per-event hooks write when CTXKEEP_DB is a PostgreSQL URL (they run on the standard library,
+    which cannot talk to PostgreSQL): one per server, user, database and schema, in `folder`. The password is left out
+    of the name, so changing it keeps the spool."""
+    import zlib
+
+    scheme, _, rest = url.partition("://")
+    credentials, at, place = rest.rpartition("@")
+    who = credentials.split(":", 1)[0] + at if at else ""
+    return folder / f"spool-{zlib.crc32(f'{scheme}://{who}{place}'.encode()):08x}.db"
+
+
+def hook_db_path(env: Mapping[str, str]) -> Path:
+    """The SQLite file the hooks open: CTXKEEP_DB's file, the default one, or the spool beside the default one when
+    CTXKEEP_DB is a PostgreSQL URL."""
+    chosen = env.get("CTXKEEP_DB")
+    if not chosen:
+        return default_db_path(env)
+    if is_database_url(chosen):
+        return spool_path(chosen, default_db_path(env).parent)
+    return Path(chosen).expanduser()
+
+
 def claude_config_dir(env: Mapping[str, str]) -> Path:
     """Claude Code's configuration folder: CLAUDE_CONFIG_DIR, else ~/.claude."""
     if env.get("CLAUDE_CONFIG_DIR"):

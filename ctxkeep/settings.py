@@ -14,7 +14,7 @@ from ctxkeep.errors import InvalidInput
 from ctxkeep.models.common import Model
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
 from ctxkeep.models.memory import DEFAULT_TTL_DAYS
-from ctxkeep.project import default_db_path, resolve_project
+from ctxkeep.project import default_db_path, resolve_project, spool_path
 from ctxkeep.storage.interface import is_postgres
 
 
@@ -76,6 +76,17 @@ class Settings(Model):
     def location(self) -> Path | str:
         """What `Store.open` takes: the PostgreSQL URL, else the SQLite file."""
         return self.db_url or self.db_path
+
+    @property
+    def spool_path(self) -> Path | None:
+        """With a PostgreSQL store: the local SQLite file the hooks write (their records, offloads, summaries), which
+        the heavy side moves into the shared store (`ctxkeep.project.spool_path`); None for an SQLite store."""
+        return spool_path(self.db_url, self.db_path.parent) if self.db_url else None
+
+    @property
+    def hook_db(self) -> Path:
+        """The SQLite file the hooks open: the spool with a PostgreSQL store, else the database file itself."""
+        return self.spool_path or self.db_path
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:

@@ -26,7 +26,7 @@ from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
 from ctxkeep.settings import Settings, configure_logging
 from ctxkeep.storage import Store
-from ctxkeep.tools.scope import Scope
+from ctxkeep.tools.scope import Scope, open_spool
 
 INSTRUCTIONS = """\
 ctxkeep keeps your task's state outside your context, so compaction or a restart loses nothing.
@@ -66,12 +66,19 @@ def build_server(settings: Settings) -> MCPServer[Any]:
             runtime.failure = exc
             yield None
             return
-        runtime.scope = Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days)
+        try:
+            spool = await open_spool(settings)  # with PostgreSQL: the hooks' local offloads, taken in on demand
+        except CtxkeepError as exc:
+            logger.warning("ctxkeep cannot open the hooks' spool (their offloads wait there): %s", exc)
+            spool = None
+        runtime.scope = Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days, spool=spool)
         try:
             yield None
         finally:
             runtime.scope = None
             await store.close()
+            if spool is not None:
+                await spool.close()
 
     configure_logging(settings.log_level)  # before the SDK's own logging set-up, which then leaves it alone
     server = CtxkeepServer(

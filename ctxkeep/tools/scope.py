@@ -28,6 +28,7 @@ class Scope:
     memory_ttl_days: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
     client_session: str | None = None  # the client session (Claude Code's) this server runs for, when it says
     user: str | None = None  # who writes (a shared server's token user, None locally): recorded in each checkpoint version
+    spool: Store | None = None  # with a PostgreSQL store, the hooks' local spool (their offloads are taken in from it)
 
 
 @asynccontextmanager
@@ -35,7 +36,21 @@ async def open_scope(settings: Settings) -> AsyncIterator[Scope]:
     """The settings' database opened (and closed afterwards) as a scope, for the CLI and hooks."""
     store = await Store.open(settings.location, settings.busy_timeout_ms)
     try:
+        spool = await open_spool(settings)
+    except BaseException:
+        await store.close()
+        raise
+    try:
         yield Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days,
-                    client_session=settings.client_session)
+                    client_session=settings.client_session, spool=spool)
     finally:
         await store.close()
+        if spool is not None:
+            await spool.close()
+
+
+async def open_spool(settings: Settings) -> Store | None:
+    """With a PostgreSQL store, the hooks' local spool (created when absent, so offloads written later are found);
+    None with an SQLite store, whose file the hooks write directly."""
+    path = settings.spool_path
+    return await Store.open(path, settings.busy_timeout_ms) if path is not None else None

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from ctxkeep.project import default_db_path, resolve_project
+from ctxkeep.project import hook_db_path, resolve_project
 from ctxkeep.text import without_bad_characters
 
 LOG_NAME = "ctxkeep-hooks.log"
@@ -69,16 +69,15 @@ def session_id_of(data: Mapping[str, Any], key: str = "session_id") -> str:
 
 def where(data: Mapping[str, Any], env: Mapping[str, str], session_key: str = "session_id") -> Where:
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
-    db = Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env)
-    return Where(db, resolve_project(env, hook_cwd=cwd), session_id_of(data, session_key), env, time.perf_counter())
+    return Where(hook_db_path(env), resolve_project(env, hook_cwd=cwd), session_id_of(data, session_key), env, time.perf_counter())
 
 
 def log_path(env: Mapping[str, str]) -> Path:
-    """CTXKEEP_HOOK_LOG, else `ctxkeep-hooks.log` beside the database."""
+    """CTXKEEP_HOOK_LOG, else `ctxkeep-hooks.log` beside the database (with a PostgreSQL URL: beside the hooks' spool,
+    in the data folder)."""
     if env.get("CTXKEEP_HOOK_LOG"):
         return Path(env["CTXKEEP_HOOK_LOG"]).expanduser()
-    db = Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env)
-    return db.parent / LOG_NAME
+    return hook_db_path(env).parent / LOG_NAME
 
 
 def write_log(env: Mapping[str, str], line: str) -> None:

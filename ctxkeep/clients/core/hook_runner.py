@@ -12,7 +12,7 @@ import anyio
 from pydantic import ConfigDict, Field, ValidationError
 
 from ctxkeep.models.common import Model
-from ctxkeep.project import default_db_path
+from ctxkeep.project import hook_db_path
 from ctxkeep.settings import Settings
 from ctxkeep.text import without_bad_characters
 from ctxkeep.tokens import use_estimate
@@ -37,8 +37,7 @@ def log_path(env: Mapping[str, str]) -> Path:
     """CTXKEEP_HOOK_LOG, else `ctxkeep-hooks.log` beside the database."""
     if env.get("CTXKEEP_HOOK_LOG"):
         return Path(env["CTXKEEP_HOOK_LOG"]).expanduser()
-    db = Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") else default_db_path(env)
-    return db.parent / LOG_NAME
+    return hook_db_path(env).parent / LOG_NAME
 
 
 def write_log(env: Mapping[str, str], line: str) -> None:

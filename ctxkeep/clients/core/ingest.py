@@ -28,6 +28,7 @@ from ctxkeep.clients.core import live
 from ctxkeep.clients.core.hook_io import Where, describe, read_input, where, write_log
 from ctxkeep.clients.core.session_task import merge_todos, session_state
 from ctxkeep.clients.core.session_view import View
+from ctxkeep.clients.core.spool import spool_notes
 from ctxkeep.clients.core.transcripts import Reading
 from ctxkeep.errors import CheckpointRefused, VersionConflict
 from ctxkeep.models import CheckpointSaveRequest, TaskState
@@ -141,7 +142,9 @@ async def ingest(scope: Scope, w: Where, path: Path, client: Client, hook: dict[
     task_id, bound = await bind(scope, w, path, hashlib.sha256(data).hexdigest(), reading.bound_task, client.prefix)
     notes = [f"{len(reading.records)} record(s) from {reading.lines} line(s), {reading.skipped} skipped",
              ("bound to the agent's task " if bound else "bound to ") + task_id]
+    notes += await spool_notes(scope)  # with PostgreSQL: the summaries the hooks kept, first
     notes += await _steps(scope, task_id, view, bound, reading, client.name, env)
+    notes += await spool_notes(scope, w.session_id)  # with PostgreSQL: what the hooks read, back into their spool
     stat = path.stat()
     with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
         conn.set_hook_state(transcript_size=stat.st_size, transcript_mtime_ns=stat.st_mtime_ns)

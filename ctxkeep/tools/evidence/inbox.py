@@ -12,6 +12,7 @@ import zlib
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.evidence import EvidenceItem
+from ctxkeep.storage import Store
 from ctxkeep.tools.evidence.records import evidence_put
 from ctxkeep.tools.scope import Scope
 
@@ -19,11 +20,17 @@ BATCH = 200
 
 
 async def take_offloads(scope: Scope) -> int:
-    """Store every offloaded output of this project as evidence; how many were taken in (0 when none waited).
-    Raises InvalidInput when a stored ref differs from the one the hook computed (the model could not fetch it)."""
+    """Store every offloaded output of this project as evidence; how many were taken in (0 when none waited). With a
+    PostgreSQL store the hooks offload into their local spool (`scope.spool`), taken in too. Raises InvalidInput when
+    a stored ref differs from the one the hook computed (the model could not fetch it)."""
+    taken = await _take(scope, scope.store)
+    return taken + (await _take(scope, scope.spool) if scope.spool is not None else 0)
+
+
+async def _take(scope: Scope, inbox: Store) -> int:
     taken = 0
     while True:
-        async with scope.store.snapshot() as tx:
+        async with inbox.snapshot() as tx:
             rows = await tx.inbox.take(scope.project, BATCH) if await tx.inbox.waiting(scope.project) else []
         if not rows:
             return taken
@@ -34,6 +41,6 @@ async def take_offloads(scope: Scope) -> int:
         if wrong:
             raise InvalidInput(f"offloaded output {wrong[0][0]} was stored as {wrong[0][1]}; the hooks' refs and "
                                "evidence_put disagree (a ctxkeep bug: please report it)")
-        async with scope.store.transaction() as tx:
+        async with inbox.transaction() as tx:
             await tx.inbox.remove(scope.project, [row.ref for row in rows])
         taken += len(rows)

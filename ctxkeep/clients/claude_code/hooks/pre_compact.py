@@ -27,6 +27,7 @@ from ctxkeep.clients.core import live
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.hook_runner import HookInput
 from ctxkeep.clients.core.session_view import View
+from ctxkeep.clients.core.spool import spool_notes
 from ctxkeep.errors import CheckpointRefused, VersionConflict
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.compress import CompressRequest
@@ -142,7 +143,9 @@ async def ingest(scope: Scope, w: Where, hook: HookInput, env: Mapping[str, str]
         view = live.view_of(conn, w)
     task_id, bound = await _bind(scope, w, path, hashlib.sha256(data).hexdigest(), transcript.bound_task)
     notes = [("bound to the agent's task " if bound else "bound to ") + task_id]
+    notes += await spool_notes(scope)  # with PostgreSQL: the summaries the hooks kept, first
     notes += await _steps(scope, w, task_id, view, bound, path, env)
+    notes += await spool_notes(scope, w.session_id)  # with PostgreSQL: what the hooks read, back into their spool
     stat = path.stat()
     with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
         conn.set_hook_state(transcript_size=stat.st_size, transcript_mtime_ns=stat.st_mtime_ns)
@@ -153,7 +156,7 @@ async def pre_compact_worker(hook: HookInput, settings: Settings, env: Mapping[s
     """The worker's whole run: ingest, then mark it done in the session's hook state (also when it failed)."""
     import time
 
-    w = Where(settings.db_path, settings.project, hook.session_id, env, time.perf_counter())
+    w = Where(settings.hook_db, settings.project, hook.session_id, env, time.perf_counter())
     note = "failed"
     try:
         async with open_scope(settings) as scope:
