@@ -139,7 +139,7 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        for command in (["serve", "--http"],):
+        for command in (["serve", "--http"], ["ui"]):
             done = ctxkeep(*command, "--port", str(port), env=project_env(tmp_path))
             assert done.returncode == 1, command
             line = [line for line in done.stderr.strip().splitlines() if "in use" in line]

@@ -17,11 +17,12 @@ from ctxkeep.tools.checkpoint.versions import (
     latest_state,
     load_version,
     parse_state,
+    verify_chain,
     verify_checkpoint,
 )
 
 __all__ = [
     "Section", "active_task", "checkpoint_diff", "checkpoint_list", "checkpoint_load",
     "checkpoint_save", "handoff", "latest_state", "load_version", "parse_state", "summary_request_text",
-    "task_ids", "verify_checkpoint", "verify_summary", "within_budget",
+    "task_ids", "verify_chain", "verify_checkpoint", "verify_summary", "within_budget",
 ]
