@@ -10,10 +10,12 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from datetime import datetime
 
 _THOUSANDS = re.compile(r"(?<=\d)[,_'\u00a0\u202f\u2009](?=\d{3}(?:\D|$))")
@@ -91,14 +93,20 @@ class LazyPattern:
             self._compiled = re.compile(self._source, self._flags)
         return self._compiled
 
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.compiled.search(text)
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.search(text, pos, endpos)
 
-    def match(self, text: str) -> re.Match[str] | None:
-        return self.compiled.match(text)
+    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.match(text, pos, endpos)
 
-    def findall(self, text: str) -> list[Any]:
-        return self.compiled.findall(text)
+    def fullmatch(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text, pos, endpos)
 
-    def sub(self, replacement: str, text: str) -> str:
-        return self.compiled.sub(replacement, text)
+    def findall(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
+        return self.compiled.findall(text, pos, endpos)
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text, pos, endpos)
+
+    def sub(self, replacement: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
+        return self.compiled.sub(replacement, text, count)

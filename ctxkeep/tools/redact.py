@@ -9,20 +9,36 @@ placeholders and documentation examples are never touched, so code read back thr
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 from ctxkeep.tools.redaction import RULES, Context
 
 # Every pattern some rule needs, once: each is searched once per text, and a rule runs when one of its own is there.
 _NEEDS = list(dict.fromkeys(need for rule in RULES for need in rule.needs))
-_SEARCHES = [(re.compile(need), need == need.lower()) for need in _NEEDS]
+_REGEX_SYNTAX = frozenset("\\^$.|?*+()[]{}")
+
+
+def _searcher(need: str) -> Callable[[str], bool]:
+    """How to look for a need: a literal is looked for as a substring (no regex to compile at import)."""
+    if _REGEX_SYNTAX.isdisjoint(need):
+        return lambda text: need in text
+    return functools.partial(_found_by, re.compile(need))
+
+
+def _found_by(pattern: re.Pattern[str], text: str) -> bool:
+    return pattern.search(text) is not None
+
+
+_SEARCHES = [(_searcher(need), need == need.lower()) for need in _NEEDS]
 _RULE_NEEDS = [frozenset(_NEEDS.index(need) for need in rule.needs) for rule in RULES]
 
 
 def _found(context: Context) -> list[tuple[int, int, int, str]]:
     """Every span the rules find, as (start, end, rule order, kind)."""
     text, lowered = context.text, context.lowered
-    present = {i for i, (need, folded) in enumerate(_SEARCHES) if need.search(lowered if folded else text)}
+    present = {i for i, (holds, folded) in enumerate(_SEARCHES) if holds(lowered if folded else text)}
     found = []
     for order, (rule, needs) in enumerate(zip(RULES, _RULE_NEEDS)):
         if needs.isdisjoint(present):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ctxkeep.text import LazyPattern
 from ctxkeep.tools.redaction.rules import Context, Found, Rule, Span, matches, pattern_rule
 from ctxkeep.tools.redaction.values import (
     NAME_WORDS,
@@ -25,24 +26,24 @@ from ctxkeep.tools.redaction.values import (
 # Each pattern starts with a literal, which the regex engine finds fast; one pattern per word.
 _END = r"(?![\w-])(?P<close>[ \t]*[\"'`]?\]?)(?P<sep>[ \t]*(?::=|=>|=(?![=~>])|:(?![:=])))[ \t]*"
 _WORDS = ("pass(?:word|wd|phrase)?", "secret", "token", "key(?:[_-]?(?:id|base))?")
-_TRIGGERS = [(re.compile(f"(?i){word}{_END}"), re.compile(f"{word}{_END}")) for word in _WORDS]
-_NAME = re.compile(rf"(?i)[\w.$-]*?{SECRET_NAME}$")
-_KEY_BEFORE = re.compile(r"[\w.$-]*$")
+_TRIGGERS = [(LazyPattern(f"(?i){word}{_END}"), LazyPattern(f"{word}{_END}")) for word in _WORDS]
+_NAME = LazyPattern(rf"(?i)[\w.$-]*?{SECRET_NAME}$")
+_KEY_BEFORE = LazyPattern(r"[\w.$-]*$")
 # What may stand before a key on its line: grep's `file:12:`, a diff's `+`, a list's `- `, `export`, `ENV`.
-_LEAD = re.compile(r"[ \t]*(?:[\w./~-]+:\d+[:-][ \t]*|[\w./~-]*\.env[\w.-]*:|//[^\s=]*:)?(?:[+>-][ \t]*)?"
+_LEAD = LazyPattern(r"[ \t]*(?:[\w./~-]+:\d+[:-][ \t]*|[\w./~-]*\.env[\w.-]*:|//[^\s=]*:)?(?:[+>-][ \t]*)?"
                    r"(?P<shell>(?:export|set|setenv|env|local|readonly|declare(?:[ \t]+-\w+)?|ENV|ARG)[ \t]+)?")
-_UPPER_KEY = re.compile(r"[A-Z][A-Z0-9_]*")
-_CONNECTION_VALUE = re.compile(r"[^;\s\"'`]*")
+_UPPER_KEY = LazyPattern(r"[A-Z][A-Z0-9_]*")
+_CONNECTION_VALUE = LazyPattern(r"[^;\s\"'`]*")
 _NETRC = r"machine(?<![\w-]machine)\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(?P<pw>\S+)"
 _PAIR = (r"name ?\"?[ \t]*:[ \t]*(?P<q>[\"']?)(?P<key>[\w.-]*?{name}) ?(?P=q)[ \t]*"
          r"(?:,\s*\"value ?\"|\r?\n[ \t]*(?:-[ \t]+)?value)[ \t]*:[ \t]*")
-_PAIRS, _PAIRS_CI = re.compile(_PAIR.format(name=SECRET_NAME)), re.compile("(?i)" + _PAIR.format(name=SECRET_NAME))
-_OPEN_QUOTE = re.compile(r"[rRbBuUfF]{0,2}([\"'`])")
-_CLOSED = {q: re.compile(rf"(?:[^{q}\\\n]|\\.)*{q}") for q in "\"'`"}
+_PAIRS, _PAIRS_CI = LazyPattern(_PAIR.format(name=SECRET_NAME)), LazyPattern("(?i)" + _PAIR.format(name=SECRET_NAME))
+_OPEN_QUOTE = LazyPattern(r"[rRbBuUfF]{0,2}([\"'`])")
+_CLOSED = {q: LazyPattern(rf"(?:[^{q}\\\n]|\\.)*{q}") for q in "\"'`"}
 # Bounds that keep the work per candidate constant on one huge line: a value or string literal longer than this is
 # not a password, and what stands before a key on its line is short.
 _LONGEST, _LONGEST_LEAD = 16_384, 256
-_COMMENT = re.compile(r"[ \t]+(?:#|//|;).*$")
+_COMMENT = LazyPattern(r"[ \t]+(?:#|//|;).*$")
 
 
 def quoted_at(view: str, position: int) -> Span | None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 
+from ctxkeep.text import LazyPattern
 from ctxkeep.tools.redaction.rules import Context, Rule, pattern_rule
 
-_MASKED = re.compile(r"EXAMPLE|[xX]{4,}|\*{3,}|\.{3}|0{8,}")
+_MASKED = LazyPattern(r"EXAMPLE|[xX]{4,}|\*{3,}|\.{3}|0{8,}")
 
 
 def _issued(secret: str, match: re.Match[str], context: Context) -> bool:

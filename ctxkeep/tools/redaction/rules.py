@@ -12,13 +12,15 @@ import re
 from collections.abc import Callable, Iterator
 from functools import cached_property
 
+from ctxkeep.text import LazyPattern
+
 Span = tuple[int, int]
 # A line number before a line, as Read (`     2→`) and `cat -n` (`     2\t`) print them; anchored on the newline
 # before it (a pattern that starts with a literal is found fast), the first line checked on its own.
-_LINE_NUMBER = re.compile(r"\n[ \t]*\d+[ \t]*(?:→|\t)")
-_FIRST_LINE_NUMBER = re.compile(r"[ \t]*\d+[ \t]*(?:→|\t)")
+_LINE_NUMBER = LazyPattern(r"\n[ \t]*\d+[ \t]*(?:→|\t)")
+_FIRST_LINE_NUMBER = LazyPattern(r"[ \t]*\d+[ \t]*(?:→|\t)")
 # JSON escapes, also doubly escaped (`\\\\n`, JSON inside JSON), and an escaped Read arrow (`\\u2192`)
-_DOUBLE_ESCAPE = re.compile(r'\\{2,}(?:[nrt"]|u2192)')
+_DOUBLE_ESCAPE = LazyPattern(r'\\{2,}(?:[nrt"]|u2192)')
 _UNESCAPED = {"n": "\n", "r": " ", "t": "\t", '"': '"'}
 _ESCAPES = [("\\" + escape, " " + blank) for escape, blank in _UNESCAPED.items()] + [("\\u2192", "     →")]
 # A line that only code has: a definition, an import, a declaration, a decorator. (Not a lone `}`: JSON and HCL
@@ -30,7 +32,7 @@ _CODE_LINE = (
     r"|(?:export[ \t]+)?(?:declare[ \t]+)?(?:interface|type|enum|namespace)[ \t]+\w+[^\n]*[={]"
     r"|func[ \t]+[\w(]|package[ \t]+[\w.]+;?[ \t]*$|module\.exports\b|#include\b"
     r"|return\b|fn[ \t]+\w|@[A-Za-z_][\w.]*[ \t]*(?:\(|$)|\}[ \t]*(?:else\b|catch\b)|(?:if|for|while)[ \t]*\()")
-_CODE_FIRST, _CODE = re.compile(f"(?m){_CODE_LINE}"), re.compile(f"(?m)\n{_CODE_LINE}")
+_CODE_FIRST, _CODE = LazyPattern(f"(?m){_CODE_LINE}"), LazyPattern(f"(?m)\n{_CODE_LINE}")
 
 
 def _blank_escape(match: re.Match[str]) -> str:
@@ -107,7 +109,7 @@ class Rule:
 Accept = Callable[[str, re.Match[str], Context], bool]
 
 
-def matches(context: Context, pattern: re.Pattern[str], folded: re.Pattern[str] | None) -> Iterator[re.Match[str]]:
+def matches(context: Context, pattern: LazyPattern, folded: LazyPattern | None) -> Iterator[re.Match[str]]:
     """`pattern` over the view; with `folded` (the same pattern, written in lower case) over the lower-cased view,
     which is much faster than a case-insensitive pattern. Groups are spans: read their text from `context.view`."""
     if folded is None:
@@ -119,8 +121,8 @@ def pattern_rule(kind: str, needs: tuple[str, ...], pattern: str, group: int | s
                  fold: bool = False) -> Rule:
     """A rule that is one regex: the span of `group` in each match that `accept(secret, match, context)` keeps.
     fold: match case-insensitively (write the pattern in lower case)."""
-    compiled = re.compile(f"(?i){pattern}" if fold else pattern)
-    folded = re.compile(pattern) if fold else None
+    compiled = LazyPattern(f"(?i){pattern}" if fold else pattern)
+    folded = LazyPattern(pattern) if fold else None
 
     def find(context: Context) -> Iterator[Found]:
         for match in matches(context, compiled, folded):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ctxkeep.text import LazyPattern
+
 # A key holds a secret when its name ends with one of these (any case): `DB_PASSWORD`, `apiKey`, `x-api-key`,
 # `client_secret`, `GITHUB_TOKEN`, `private_key_id`. `token_type`, `PASSWORD_MIN_LENGTH` and `max_tokens` do not.
 SECRET_NAME = (r"(?:pass(?:word|wd|phrase)|(?<=[_.-])pass|secret(?:[_-]?(?:access[_-]?)?key(?:[_-]?base)?)?|token|apikey"
@@ -21,17 +23,17 @@ _WORDS = frozenset("""password passwd pass passphrase pwd secret secrets token t
     dummy fake test testing foo bar baz foobar qux placeholder redacted hidden masked sample example guest string str
     value empty default unset notset todo tbd fixme pw read write""".split())
 _NAME_PART = frozenset("password passwd pass passphrase secret token key api access auth private client refresh bearer id".split())
-_TEMPLATE = re.compile(r"\$\{|\$\(|\{\{|\{%|<%|%\(|%[sdrfi](?![A-Za-z0-9])|%\d|^\$|^%[\w]+%$|\{[^}\s]*\}")
-_MASK = re.compile(r"(?i)x{4,}|(?:^|[-_.])x{3}(?:$|[-_.])|\*{3,}|\.{3}|…|•{3,}|^(.)\1*$|^<.*>$|^\[.*\]$")
-_EXAMPLE = re.compile(r"EXAMPLE|(?i:(?:^|[^a-z])(?:your|example|sample|dummy|fake|placeholder|insert|replace|change)(?:[^a-z]|$))")
-_PATH = re.compile(r"^(?:~|\.{1,2})?/[\w.@~+-]+(?:/[\w.@~+-]*)+$|^[A-Za-z]:\\|^file:|\.(?:pem|key|crt|cer|p12|pfx|json|txt|env|gpg|asc|jks|der)$")
-_WEAK = re.compile(r"(?i)(?:pass(?:word)?|secret|token|key|test|admin|user|demo|guest|changeme)[\W_]*\d{1,4}!?")
-_ESCAPED = re.compile(r"\\[ux][0-9a-fA-F]{2}")
-_VERSION = re.compile(r"[~^>=<v]*\d+(?:\.\d+)+(?:[-+.][\w.]*)?")  # `"pbkdf2-password": "0.1.2"` in package.json
-_COLOR = re.compile(r"^#[0-9a-fA-F]{3,8}$")
-_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
-_CALL = re.compile(r"[\w.$]+[(\[]")
+_TEMPLATE = LazyPattern(r"\$\{|\$\(|\{\{|\{%|<%|%\(|%[sdrfi](?![A-Za-z0-9])|%\d|^\$|^%[\w]+%$|\{[^}\s]*\}")
+_MASK = LazyPattern(r"(?i)x{4,}|(?:^|[-_.])x{3}(?:$|[-_.])|\*{3,}|\.{3}|…|•{3,}|^(.)\1*$|^<.*>$|^\[.*\]$")
+_EXAMPLE = LazyPattern(r"EXAMPLE|(?i:(?:^|[^a-z])(?:your|example|sample|dummy|fake|placeholder|insert|replace|change)(?:[^a-z]|$))")
+_PATH = LazyPattern(r"^(?:~|\.{1,2})?/[\w.@~+-]+(?:/[\w.@~+-]*)+$|^[A-Za-z]:\\|^file:|\.(?:pem|key|crt|cer|p12|pfx|json|txt|env|gpg|asc|jks|der)$")
+_WEAK = LazyPattern(r"(?i)(?:pass(?:word)?|secret|token|key|test|admin|user|demo|guest|changeme)[\W_]*\d{1,4}!?")
+_ESCAPED = LazyPattern(r"\\[ux][0-9a-fA-F]{2}")
+_VERSION = LazyPattern(r"[~^>=<v]*\d+(?:\.\d+)+(?:[-+.][\w.]*)?")  # `"pbkdf2-password": "0.1.2"` in package.json
+_COLOR = LazyPattern(r"^#[0-9a-fA-F]{3,8}$")
+_IDENTIFIER = LazyPattern(r"[A-Za-z_$][\w$]*")
+_DOTTED = LazyPattern(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
+_CALL = LazyPattern(r"[\w.$]+[(\[]")
 _SYMBOLS = frozenset("!@#$%^&*+=?~/")
 _OPERATORS = (" or ", " and ", " + ", " || ", " && ", " ?? ", " if ", " else ", " ? ")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from urllib.parse import unquote
 
+from ctxkeep.text import LazyPattern
 from ctxkeep.tools.redaction.rules import Context, Found, Rule, pattern_rule
 from ctxkeep.tools.redaction.values import (
     SECRET_NAME,
@@ -24,10 +24,10 @@ from ctxkeep.tools.redaction.values import (
 _URL_PASSWORD = (r"://(?<=[A-Za-z0-9+.]://)(?P<user>[^\s:/@?#\"'<>`]*):(?P<pw>[^\s\"'<>`,]{1,128}?)@"
                  r"(?=\[|[\w.-]+(?::\d+)?(?:[/?#\s\"'<>`)\],;]|\Z))")
 _QUERY = r"(?P<name>[\w.-]{1,60})=(?P<value>[^&\s#\"'<>;`]+)"
-_QUERY_NAME = re.compile(rf"(?:{SECRET_NAME}|sig|signature|x-amz-credential)$")
+_QUERY_NAME = LazyPattern(rf"(?:{SECRET_NAME}|sig|signature|x-amz-credential)$")
 _HEADER_VALUE = r"[ \t]*:[ \t]*(?P<value>[^\s\"'`,;]+)"
 _HEADER_KEY = r"(?P<tail>key)(?:" + "|".join(f"(?<={w}key)" for w in ("api-", "api", "access-", "access", "auth-", "auth")) + ")"
-_HEADER_NAME = re.compile(r"[A-Za-z0-9-]*$")
+_HEADER_NAME = LazyPattern(r"[A-Za-z0-9-]*$")
 _AUTH = r"authorization(?<!\wauthorization)[\"']?\s*[:=]\s*[\"']?"
 _OTHER_SCHEMES = r"(?:token|bot|apikey|api-key|key|sso-key|ssws|splunk|geniekey)"
 _FLAG = (r"--(?<![\w-]--)(?:[a-z0-9]+-)*(?:password|passwd|passphrase|token|secret|api-?key|access-key|secret-key)"
@@ -36,8 +36,8 @@ _CURL_USER = r"[ \t]+[\"']?(?P<user>[^\s:\"'-][^\s:\"']*):(?P<value>[^\s\"']+)"
 # `-p` holds a password only after these commands: `docker login -u ci -p …`, `sshpass -p …`, `mysql -p…`
 _LOGIN_P = r"(?:login(?<=docker login)|login(?<=podman login)|sshpass)[^\n|;&]*?[ \t]-p[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)"
 _MYSQL_P = r"mysql(?:dump|admin)?(?<![\w-]mysql)(?<![\w-]mysqldump)(?<![\w-]mysqladmin)[^\n|;&]*?[ \t]-p(?P<value>[^\s\"'`;|&-][^\s\"'`;|&]*)"
-_COOKIE_HEADER = re.compile(r"cookie[ \t]*:[ \t]*(?P<value>[^\r\n\"'`]*)")
-_COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*(?P<name>[^=;\s]+)=(?P<value>[^;\s]+)")
+_COOKIE_HEADER = LazyPattern(r"cookie[ \t]*:[ \t]*(?P<value>[^\r\n\"'`]*)")
+_COOKIE_PAIR = LazyPattern(r"(?:^|;)[ \t]*(?P<name>[^=;\s]+)=(?P<value>[^;\s]+)")
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "version", "comment"})
 
 
@@ -46,6 +46,8 @@ def _text(context: Context, match: re.Match[str], group: str) -> str:
 
 
 def _url_password(secret: str, match: re.Match[str], context: Context) -> bool:
+    from urllib.parse import unquote  # here: urllib.parse costs the hooks' fast path more than all the rules
+
     plain = unquote(secret)
     return secret != _text(context, match, "user") and not is_placeholder(plain) and (chosen(plain) or not context.is_code)
 
