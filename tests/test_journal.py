@@ -169,7 +169,7 @@ async def test_memories_borrow_what_the_fixed_slots_leave_unless_capped(timed: S
     policy = await memory_write(timed, MemoryWriteRequest(**POLICY))
     small = await build_working_set(timed, WorkingSetRequest(task_id="refunds", budget_tokens=800))  # memory's share: 40 tokens
     assert small.memory_ids == [policy.memory.memory_id] and small.tokens_total <= 800
-    assert next(b.tokens for b in small.blocks if b.slot == "memory") > small.slot_budgets["memory"]
+    assert next(b.tokens for b in small.blocks if b.slot == "memory") > 800 * 5 // 100  # over its default share of 5%
     capped = await build_working_set(timed, WorkingSetRequest(task_id="refunds", budget_tokens=800, slot_budgets={"memory": 40}))
     assert capped.memory_ids == [] and [d.ref for d in capped.dropped if d.slot == "memory"] == [policy.memory.memory_id]
 

@@ -65,12 +65,13 @@ class CacheBreakpoint(Model):
 
 
 class DroppedItem(Model):
-    """Something the budget left out (or cut short): where it would have gone, what it was, how to get it."""
+    """Something the budget left out (or cut short): where it would have gone, what it was, why, how to get it."""
 
     slot: Slot
     item: str
     reason: Literal["budget", "truncated"]
     ref: str | None = None
+    why: str = Field(default="", description="Why it left: the slot's tokens, whether a cap or a short budget set them, and how to get it back.")
 
 
 class WorkingSetDiff(Model):

@@ -35,7 +35,7 @@ from ctxkeep.tools.journal import describe, to_action
 from ctxkeep.tools.messages import detect_format, parse, render_for_count
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import query_terms
-from ctxkeep.tools.working_set.budget import allocate, make_room
+from ctxkeep.tools.working_set.budget import allocate, check_control_fits, make_room, share_out
 from ctxkeep.tools.working_set.delivered import with_delivered
 from ctxkeep.tools.working_set.evidence_slot import EvidenceSlot, evidence_slot
 from ctxkeep.tools.working_set.memory_slot import memory_slot
@@ -118,17 +118,53 @@ def _cost(block: Rendered) -> int:
 
 
 def _control_blocks(req: WorkingSetRequest, row: CheckpointRow, allocation: dict[Slot, int], caps: dict[Slot, int],
-                    intents: list[str]) -> dict[Slot, Rendered]:
-    """Policy, goal, state (with the open intents) and next action, after making room for their control rules (which
-    raises when it cannot)."""
+                    intents: list[str]) -> tuple[dict[Slot, Rendered], int]:
+    """Policy, goal and next action (whole), after making room for every control rule (which raises, naming the
+    budget that works, when it cannot); and the state's floor: its control sections, plus the exact facts while the
+    budget has room for them."""
     state = parse_state(row)
     fixed: dict[Slot, Rendered] = {"policy": policy_block(req.policy, count_tokens), "goal": goal_block(req.task_id, state, count_tokens),
                                    "next_action": next_action_block(state, count_tokens)}
-    for slot, rendered in fixed.items():
-        make_room(allocation, caps, slot, _cost(rendered), req.budget_tokens)
     control = state_control_tokens(row.version, state, count_tokens, intents) + SEPARATOR_TOKENS
-    make_room(allocation, caps, "state", control, req.budget_tokens)
-    return {**fixed, "state": state_block(row.version, state, allocation["state"] - SEPARATOR_TOKENS, count_tokens, intents)}
+    needs: dict[Slot, int] = {**{slot: _cost(r) for slot, r in fixed.items()}, "state": control}
+    check_control_fits(req.budget_tokens, needs, caps)
+    for slot in needs:
+        make_room(allocation, caps, slot, needs[slot], req.budget_tokens, needs)
+    protected = state_control_tokens(row.version, state, count_tokens, intents, keep_facts=True) + SEPARATOR_TOKENS
+    try:
+        make_room(allocation, caps, "state", protected, req.budget_tokens, needs)
+        return fixed, protected
+    except InvalidInput:  # no room for the facts: they may be cut, the control rules may not
+        return fixed, control
+
+
+async def _stable_slots(tx: Tx, scope: Scope, req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None, focus: str,
+                        allocation: dict[Slot, int], caps: dict[Slot, int], intents: list[str], state_floor: int,
+                        blocks: dict[Slot, Rendered]) -> list[str]:
+    """State, memory and history into `blocks`, sharing what policy, goal, next action, evidence, recent and the
+    reserve leave them: all they need when it fits, default shares as ceilings when it does not. Returns the memory ids.
+    Independent of the recent messages, so the stable prefix does not move as they grow."""
+    state = parse_state(row)
+    room = req.budget_tokens - sum(allocation[s] for s in ("evidence", "recent", "reserve")) - sum(
+        _cost(blocks[s]) for s in ("policy", "goal", "next_action"))
+    room = max(room, state_floor)
+    moment = utc_text(req.as_of or scope.clock()) or ""
+    ceiling = {slot: caps.get(slot, room) for slot in ("state", "memory", "history")}
+    memories = await memory_slot(tx, scope.project, focus, moment, max(0, min(room, ceiling["memory"]) - SEPARATOR_TOKENS), count_tokens)
+    demands: dict[Slot, int] = {
+        "state": min(_cost(state_block(row.version, state, 10**9, count_tokens, intents)), ceiling["state"]),
+        "memory": min(_cost(memories.rendered), ceiling["memory"]),
+        "history": min(_cost(history_block(digest, 10**9, count_tokens)), ceiling["history"]),
+    }
+    given = share_out(room, demands, {"state": state_floor})
+    blocks["state"] = state_block(row.version, state, max(given["state"], state_floor) - SEPARATOR_TOKENS, count_tokens, intents)
+    if given["memory"] < _cost(memories.rendered):
+        memories = await memory_slot(tx, scope.project, focus, moment, max(0, given["memory"] - SEPARATOR_TOKENS), count_tokens)
+    blocks["memory"] = memories.rendered
+    blocks["history"] = history_block(digest, max(0, given["history"] - SEPARATOR_TOKENS), count_tokens)
+    for slot in ("state", "memory", "history"):
+        allocation[slot] = given[slot]
+    return memories.memory_ids
 
 
 async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None,
@@ -136,31 +172,21 @@ async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: Checkpoin
     caps = dict(req.slot_budgets)
     allocation = allocate(req.budget_tokens, caps)
     intents = [describe(to_action(row)) for row in await tx.journal.open_for_task(scope.project, req.task_id)]
-    blocks = _control_blocks(req, row, allocation, caps, intents)
-    # memories may borrow what the fixed slots leave, up to their own share again, before it flows to evidence
-    spare = sum(allocation[s] - _cost(blocks[s]) for s in ("policy", "goal", "state", "next_action") if s not in caps)
-    memory_limit = allocation["memory"] - SEPARATOR_TOKENS + (min(max(0, spare), allocation["memory"]) if "memory" not in caps else 0)
-    moment = utc_text(req.as_of or scope.clock()) or ""
-    memories = await memory_slot(tx, scope.project, focus, moment, memory_limit, count_tokens)
-    blocks["memory"] = memories.rendered
-    # history is settled before evidence (it must not change with the focus): it takes its share, plus what the
-    # fixed slots leave when evidence is capped; otherwise what they leave flows to evidence, and what evidence
-    # leaves flows to recent
-    pool = sum(allocation[s] - _cost(blocks[s]) for s in ("policy", "goal", "state", "memory", "next_action") if s not in caps)
-    history_limit = allocation["history"] - SEPARATOR_TOKENS + (pool if "evidence" in caps and "history" not in caps else 0)
-    blocks["history"] = history_block(digest, history_limit, count_tokens)
-    if "history" not in caps:
-        pool = max(0, history_limit - blocks["history"].tokens) + (pool if "evidence" not in caps else 0)
+    blocks, state_floor = _control_blocks(req, row, allocation, caps, intents)
+    memory_ids = await _stable_slots(tx, scope, req, row, digest, focus, allocation, caps, intents, state_floor, blocks)
+    # what the stable slots leave flows to evidence (unless capped), what evidence leaves to recent
+    used = sum(_cost(blocks[s]) for s in ("policy", "goal", "state", "memory", "history", "next_action"))
+    pool = max(0, req.budget_tokens - allocation["evidence"] - allocation["recent"] - allocation["reserve"] - used)
     where = _filter(scope, req)
     evidence_limit = allocation["evidence"] - SEPARATOR_TOKENS + (pool if "evidence" not in caps else 0)
     sticky = _sticky(previous, _focus_key(req, focus), evidence_limit)
     evidence = await evidence_slot(tx, scope.project, focus, where, evidence_limit, count_tokens, sticky)
-    if "evidence" not in caps:
-        pool = evidence_limit - evidence.tokens
+    pool = evidence_limit - evidence.tokens if "evidence" not in caps else pool
     recent_limit = allocation["recent"] - SEPARATOR_TOKENS + (max(0, pool) if "recent" not in caps else 0)
     previous_start = RecentStart(**json.loads(previous.recent_json)) if previous and previous.recent_json != "null" else None
     recent = recent_slot(req.recent_messages or [], req.format, recent_limit, count_tokens, previous_start)
-    parts = _Parts(blocks, evidence, recent, evidence_limit, memories.memory_ids)
+    allocation["evidence"], allocation["recent"] = evidence_limit + SEPARATOR_TOKENS, max(0, recent_limit) + SEPARATOR_TOKENS
+    parts = _Parts(blocks, evidence, recent, evidence_limit, memory_ids)
     return await _within_budget(tx, scope, req, parts, digest, focus, where, sticky), allocation
 
 
@@ -178,7 +204,7 @@ async def _within_budget(tx: Tx, scope: Scope, req: WorkingSetRequest, parts: _P
         parts.blocks["history"] = history_block(digest, max(0, parts.blocks["history"].tokens - excess - 8), count_tokens)
     if _total(req, parts) > req.budget_tokens:
         raise InvalidInput(f"budget_tokens = {req.budget_tokens} cannot hold this task's control rules and the blank lines "
-                           "between its blocks; send a larger budget_tokens")
+                           f"between its blocks; send budget_tokens of at least {_total(req, parts)}")
     return parts
 
 
@@ -304,6 +330,7 @@ def _result(req: WorkingSetRequest, row: CheckpointRow, focus: str, parts: _Part
     refs = [pick.row.ref for pick in parts.evidence.picks]
     dropped = [d for slot in ORDER if slot not in ("evidence", "recent") for d in parts.blocks[slot].dropped]
     dropped += parts.recent.dropped + parts.evidence.dropped
+    dropped = [d.model_copy(update={"why": _why(d, allocation, req.slot_budgets)}) for d in dropped]
     messages = _messages(req, parts, texts[cache.block_index][0] if cache else None) if req.format != "markdown" else None
     return WorkingSetResult(
         task_id=req.task_id, version=row.version, focus=focus, format=req.format,
@@ -312,6 +339,23 @@ def _result(req: WorkingSetRequest, row: CheckpointRow, focus: str, parts: _Part
         cache_breakpoint=cache, evidence_refs=refs, memory_ids=parts.memory_ids, dropped=_ordered(dropped)[:MAX_DROPPED], dropped_more=max(0, len(dropped) - MAX_DROPPED),
         diff=_diff(previous, _focus_key(req, focus), _claims(parts), refs), compress_advice=_advice(req, row, digest, parts, allocation),
     )
+
+
+_GET_BACK: dict[str, str] = {
+    "state": "checkpoint_load shows the whole state", "evidence": "evidence_get(ref) returns it whole",
+    "memory": "memory_search finds it", "history": "the digest is kept whole by compress_history",
+    "recent": "older messages leave first; compress_history keeps them",
+}
+
+
+def _why(item: DroppedItem, allocation: dict[Slot, int], caps: dict[Slot, int]) -> str:
+    """Why an item left: the tokens its slot had and what set them."""
+    if item.reason == "truncated" and item.slot == "evidence":
+        return f"shown as its best passage to fit; {_GET_BACK['evidence']}"
+    limit = allocation.get(item.slot, 0)
+    setter = "its cap in slot_budgets" if item.slot in caps else "its part of a short budget (control rules, then exact facts, go first)"
+    verb = "cut short" if item.reason == "truncated" else "left out"
+    return f"{verb}: the {item.slot} slot had {limit} tokens ({setter}); {_GET_BACK.get(item.slot, '')}".rstrip("; ")
 
 
 def _ordered(dropped: list[DroppedItem]) -> list[DroppedItem]:

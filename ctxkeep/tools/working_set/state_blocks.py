@@ -2,8 +2,8 @@
 
 Control rules (policy, goal, done criteria, constraints, open side effects, pending items, open
 approvals, the next action) are rendered whole or not at all: the caller makes room for them or refuses the budget.
-The rest of the state shrinks list by list (fewer items, shorter items) until it fits; what
-is left out is reported. The same state always renders the same bytes.
+Exact facts come next: whole while the budget has room. The rest of the state shrinks list by list (fewer items,
+shorter items) until it fits; what is left out is reported. The same state always renders the same bytes.
 """
 
 from __future__ import annotations
@@ -115,23 +115,26 @@ def _flexible_sections(state: TaskState) -> list[Section]:
     ]
 
 
-def state_control_tokens(version: int, state: TaskState, count: Count, intents: Sequence[str] = ()) -> int:
-    """Tokens the state slot needs at the least: its control sections whole, everything else left out."""
-    return _state(version, state, count, _CAPS[-1], intents).tokens
+def state_control_tokens(version: int, state: TaskState, count: Count, intents: Sequence[str] = (), keep_facts: bool = False) -> int:
+    """Tokens the state slot needs at the least: its control sections whole (and, with `keep_facts`, the exact facts),
+    everything else left out."""
+    return _state(version, state, count, _CAPS[-1], intents, keep_facts).tokens
 
 
 def state_block(version: int, state: TaskState, limit: int, count: Count, intents: Sequence[str] = ()) -> Rendered:
-    """The state within `limit` tokens (control sections, open intents among them, always whole), or its smallest form
-    when none fits."""
+    """The state within `limit` tokens: control sections (open intents among them) always whole, then the exact facts
+    whole while they fit, then the rest list by list; its smallest form when none fits."""
     rendered = EMPTY
-    for cap in _CAPS:
-        rendered = _state(version, state, count, cap, intents)
-        if rendered.tokens <= limit:
-            break
+    for keep_facts in (True, False):
+        for cap in _CAPS:
+            rendered = _state(version, state, count, cap, intents, keep_facts)
+            if rendered.tokens <= limit:
+                return rendered
     return rendered
 
 
-def _state(version: int, state: TaskState, count: Count, cap: tuple[int | None, int | None], intents: Sequence[str]) -> Rendered:
+def _state(version: int, state: TaskState, count: Count, cap: tuple[int | None, int | None], intents: Sequence[str],
+           keep_facts: bool = False) -> Rendered:
     lines: list[str] = []
     claims: list[str] = []
     dropped: list[DroppedItem] = []
@@ -140,10 +143,11 @@ def _state(version: int, state: TaskState, count: Count, cap: tuple[int | None, 
         lines, claims = lines + body, claims + shown
     left_total = 0
     for section in _flexible_sections(state):
-        body, shown, left_out = _render_section(section, cap)
+        own_cap = (None, None) if keep_facts and section.claim == "fact" else cap
+        body, shown, left_out = _render_section(section, own_cap)
         lines, claims = lines + body, claims + shown
         left_total += len(left_out)
-        dropped += [DroppedItem(slot="state", item=f"{section.claim}: {line[:200]}", reason="budget" if cap[0] == 0 else "truncated")
+        dropped += [DroppedItem(slot="state", item=f"{section.claim}: {line[:200]}", reason="budget" if own_cap[0] == 0 else "truncated")
                     for line in left_out]
     if cap[0] == 0 and left_total:
         lines.append(f"(… {left_total} more items of the state left out: {MORE})")
