@@ -22,6 +22,7 @@ from ctxkeep.cli.errors import describe
 from ctxkeep.cli.inspect import add_inspection_commands
 from ctxkeep.cli.journal_commands import add_journal_command
 from ctxkeep.cli.memory_commands import add_memory_commands
+from ctxkeep.cli.teams import add_team_commands
 from ctxkeep.cli.ui.command import add_ui_command
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_inspection_commands(commands, _positive)
     add_memory_commands(commands, _positive)
     add_journal_command(commands, _positive)
+    add_team_commands(commands)
     add_ui_command(commands)
     from ctxkeep.cli.clients import CLIENTS, SCOPE_CHOICES
 

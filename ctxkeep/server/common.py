@@ -8,6 +8,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from ctxkeep.errors import CtxkeepError
+from ctxkeep.server.principal import scoped
 from ctxkeep.tools.scope import Scope
 
 READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -41,8 +42,9 @@ class Runtime:
     failure: CtxkeepError | None = None
 
     def get(self) -> Scope:
-        """The scope; raises the opening failure so every call reports it (the server keeps running)."""
+        """The scope (a shared server's: the request's project and user); raises the opening failure so every call
+        reports it (the server keeps running)."""
         if self.failure is not None:
             raise self.failure
         assert self.scope is not None, "the server lifespan has not started"
-        return self.scope
+        return scoped(self.scope)

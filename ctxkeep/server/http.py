@@ -171,8 +171,14 @@ def _announce(url: str, where: str | None, token_file: Path | None, serves: str 
 def serve_http(settings: Settings, host: str, port: int, token: str | None, allow_remote: bool, no_token: bool = False) -> None:
     """Serve until interrupted. `token` is CTXKEEP_HTTP_TOKEN (None: unset); without it and without `no_token`, the
     generated token file beside the database is used (created when missing)."""
+    import anyio
     import uvicorn
 
+    from ctxkeep.server.http_users import has_users, serve_with_users
+
+    if anyio.run(has_users, settings.location, settings.busy_timeout_ms):  # per-user tokens: only those are accepted
+        serve_with_users(settings, host, port, token, allow_remote, no_token)
+        return
     check_exposure(host, token, allow_remote, no_token)
     token_file, where = None, None if no_token else "CTXKEEP_HTTP_TOKEN"
     if token is None and not no_token:
