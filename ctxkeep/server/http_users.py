@@ -1,0 +1,132 @@
+"""`serve --http` with per-user tokens (`ctxkeep token create`): every request must carry one of them; it works in a
+project the token grants, as that user.
+
+The project is the `X-Ctxkeep-Project` header, or the token's only project. A missing, malformed, unknown, wrong or
+revoked token gets one and the same 401, and a project the token does not grant one and the same 403 whether or not
+the project exists: a refusal reveals nothing about what the server holds. Tokens are looked up in the database on
+every request, so a revocation applies to the next request.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ctxkeep.errors import InvalidInput
+from ctxkeep.server.principal import PRINCIPAL, Principal
+from ctxkeep.settings import Settings
+from ctxkeep.storage import Store
+from ctxkeep.tools.users import User, authenticate
+
+PROJECT_HEADER = b"x-ctxkeep-project"
+UNAUTHORIZED = "missing, wrong or revoked token: send Authorization: Bearer <your ckt_ token> (ctxkeep token create)"
+
+
+async def _respond(send: Any, status: int, message: str) -> None:
+    headers = [(b"content-type", b"application/json")] + ([(b"www-authenticate", b"Bearer")] if status == 401 else [])
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps({"error": message}).encode()})
+
+
+def _project(user: User, header: bytes | None) -> tuple[str | None, str]:
+    """The project the request names (or the token's only one), and the refusal to send when there is none."""
+    if header is None:
+        if len(user.projects) == 1:
+            return user.projects[0], ""
+        return None, f"name the project with the X-Ctxkeep-Project header: this token grants {len(user.projects)} projects"
+    try:
+        project = header.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None, "the X-Ctxkeep-Project header is not UTF-8"
+    if project not in user.projects:
+        return None, f"this token does not grant project {project[:200]!r}: ask for a token that does (ctxkeep token create --project …)"
+    return project, ""
+
+
+class UserTokens:
+    """ASGI middleware: authenticates each HTTP request by its user token and runs it as that user in its project."""
+
+    def __init__(self, app: Any, location: Path | str, busy_timeout_ms: int) -> None:
+        self.app, self._location, self._busy = app, location, busy_timeout_ms
+        self._store: Store | None = None
+        self._opening = anyio.Lock()
+
+    async def _opened(self) -> Store:
+        async with self._opening:
+            if self._store is None:
+                self._store = await Store.open(self._location, self._busy)
+            return self._store
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, self._closing_on_shutdown(receive), send)
+            return
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        scheme, _, credentials = headers.get(b"authorization", b"").strip().partition(b" ")
+        user = None
+        if scheme.lower() == b"bearer":
+            user = await authenticate(await self._opened(), credentials.strip().decode("ascii", "replace"))
+        if user is None:
+            await _respond(send, 401, UNAUTHORIZED)
+            return
+        project, refusal = _project(user, headers.get(PROJECT_HEADER))
+        if project is None:
+            await _respond(send, 403 if PROJECT_HEADER in headers else 400, refusal)
+            return
+        token = PRINCIPAL.set(Principal(user.name, project))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            PRINCIPAL.reset(token)
+
+    def _closing_on_shutdown(self, receive: Any) -> Any:
+        async def wrapped() -> Any:
+            message = await receive()
+            if message.get("type") == "lifespan.shutdown" and self._store is not None:
+                await self._store.close()
+                self._store = None
+            return message
+
+        return wrapped
+
+
+async def has_users(location: Path | str, busy_timeout_ms: int) -> bool:
+    """Whether the database holds per-user tokens (then `serve --http` accepts only those)."""
+    from ctxkeep.tools.users import users_exist
+
+    store = await Store.open(location, busy_timeout_ms)
+    try:
+        return await users_exist(store)
+    finally:
+        await store.close()
+
+
+def serve_with_users(settings: Settings, host: str, port: int, token: str | None, allow_remote: bool, no_token: bool) -> None:
+    """`serve --http` when the database holds user tokens: the same bind rules (loopback, else --allow-remote), only
+    those tokens accepted (CTXKEEP_HTTP_TOKEN and --no-token are refused: they would let someone in as nobody)."""
+    import sys
+
+    import uvicorn
+
+    from ctxkeep.server.http import http_app, is_loopback
+    from ctxkeep.storage.interface import shown_location
+
+    if token is not None or no_token:
+        raise InvalidInput("this database has per-user tokens (ctxkeep token list): every user sends their own, so unset "
+                           "CTXKEEP_HTTP_TOKEN and drop --no-token")
+    if not is_loopback(host) and not allow_remote:
+        raise InvalidInput(f"--host {host} is not 127.0.0.1, localhost or ::1; add --allow-remote to serve it (put TLS in "
+                           "front: a reverse proxy), or leave --host at 127.0.0.1")
+    bare = host.strip("[]")
+    url = f"http://{f'[{bare}]' if ':' in bare else bare}:{port}/mcp"
+    print(f"ctxkeep: serving {url} (database {shown_location(settings.location)}) for the users of `ctxkeep token list`; "
+          "every request needs Authorization: Bearer <the user's ckt_ token>, and X-Ctxkeep-Project when the token grants "
+          "several projects", file=sys.stderr, flush=True)
+    app = UserTokens(http_app(settings, host, None), settings.location, settings.busy_timeout_ms)
+    uvicorn.run(app, host=bare, port=port, log_level=settings.log_level.lower())
