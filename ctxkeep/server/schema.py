@@ -5,7 +5,8 @@ unknown fields refused by name). What `tools/list` sends is that schema made lea
 paid for in every request of every turn: no titles, `anyOf` with null collapsed to its one type,
 no null or empty defaults, no generic size limits (4,000 characters, 200 items, 2^53), no
 `additionalProperties: false` (unknown fields are refused by name anyway), definitions used once
-inlined, and shapes another tool already shows named instead of repeated (`SHARED`).
+inlined, shapes another tool already shows named instead of repeated (`SHARED`, `REPLACED`), and a
+property description several tools share said by one of them (`SAID_ONCE`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,14 @@ NOISE_LIMITS = {"maxLength": 200, "maxItems": 200, "maximum": 2**53}
 SUBSCHEMA_KEYS = {"items", "anyOf", "oneOf", "allOf", "additionalProperties", "propertyNames"}
 # a definition shown whole by one tool and only named by the others (tool that shows it, what the others say)
 SHARED = {"TaskState": ("checkpoint_save", "A TaskState: the shape of checkpoint_save's `state`.")}
+# property descriptions shared by several tools: said once, by the tool named, and left out of the others (or shortened)
+SAID_ONCE = {
+    "Your name for the task, e.g. 'fix-login-bug'.": ("checkpoint_save", None),
+    "text: readable, for you (default); json: also the structured result, for programs.": ("checkpoint_load", "text (default) or json."),
+    "Claim the task's lease as this owner (your agent or machine name).": ("checkpoint_save", "As in checkpoint_save."),
+    "The lease's length (default 600 s; 0 releases it).": ("checkpoint_save", None),
+    "An evidence ref, e.g. 'ev_3f2a…'.": ("evidence_get", None),
+}
 # properties advertised by name instead of repeating a shape the same schema shows (the server validates them in full)
 REPLACED = {("evidence_put", "items"): {"type": "array", "items": {"type": "object"},
                                         "description": "A batch instead of content: objects with the fields above (content required)."}}
@@ -53,6 +62,10 @@ def lean_schema(tool: str, schema: dict[str, Any]) -> dict[str, Any]:
         return resolve(value) if key in SUBSCHEMA_KEYS else value
 
     lean: dict[str, Any] = resolve({key: value for key, value in schema.items() if key != "$defs"})
+    for name, prop in lean.get("properties", {}).items():
+        said = SAID_ONCE.get(prop.get("description", ""))
+        if said and said[0] != tool:
+            lean["properties"][name] = {k: v for k, v in prop.items() if k != "description"} | ({"description": said[1]} if said[1] else {})
     for (owner, name), replacement in REPLACED.items():
         if owner == tool and name in lean.get("properties", {}):
             lean["properties"][name] = replacement

@@ -19,6 +19,7 @@ from ctxkeep.models.working_set import (
     WorkingSetResult,
 )
 from ctxkeep.server.common import Runtime, text_reply
+from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.working_set import build_working_set as build
 
 # it records the selection (for the next diff and a stable cache prefix), so it is not read-only
@@ -28,10 +29,16 @@ ASSEMBLE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempot
 ServerFormat = Literal["markdown", "json", "anthropic", "openai"]
 
 
+ENVELOPE = 0.03  # what the text may add to budget_tokens: the compress advice line, when it fits
+
+
 def _text(result: WorkingSetResult) -> str:
-    """Markdown: the working set itself; messages: a one-line account (the messages are in structuredContent)."""
+    """Markdown: the working set itself, then the compress advice when there is any and it fits 3% of the budget;
+    messages: a one-line account (the messages are in structuredContent)."""
     if result.text is not None:
-        return result.text
+        advice = result.compress_advice
+        line = f"\n[ctxkeep compress advice: {advice.reason}]\n" if advice.resource or advice.semantic else ""
+        return result.text + line if line and count_tokens(line) <= ENVELOPE * result.budget_tokens else result.text
     slots = ", ".join(f"{b.slot} {b.tokens}" for b in result.blocks)
     return (f"working set of {result.task_id} v{result.version}: {len(result.messages or [])} {result.format} messages, "
             f"{result.tokens_total} of {result.budget_tokens} tokens ({slots}); the messages are in structuredContent")
