@@ -11,7 +11,8 @@ key wins. Kinds:
 - `edit` (key: the file), `vcs` (commit, push, clean tree), `check` (test, build, lint: passed/failed);
 - `error` (key: tool and command, status open/resolved), `read` (a file read back) and `ran` (a command run):
   what verifies a write.
-Standard library only (per-event hooks).
+No record holds a secret in clear: prompts, commands, error lines and quoted rules are redacted as evidence is
+(`ctxkeep.tools.redact`), before anything is cut. Standard library only (per-event hooks).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ctxkeep.clients.core import commands
 from ctxkeep.text import LazyPattern, match_key, one_line, without_bad_characters
 
 MAX_TEXT = 4_000
+_CUT_MARGIN = 4_096  # redacted past the cut, so a secret that straddles it is still seen whole
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 PLAN_FILES = "/.claude/plans/"
 _CREATED_ID = LazyPattern(r"#(\d+)|\btask (?:id )?(\d+)\b", re.IGNORECASE)
@@ -66,8 +68,26 @@ def digest(text: str) -> str:
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 
 
+def unsecret(text: str) -> str:
+    """`text` with every secret replaced by its marker."""
+    from ctxkeep.tools.redact import redact_secrets  # here: only a record's maker needs the rules
+
+    return redact_secrets(text)[0]
+
+
+def cut(text: str, limit: int) -> str:
+    """At most `limit` characters of `text`, redacted first, so no part of a secret is left at the cut."""
+    return unsecret(text[:limit + _CUT_MARGIN])[:limit]
+
+
 def clean(text: str, limit: int = MAX_TEXT) -> str:
-    return without_bad_characters(text)[:limit].strip()
+    """Text as a record holds it: no control characters, no secrets, at most `limit` characters."""
+    return cut(without_bad_characters(text), limit).strip()
+
+
+def _stored(records: list[Record]) -> list[Record]:
+    """Keys and sources made from commands and output lines, redacted too."""
+    return [r._replace(key=unsecret(r.key), source=unsecret(r.source)) for r in records]
 
 
 def from_prompt(text: str, at: str) -> list[Record]:
@@ -84,18 +104,18 @@ def from_assistant(text: str, at: str) -> list[Record]:
 def _todo_records(event: ToolEvent, known: Known) -> list[Record]:
     data = event.input
     if event.name == "TodoWrite" and isinstance(data.get("todos"), list):
-        todos = [{"content": one_line(str(t.get("content") or ""), 300), "status": str(t.get("status") or "pending")}
+        todos = [{"content": one_line(cut(str(t.get("content") or ""), 1_000), 300), "status": str(t.get("status") or "pending")}
                  for t in data["todos"] if isinstance(t, dict) and str(t.get("content") or "").strip()]
         return [Record("todo", "list", json.dumps(todos, ensure_ascii=False), event.at)]
     if event.name == "TaskCreate" and (data.get("subject") or data.get("description")):
-        subject = one_line(str(data.get("subject") or data.get("description")), 300)
+        subject = one_line(cut(str(data.get("subject") or data.get("description")), 1_000), 300)
         found = _CREATED_ID.search(event.output)
         task_id = (found.group(1) or found.group(2)) if found else str(len(known.tasks) + 1)
         known.tasks[task_id] = subject
         return [Record("task", task_id, subject, event.at, status="pending")]
     if event.name == "TaskUpdate" and data.get("status"):
         task_id = str(data.get("taskId", "")).strip()
-        subject = known.tasks.get(task_id) or one_line(str(data.get("subject") or ""), 300)
+        subject = known.tasks.get(task_id) or one_line(cut(str(data.get("subject") or ""), 1_000), 300)
         return [Record("task", task_id, subject, event.at, status=str(data["status"]))] if task_id and subject else []
     return []
 
@@ -112,16 +132,17 @@ def _edit_records(event: ToolEvent) -> list[Record]:
 
 def _bash_records(event: ToolEvent) -> list[Record]:
     command = str(event.input.get("command") or "")
-    out = [Record("ran", event.use_id or digest(command), command[:300], event.at)]  # the gate: a written file was run
+    shown = cut(command, 300)
+    out = [Record("ran", event.use_id or digest(command), shown, event.at)]  # the gate: a written file was run
     kind = commands.check_kind(command)
     if kind:
         outcome = commands.check_outcome(event.output, event.is_error)
-        detail = commands.failure_line(event.output) if outcome == "failed" else ""
-        out.append(Record("check", f"{kind}:{commands.command_head(command, 4)}", command[:300], event.at, status=outcome,
+        detail = cut(commands.failure_line(event.output), 200) if outcome == "failed" else ""
+        out.append(Record("check", f"{kind}:{commands.command_head(unsecret(command), 4)}", shown, event.at, status=outcome,
                           source=detail, ref=event.ref))
     action = commands.vcs_action(command)
     if action and not event.is_error:
-        out.append(Record("vcs", action, command[:300], event.at, status="done"))
+        out.append(Record("vcs", action, shown, event.at, status="done"))
     if commands.tree_is_clean(event.output):
         out.append(Record("vcs", "clean", "working tree clean", event.at, status="done"))
     return out
@@ -131,12 +152,13 @@ def _spec_records(event: ToolEvent) -> list[Record]:
     label = commands.reads_spec(event.name, event.input)
     if not label or event.is_error:
         return []
-    return [Record("rule", digest(rule), rule, event.at, source=label, ref=event.ref) for rule in commands.spec_rules(event.output)]
+    rules = [unsecret(rule) for rule in commands.spec_rules(event.output)]
+    return [Record("rule", digest(rule), rule, event.at, source=label, ref=event.ref) for rule in rules]
 
 
 def _error_key(event: ToolEvent) -> str:
     target = event.input.get("command") or event.input.get("file_path") or event.input.get("pattern") or ""
-    return f"{event.name}:{commands.command_head(str(target), 2)}"
+    return f"{event.name}:{commands.command_head(unsecret(str(target)), 2)}"  # redacted first: quotes go at the split
 
 
 def from_tool(event: ToolEvent, known: Known) -> list[Record]:
@@ -156,4 +178,4 @@ def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     elif key in known.open_errors:
         out.append(Record("error", key, "", event.at, status="resolved"))
         known.open_errors.discard(key)
-    return out
+    return _stored(out)

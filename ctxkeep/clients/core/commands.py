@@ -72,10 +72,11 @@ def check_outcome(output: str, is_error: bool) -> str:
 
 
 def failure_line(output: str) -> str:
-    """The line that says how a check failed ("3 failed, 12 passed", "FAIL: …"), else its last line."""
+    """The line that says how a check failed ("3 failed, 12 passed", "FAIL: …"), else its last line; whole (the
+    caller cuts it, after redaction)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     found = next((line for line in reversed(lines) if _FAILED.search(line)), None)
-    return (found or (lines[-1] if lines else ""))[:200]
+    return found or (lines[-1] if lines else "")
 
 
 def vcs_action(command: str) -> str | None:
