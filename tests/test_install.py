@@ -110,6 +110,23 @@ def test_a_reinstall_from_another_path_replaces_the_old_hooks(tmp_path: Path) ->
     assert commands == [f"'/opt/ctx keep/bin/ctxkeep' hook {hook}" for hook, _ in install.HOOKS.values()]
 
 
+
+@pytest.mark.parametrize("scope", ["local", "project", "user"])
+@pytest.mark.parametrize("existed", [True, False], ids=["file-existed", "no-file"])
+def test_a_reinstall_from_another_path_then_uninstall_restores_the_original(tmp_path: Path, scope: install.Scope,
+                                                                           existed: bool) -> None:
+    """The second install must not back up the first install's file over the backup of the original."""
+    home = tmp_path / "home"
+    files = [change.path for change in install.plan("install", scope, tmp_path, home / ".claude", EXE)]
+    originals = {path: _write(path, SETTINGS if path.name.startswith("settings") else MCP) if existed else None
+                 for path in files}
+    _run("install", tmp_path, home, executable="/old/venv/bin/ctxkeep", scope=scope)
+    _run("install", tmp_path, home, scope=scope)
+    _run("uninstall", tmp_path, home, scope=scope)
+    for path, original in originals.items():
+        assert (path.read_bytes() if path.exists() else None) == original, path
+        assert not path.with_name(path.name + ".ctxkeep.bak").exists(), path
+
 @pytest.mark.parametrize("content", ['{"hooks": {', '["not", "an", "object"]', '{"hooks": []}', '{"hooks": {"PreCompact": {}}}'])
 def test_invalid_settings_are_refused_and_nothing_is_written(tmp_path: Path, content: str) -> None:
     settings = tmp_path / ".claude" / "settings.json"

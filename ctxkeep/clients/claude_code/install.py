@@ -85,11 +85,14 @@ def _without_our_hooks(groups: list[Any], hook: str, matcher: str | None) -> lis
 def settings_with_hooks(path: Path, executable: str) -> FileChange:
     before, data = read_json(path)
     hooks = json_object(data, "hooks", path)
+    had_ours = False
     for event, (hook, matcher) in HOOKS.items():
-        groups = _without_our_hooks(json_list(hooks, event, path, where="hooks."), hook, matcher)
+        listed = json_list(hooks, event, path, where="hooks.")
+        groups = _without_our_hooks(listed, hook, matcher)
+        had_ours = had_ours or len(groups) < len(listed)
         ours: dict[str, Any] = {"hooks": [{"type": "command", "command": hook_command(executable, hook)}]}
         hooks[event] = groups + [{"matcher": matcher, **ours} if matcher else ours]
-    return FileChange(path, before, dump_json(data))
+    return FileChange(path, before, dump_json(data), backup=not had_ours)  # a reinstall keeps the original's backup
 
 
 def settings_without_hooks(path: Path) -> FileChange:
@@ -112,7 +115,7 @@ def mcp_with_server(path: Path, executable: str) -> FileChange:
     servers = json_object(data, "mcpServers", path)
     existing = servers.get(SERVER_NAME)
     servers[SERVER_NAME] = {**(existing if isinstance(existing, dict) else {}), "command": executable, "args": ["serve"]}
-    return FileChange(path, before, dump_json(data))
+    return FileChange(path, before, dump_json(data), backup=not _is_our_server(existing))
 
 
 def _is_our_server(entry: Any) -> bool:
