@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ctxkeep.clients.core import capture
-from ctxkeep.clients.core.capture import Known, Record, ToolEvent
+from ctxkeep.clients.core.capture import Record, ToolEvent
+from ctxkeep.clients.core.transcripts import Reading, latest
 
 _NOT_A_PROMPT = ("[Request interrupted", "<task-notification>", "This session is being continued", "<local-command-",
                  "Caveat:", "<system-reminder>", "<bash-", "<user-prompt-submit-hook>")
@@ -26,15 +27,14 @@ _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
 PlanReader = Callable[[str], "str | None"]
 
 
-class Transcript:
-    """What a transcript holds for ctxkeep: its records, the task the agent saved itself, compaction summaries."""
+class Transcript(Reading):
+    """What a Claude Code transcript holds for ctxkeep (a client's Reading): its records, the task the agent saved
+    itself, compaction summaries in order, and how many compactions it shows. Its messages stay empty:
+    compress_history reads the transcript file itself."""
 
     def __init__(self) -> None:
-        self.records: list[Record] = []
-        self.bound_task: str | None = None
-        self.summaries: list[str] = []  # each compaction's summary, in order
+        super().__init__()
         self.boundaries = 0
-        self.lines = 0
 
 
 def normal_time(stamp: Any, fallback: str) -> str:
@@ -79,7 +79,7 @@ def prompt_text(content: Any) -> str | None:
 class _Reader:
     def __init__(self, read_plan: PlanReader) -> None:
         self.out = Transcript()
-        self.known = Known()
+        self.known = self.out.known
         self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self.read_plan = read_plan
         self.last_command: int | None = None  # index in records of a slash command, until we know it ran locally
@@ -158,24 +158,19 @@ def read_transcript(lines: Iterable[str], read_plan: PlanReader = lambda path: N
         try:
             record = json.loads(line)
         except ValueError:
+            reader.out.skipped += 1
             continue
         if not isinstance(record, dict) or record.get("isSidechain"):
+            reader.out.skipped += 1
             continue
         try:
             reader.record(record)
         except (TypeError, ValueError, AttributeError, KeyError, IndexError):
-            continue  # a record of a shape this reader does not know
+            reader.out.skipped += 1  # a record of a shape this reader does not know
     for use_id in list(reader.calls):  # calls whose result is not written yet (the session stopped, or it is running)
         reader.tool_result({"tool_use_id": use_id, "content": ""}, None)
     return reader.out
 
-
-def latest(records: Iterable[Record]) -> list[Record]:
-    """One record per (kind, key): the latest one, in the order they were first seen."""
-    found: dict[tuple[str, str], Record] = {}
-    for record in records:
-        found[(record.kind, record.key)] = record
-    return list(found.values())
 
 
 TAIL_BYTES = 16 * 1024 * 1024
@@ -212,3 +207,6 @@ def last_compact_summary(path: str, tail_bytes: int = TAIL_BYTES) -> str | None:
         if found and found[-1]:
             return found[-1]
     return None
+
+
+__all__ = ["Transcript", "last_compact_summary", "latest", "normal_time", "prompt_text", "read_transcript", "text_of"]

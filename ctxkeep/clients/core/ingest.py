@@ -10,7 +10,6 @@ In order, each step noted as it really went (a failed step does not stop the lat
    checkpoint overflow to evidence; the agent's own task is never saved non-strict);
 5. the conversation goes through compress_history for that task (outputs offloaded, the digest updated).
 The session's hook state says when it started and finished; a session-start hook waits for it within a bound.
-Claude Code's own worker (`claude_code/hooks/pre_compact.py`) does the same steps on its transcript format.
 """
 
 from __future__ import annotations
@@ -45,14 +44,20 @@ from ctxkeep.tools.scope import Scope, open_scope
 
 Reader = Callable[[list[str], dict[str, Any]], Reading]  # (transcript lines, hook input) -> what they hold
 Locate = Callable[[Where, dict[str, Any]], "Path | None"]
+Compression = Callable[[Path, Reading, str], "CompressRequest | None"]  # (transcript, reading, task) -> the request
+
+
+def _messages(path: Path, reading: Reading, task_id: str) -> CompressRequest | None:
+    return CompressRequest(messages=reading.messages, format="anthropic", task_id=task_id) if reading.messages else None
 
 
 class Client:
     """What the worker needs of a client: its name (for the log and the goal of a prompt-less session), its task
-    prefix, where its transcript of a session is (None: not one it may read) and its reader."""
+    prefix, where its transcript of a session is (None: not one it may read), its reader, and what compress_history
+    is given (by default the reading's messages)."""
 
-    def __init__(self, name: str, prefix: str, locate: Locate, read: Reader) -> None:
-        self.name, self.prefix, self.locate, self.read = name, prefix, locate, read
+    def __init__(self, name: str, prefix: str, locate: Locate, read: Reader, compress: Compression = _messages) -> None:
+        self.name, self.prefix, self.locate, self.read, self.compress = name, prefix, locate, read, compress
 
 
 def _overflow(scope: Scope, task_id: str, stored: list[EvidenceItem]) -> Callable[[str, list[str]], str]:
@@ -110,7 +115,7 @@ async def bind(scope: Scope, w: Where, path: Path, fingerprint: str, bound_task:
     return task_id, bound
 
 
-async def _steps(scope: Scope, task_id: str, view: View, bound: bool, reading: Reading, client: str,
+async def _steps(scope: Scope, task_id: str, view: View, bound: bool, compress: CompressRequest | None, client: str,
                  env: Mapping[str, str]) -> list[str]:
     """Steps 3–5; each failure is noted and the later steps still run (what was done stands)."""
     notes = []
@@ -123,9 +128,8 @@ async def _steps(scope: Scope, task_id: str, view: View, bound: bool, reading: R
     except Exception as exc:
         notes.append(f"saving {task_id} failed: {type(exc).__name__}: {str(exc)[:200]}")
     try:
-        if reading.messages:
-            request = CompressRequest(messages=reading.messages, format="anthropic", task_id=task_id)
-            compressed = await compress_history(scope, request, env)
+        if compress is not None:
+            compressed = await compress_history(scope, compress, env)
             notes.append(f"{len(compressed.evidence_refs)} tool output(s) offloaded, digest of {len(compressed.digest)} characters")
     except Exception as exc:
         notes.append(f"compressing the history failed: {type(exc).__name__}: {str(exc)[:200]}")
@@ -143,7 +147,7 @@ async def ingest(scope: Scope, w: Where, path: Path, client: Client, hook: dict[
     notes = [f"{len(reading.records)} record(s) from {reading.lines} line(s), {reading.skipped} skipped",
              ("bound to the agent's task " if bound else "bound to ") + task_id]
     notes += await spool_notes(scope)  # with PostgreSQL: the summaries the hooks kept, first
-    notes += await _steps(scope, task_id, view, bound, reading, client.name, env)
+    notes += await _steps(scope, task_id, view, bound, client.compress(path, reading, task_id), client.name, env)
     notes += await spool_notes(scope, w.session_id)  # with PostgreSQL: what the hooks read, back into their spool
     stat = path.stat()
     with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
