@@ -8,6 +8,10 @@ carried, in the same run: Claude Code's summary alone (the baseline), the summar
 at session start), ctxkeep alone, and the summary plus the records' view (Claude Code 2.1.332, which writes its summary
 only after SessionStart(compact): the view is injected then, and PostCompact adds only unverified claims); sizes
 measured on the characters printed.
+
+Held out (`bench/fidelity_heldout.json`, 8 cut points with no compaction, written blind to the code): what
+`session-start` (resume) injects after `pre-compact` on the transcript cut there, against the baseline of the same
+number of characters of the conversation's most recent text (what keeping the tail of the history would keep).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ctxkeep.clients.claude_code.transcript import read_transcript
 from ctxkeep.project import transcript_slug
 
 ITEMS = Path(__file__).resolve().parent / "fidelity_items.json"
+HELD_OUT = Path(__file__).resolve().parent / "fidelity_heldout.json"
 BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -74,6 +79,50 @@ def _one(compaction: dict[str, Any]) -> dict[str, Any]:
             "lost_by_both": [i["id"] for i in items if not carried(i, summary + "\n" + repair)]}
 
 
+def _conversation_text(lines: list[str]) -> str:
+    """The conversation as plain text, in order: prompts, the agent's words, tool calls and their results."""
+    parts: list[str] = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        message = record.get("message") if isinstance(record, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+            if isinstance(block, dict):
+                value = block.get("text") or block.get("input") or block.get("content") or ""
+                parts.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def _held_out(cut: dict[str, Any]) -> dict[str, Any]:
+    lines = (SHARED_DATA / cut["file"]).read_text(encoding="utf-8").splitlines()[:cut["boundary_line"] - 1]
+    with tempfile.TemporaryDirectory() as tmp:
+        session = _Session(Path(tmp))
+        session.transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        session.hook("pre-compact", hook_event_name="PreCompact", trigger="auto")
+        printed = session.hook("session-start", hook_event_name="SessionStart", source="resume")
+    view, items = _context(printed), cut["items"]
+    tail = _conversation_text(lines)[-len(view):] if view else ""
+    return {"file": cut["file"], "cut": cut["boundary_line"], "items": len(items), "alone": sum(carried(i, view) for i in items),
+            "tail": sum(carried(i, tail) for i in items), "chars": len(printed),
+            "lost": [i["id"] for i in items if not carried(i, view)]}
+
+
+def _held_out_rows(results: list[dict[str, Any]]) -> tuple[list[dict[str, str]], list[str], dict[str, float]]:
+    n = sum(r["items"] for r in results)
+    share = {k: sum(r[k] for r in results) / n for k in ("alone", "tail")}
+    rows = [{"metric": f"held out: ctxkeep alone at {len(results)} cut points with no compaction ({n} items written blind)",
+             "value": f"{share['alone']:.3f}", "baseline": f"{share['tail']:.3f} the conversation's last text of the same size",
+             "target": "report"},
+            {"metric": "held out: records' view, printed characters: median (max)",
+             "value": _median_max([r["chars"] for r in results]), "baseline": "", "target": "≤ 9,000"}]
+    notes = [f"held out {r['file'].split('/')[-1][:24]} @{r['cut']}: alone {r['alone']}/{r['items']}, tail {r['tail']}; "
+             f"lost: {', '.join(r['lost']) or 'none'}" for r in results]
+    return rows, notes, share
+
+
 def run(quick: bool) -> dict[str, Any]:
     compactions = json.loads(ITEMS.read_text())["compactions"]
     if not (SHARED_DATA / compactions[0]["file"]).exists():
@@ -95,8 +144,10 @@ def run(quick: bool) -> dict[str, Any]:
     ]
     notes = [f"{r['file'].split('/')[-1][:24]} @{r['boundary']}: summary {r['summary']}/{r['items']}, + repair {r['both']}, "
              f"alone {r['alone']}; lost by both: {', '.join(r['lost_by_both']) or 'none'}" for r in results]
-    return {"title": "Compaction fidelity (real transcripts, hooks as Claude Code runs them)", "rows": rows, "notes": notes,
-            "raw": {"share": share, "compactions": results},
+    held_out = [_held_out(c) for c in json.loads(HELD_OUT.read_text())["compactions"]]
+    held_rows, held_notes, held_share = _held_out_rows(held_out)
+    return {"title": "Compaction fidelity (real transcripts, hooks as Claude Code runs them)", "rows": rows + held_rows,
+            "notes": notes + held_notes, "raw": {"share": share, "compactions": results, "held_out": held_out, "held_out_share": held_share},
             "checks": {"both_at_least_0.90": share["both"] >= 0.90, "alone_at_least_0.60": share["alone"] >= 0.60,
                        "repair_within_4000": max(r["repair_chars"] for r in results) <= 4_000,
                        "injection_within_9000": max(r["alone_chars"] for r in results) <= 9_000}}
