@@ -27,7 +27,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "approvals": [{"id": "A", "action": "pay", "status": "done"}]}}, "'pending', 'approved' or 'rejected'"),
     ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "colour": "red"}}, "state.colour: unknown field"),
     ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "pending": ["p"] * 2 + [f"p{i}" for i in range(MAX_ITEMS)]}}, f"at most {MAX_ITEMS} items"),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "extra": {"blob": "x" * MAX_STATE_BYTES}}}, "over the 200,000 limit"),
+    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "extra": {"blob": "x" * MAX_STATE_BYTES}}}, f"over the {MAX_STATE_BYTES:,} limit"),
     ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g" * 5000}}, "at most 4000 characters"),
     ("checkpoint_save", {"task_id": "", "state": {"goal": "g"}}, "task_id: String should have at least 1 character"),
     ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g"}, "trigger": "whenever"}, "trigger: Input should be 'manual'"),

@@ -71,7 +71,8 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         except CtxkeepError as exc:
             logger.warning("ctxkeep cannot open the hooks' spool (their offloads wait there): %s", exc)
             spool = None
-        runtime.scope = Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days, spool=spool)
+        runtime.scope = Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days,
+                              client_session=settings.client_session, spool=spool)
         try:
             yield None
         finally:

@@ -12,6 +12,7 @@ from ctxkeep.models.evidence import EvidenceHit, EvidenceSearchRequest, Evidence
 from ctxkeep.storage import EvidenceRow, SearchFilter, Tx
 from ctxkeep.text import utc_text
 from ctxkeep.tokens import count_tokens
+from ctxkeep.tools.evidence.inbox import take_offloads
 from ctxkeep.tools.evidence.records import CONTENTS
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.terms import query_terms, surface_pattern
@@ -62,6 +63,7 @@ def make_snippet(text: str, pattern: re.Pattern[str] | None) -> str:
 
 async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceSearchResult:
     """Best-matching records first; an empty list when nothing matches (never an error for odd queries)."""
+    await take_offloads(scope)  # outputs the hooks offloaded are evidence like any other
     where = SearchFilter(
         task_id=req.task_id, kind=req.kind, tags=sorted(set(req.tags)), valid_at=utc_text(req.as_of),
         exclude_expired_at=None if req.include_expired or req.as_of else utc_text(scope.clock()),
