@@ -64,6 +64,13 @@ class SqliteTx:
         self.tokens = Tokens(conn)
 
 
+# The files this process has open as stores, by (device, inode): how many stores, and what opening the first found.
+# POSIX locks belong to the process, and closing any descriptor of a file drops all of them, so a second store on a
+# file must not open and close it to probe it (`prepare`): another process could then take itself for the file's last
+# user and reset the WAL under this process's connections.
+_OPEN: dict[tuple[int, int], tuple[int, Access]] = {}
+
+
 class SqliteStore(Store):
     """An open ctxkeep SQLite file. Open with `await SqliteStore.open(path)`; close with `await store.close()`."""
 
@@ -85,7 +92,9 @@ class SqliteStore(Store):
         A file that cannot be written opens read-only (then it must already be at the current schema)."""
         path = Path(location)
         try:
-            access = prepare(path)
+            known = _OPEN.get(identity(path) or (-1, -1))
+            # already open in this process: no probe, whose close() would drop the process's locks on the file
+            access = known[1] if known else prepare(path)
             conn = await _connect(path, access.writable)
         except (OSError, sqlite3.Error) as exc:
             raise DatabaseUnavailable(f"database {path}: cannot open: {exc}") from exc
@@ -98,6 +107,9 @@ class SqliteStore(Store):
         except BaseException:
             await conn.close()
             raise
+        if store._opened is not None:
+            count, _ = _OPEN.get(store._opened, (0, access))
+            _OPEN[store._opened] = (count + 1, access)
         return store
 
     async def _start(self) -> None:
@@ -132,6 +144,12 @@ class SqliteStore(Store):
 
     async def close(self) -> None:
         await self._conn.close()
+        if self._opened is not None and self._opened in _OPEN:
+            count, access = _OPEN[self._opened]
+            if count > 1:
+                _OPEN[self._opened] = (count - 1, access)
+            else:
+                del _OPEN[self._opened]
 
     async def schema_version(self) -> int:
         """The newest migration applied to this file."""
