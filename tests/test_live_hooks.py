@@ -208,6 +208,29 @@ def test_an_offloaded_output_is_evidence_under_the_ref_the_model_was_shown(tmp_p
     assert claude.rows("SELECT COUNT(*) FROM evidence_inbox") == [(0,)]  # taken in once
 
 
+def test_a_search_alone_finds_an_offloaded_output(tmp_path: Path) -> None:
+    import anyio
+
+    from ctxkeep.models.evidence import EvidenceSearchRequest
+    from ctxkeep.storage import Store
+    from ctxkeep.tools.evidence import evidence_search
+    from ctxkeep.tools.scope import Scope
+
+    claude = Claude(tmp_path)
+    claude.post_tool_use(*bash("make", BIG))
+    ref = next(iter(_inbox(claude)))
+
+    async def search() -> list[str]:
+        store = await Store.open(claude.db)
+        try:
+            scope = Scope(store=store, project=str(claude.project.resolve()))
+            return [h.ref for h in (await evidence_search(scope, EvidenceSearchRequest(query="module_2999 failed"))).hits]
+        finally:
+            await store.close()
+
+    assert ref in anyio.run(search)
+
+
 def test_a_foreign_sqlite_file_is_never_written_by_a_hook_and_new_folders_are_private(tmp_path: Path) -> None:
     import os
     import sqlite3
