@@ -28,7 +28,10 @@ PASSAGE_CHARS = 60  # the smallest first-pass passage; larger slots give each re
 SHORT_REF_HEX = 6
 MAX_HITS = 2_000
 MAX_PASSAGE_CHARS = 400
-HITS_PER_TOKENS = 40  # candidates ranked per token of the slot: 50 for 2,000 tokens (LoCoMo: 25 -> 50 hits, +1.1 points)
+HITS_PER_TOKENS = 80
+# at least this many ranked candidates, so a small slot still chooses among enough records (a 2,000-token slot had 25:
+# LoCoMo 0.812 -> 0.822 with 50); large slots keep limit // 80, which bounds the latency at 100,000 items
+MIN_CANDIDATES = 50
 _READ_BATCH = 64
 MIN_LINE_TOKENS = 12  # below this much room no record line fits
 MAX_MISSES = 8  # candidates in a row that did not fit: the slot is as good as full
@@ -142,7 +145,7 @@ async def evidence_slot(tx: Tx, project: str, focus: str, where: SearchFilter, l
     kept = [(kept_rows[ref], chars) for ref, chars in sticky if ref in kept_rows]
     # while the focus is unchanged the previous picks stand alone (new records would move the prefix behind them);
     # when none of them is left, rank afresh
-    candidates = [] if kept else await rank_evidence(tx, project, focus, where, max(20, min(MAX_HITS, limit // HITS_PER_TOKENS)))
+    candidates = [] if kept else await rank_evidence(tx, project, focus, where, max(MIN_CANDIDATES, min(MAX_HITS, limit // HITS_PER_TOKENS)))
     texts = await CONTENTS.contents(tx, [row for row, _ in kept])
     filler = _Filler(limit - count(HEADER), count, await short_refs(tx, project, [row.ref for row, _ in kept] + [c.row.ref for c in candidates]))
     picks, dropped = await _first_pass(tx, kept, candidates, texts, pattern, filler, passage_chars)
