@@ -16,7 +16,7 @@ from typing import Any
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Record, ToolEvent
-from ctxkeep.clients.core.transcripts import Reading, latest
+from ctxkeep.clients.core.transcripts import TAIL_BYTES, Reading, latest, tail_from_last
 
 _NOT_A_PROMPT = ("[Request interrupted", "<task-notification>", "This session is being continued", "<local-command-",
                  "Caveat:", "<system-reminder>", "<bash-", "<user-prompt-submit-hook>")
@@ -172,28 +172,14 @@ def read_transcript(lines: Iterable[str], read_plan: PlanReader = lambda path: N
     return reader.out
 
 
-
-TAIL_BYTES = 16 * 1024 * 1024
 _BOUNDARY = b'"compact_boundary"'
 
 
 def _after_last_boundary(path: str, limit: int) -> list[str] | None:
-    """The lines after the transcript's last compact_boundary record, reading backwards from the end (the summary is
-    written right after the boundary, so usually only the last few hundred kilobytes are read); None without one."""
-    with open(path, "rb") as file:
-        size = file.seek(0, 2)
-        step = 256 * 1024
-        while True:
-            start = max(0, size - step)
-            file.seek(start)
-            data = file.read(size - start)
-            found = data.rfind(_BOUNDARY)
-            if found >= 0:
-                line_end = data.find(b"\n", found)
-                return data[line_end + 1:].decode("utf-8", "replace").splitlines() if line_end >= 0 else []
-            if start == 0 or step >= limit:
-                return None
-            step *= 4
+    """The lines after the transcript's last compact_boundary record (the summary is written right after it); None
+    without one in the last `limit` bytes."""
+    tail = tail_from_last(path, _BOUNDARY, limit)
+    return None if tail is None else tail.decode("utf-8", "replace").splitlines()[1:]
 
 
 def last_compact_summary(path: str, tail_bytes: int = TAIL_BYTES) -> str | None:

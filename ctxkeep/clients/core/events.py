@@ -137,12 +137,12 @@ def printed(text: str) -> int:
     return len(json.dumps(text))
 
 
-def spawn_worker(conn: HotSession, w: Where, data: Mapping[str, Any], client: str) -> str:
-    """Start `ctxkeep hook <client> worker` detached with the hook input (the heavy ingest the client never waits
-    for); the session's hook state says it is running until it marks itself done."""
+def spawn_worker(conn: HotSession, w: Where, data: Mapping[str, Any], client: str, command: Sequence[str] = ()) -> str:
+    """Start `ctxkeep hook <client> worker` (or `ctxkeep hook <command>`) detached with the hook input (the heavy
+    ingest the client never waits for); the session's hook state says it is running until it marks itself done."""
     import subprocess
 
-    worker = subprocess.Popen([sys.executable, "-m", "ctxkeep", "hook", client, "worker"], stdin=subprocess.PIPE,
+    worker = subprocess.Popen([sys.executable, "-m", "ctxkeep", "hook", *(command or (client, "worker"))], stdin=subprocess.PIPE,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=dict(w.env))
     conn.set_hook_state(worker_pid=worker.pid, worker_started_at=w.now(), worker_done_at=None)
     assert worker.stdin is not None

@@ -100,9 +100,9 @@ def text_parts(content: Any, kinds: Sequence[str] = ("text", "input_text", "outp
     return ""
 
 
-def last_line_with(path: str, needle: bytes, limit: int = TAIL_BYTES) -> str | None:
-    """The last complete line of the file holding `needle`, read backwards from the end (a window growing ×4 up to
-    `limit` bytes); None when the window holds none."""
+def tail_from_last(path: str, needle: bytes, limit: int = TAIL_BYTES) -> bytes | None:
+    """The file from the start of the last line holding `needle` to its end, read backwards (a window growing ×4 up
+    to `limit` bytes, so usually only the last few hundred kilobytes are read); None when the window holds none."""
     with open(path, "rb") as file:
         size = file.seek(0, 2)
         step = 256 * 1024
@@ -116,11 +116,16 @@ def last_line_with(path: str, needle: bytes, limit: int = TAIL_BYTES) -> str | N
                 if begin == 0 and start > 0 and step < limit:  # the line starts before the window
                     step *= 4
                     continue
-                end = data.find(b"\n", found)
-                return data[begin:end if end >= 0 else len(data)].decode("utf-8", "replace")
+                return data[begin:]
             if start == 0 or step >= limit:
                 return None
             step *= 4
+
+
+def last_line_with(path: str, needle: bytes, limit: int = TAIL_BYTES) -> str | None:
+    """The last complete line of the file holding `needle`; None when the last `limit` bytes hold none."""
+    tail = tail_from_last(path, needle, limit)
+    return None if tail is None else tail.split(b"\n", 1)[0].decode("utf-8", "replace")
 
 
 def under(path: Any, roots: Sequence[Path], name_has: str = "") -> Path | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import time
 from collections.abc import Callable, Mapping
 from contextlib import closing
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ctxkeep.clients.claude_code.hooks.tool_output import output_text, replacement
-from ctxkeep.clients.core import live
+from ctxkeep.clients.core import events, live
 from ctxkeep.clients.core.capture import ToolEvent
 from ctxkeep.clients.core.hook_io import (
     HookInputError,
@@ -46,7 +45,6 @@ TASK_PREFIX = "cc-"
 _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
 MAX_CHARS = 9_000  # Claude Code keeps 10,000 characters of additionalContext inline
 REPAIR_CHARS = 4_000
-WORKER_WAIT_S = 10.0
 Handler = Callable[[HotSession, Where, dict[str, Any], IO[str]], str]
 
 
@@ -98,27 +96,6 @@ def stop(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]) -> str:
     return "blocked once: unverified changes" if reason else ""
 
 
-def _await_worker(conn: HotSession, w: Where) -> None:
-    """Wait (at most WORKER_WAIT_S) for a pre-compact worker of this session still ingesting its transcript."""
-    deadline = time.monotonic() + float(w.env.get("CTXKEEP_WORKER_WAIT_S", WORKER_WAIT_S))
-    while time.monotonic() < deadline:
-        state = conn.hook_state()
-        started, done, pid = state["worker_started_at"], state["worker_done_at"], state["worker_pid"]
-        if not started or (done and str(done) >= str(started)) or not _alive(pid):
-            return
-        time.sleep(0.05)
-
-
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
 def _header(w: Where, summary: bool) -> str:
     if summary:
         return ("ctxkeep checked the compaction summary above against this session's records. It left out or got wrong "
@@ -129,7 +106,7 @@ def _header(w: Where, summary: bool) -> str:
 
 def session_start(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]) -> str:
     source = data.get("source")
-    _await_worker(conn, w)
+    events.await_worker(conn, w)
     path = data.get("transcript_path")
     from ctxkeep.clients.claude_code.transcript import last_compact_summary
 
@@ -166,15 +143,7 @@ def pre_compact(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]) 
     state = conn.hook_state()
     if (state["transcript_size"], state["transcript_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
         return "transcript unchanged since the last ingest"
-    import subprocess
-
-    worker = subprocess.Popen([sys.executable, "-m", "ctxkeep", "hook", "pre-compact-worker"], stdin=subprocess.PIPE,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=dict(w.env))
-    conn.set_hook_state(worker_pid=worker.pid, worker_started_at=w.now(), worker_done_at=None)
-    assert worker.stdin is not None
-    worker.stdin.write(json.dumps(data).encode("utf-8"))
-    worker.stdin.close()
-    return f"ingest started in worker {worker.pid}"
+    return events.spawn_worker(conn, w, data, "claude-code", ("pre-compact-worker",))
 
 
 def post_compact(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]) -> str:
