@@ -210,7 +210,7 @@ def test_a_deliberately_wrong_import_fails_each_rule() -> None:
         "ctxkeep.clients.claude_code.install": "from ctxkeep.server.common import reply",
         "ctxkeep.prompts.handoff": "from ctxkeep.tools.checkpoint.brief import _lines",
         "ctxkeep.tools.evidence.search": "import aiosqlite",
-        "ctxkeep.clients.core.hook_runner": "from mcp import types",
+        "ctxkeep.clients.core.ingest": "from mcp import types",
     }
     for rule, (module, line) in zip(RULES, wrong.items()):
         assert rule(module, imports_of(line, module)), f"{rule.__name__} let `{line}` in {module} pass"

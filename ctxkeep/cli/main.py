@@ -73,15 +73,9 @@ def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
         from ctxkeep.clients.claude_code.hooks.fast import run
 
         return run(args.hook, sys.stdin.buffer, sys.stdout, os.environ)
-    from ctxkeep.clients.claude_code.hooks.pre_compact import pre_compact_worker
-    from ctxkeep.clients.core.hook_runner import run_hook
+    from ctxkeep.clients.claude_code.hooks.pre_compact import run_worker
 
-    try:
-        stdin_text = sys.stdin.read(16 * 1024 * 1024)
-    except (OSError, UnicodeDecodeError):
-        stdin_text = ""
-    run_hook(args.hook, pre_compact_worker, stdin_text, os.environ)
-    return 0
+    return run_worker(sys.stdin.buffer, os.environ)
 
 
 def cmd_install(args: argparse.Namespace, settings: Settings) -> int:

@@ -160,10 +160,10 @@ async def _work(client: Client, data: dict[str, Any], env: Mapping[str, str]) ->
 
     use_estimate()
     w = where(data, env)
-    path = client.locate(w, data)
-    settings = Settings.from_env(env, hook_cwd=data.get("cwd") if isinstance(data.get("cwd"), str) else None)
     note = "failed"
     try:
+        settings = Settings.from_env(env, hook_cwd=data.get("cwd") if isinstance(data.get("cwd"), str) else None)
+        path = client.locate(w, data)
         if path is None:
             raise ValueError(f"the hook input names no {client.name} transcript of this session ctxkeep may read")
         async with open_scope(settings) as scope:

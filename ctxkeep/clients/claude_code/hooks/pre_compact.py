@@ -10,20 +10,15 @@ within a bound, through the session's hook state.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ctxkeep.clients.claude_code.transcript import read_transcript
 from ctxkeep.clients.core import ingest
 from ctxkeep.clients.core.hook_io import Where
-from ctxkeep.clients.core.hook_runner import HookInput
 from ctxkeep.clients.core.transcripts import Reading
 from ctxkeep.models.compress import CompressRequest
-from ctxkeep.settings import Settings
-from ctxkeep.storage.hot import open_hot_session
 from ctxkeep.tools.compression import allowed_roots, resolve_transcript
-from ctxkeep.tools.scope import open_scope
 
 MAX_PLAN_BYTES = 200_000
 TASK_PREFIX = "cc-"
@@ -47,16 +42,13 @@ def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
     return read
 
 
-def _transcript(hook: HookInput, env: Mapping[str, str], project: str) -> Path:
-    """The session's transcript, refused unless it is under this project's allowed roots."""
-    if not hook.transcript_path:
-        raise ValueError("the hook input has no transcript_path")
-    return resolve_transcript(hook.transcript_path, allowed_roots(env, project, hook.cwd), hook.cwd or project)
-
-
-def _claude_code(hook: HookInput, env: Mapping[str, str]) -> ingest.Client:
+def _claude_code(env: Mapping[str, str]) -> ingest.Client:
     def locate(w: Where, data: dict[str, Any]) -> Path:
-        return _transcript(hook, env, w.project)
+        """The session's transcript, refused unless it is under this project's allowed roots."""
+        path, cwd = data.get("transcript_path"), data.get("cwd") if isinstance(data.get("cwd"), str) else None
+        if not isinstance(path, str) or not path:
+            raise ValueError("the hook input has no transcript_path")
+        return resolve_transcript(path, allowed_roots(env, w.project, cwd), cwd or w.project)
 
     def read(lines: list[str], data: dict[str, Any]) -> Reading:
         return read_transcript(lines, _plan_reader(env))
@@ -67,16 +59,6 @@ def _claude_code(hook: HookInput, env: Mapping[str, str]) -> ingest.Client:
     return ingest.Client("Claude Code", TASK_PREFIX, locate, read, compress)
 
 
-async def pre_compact_worker(hook: HookInput, settings: Settings, env: Mapping[str, str]) -> tuple[str, str]:
-    """The worker's whole run: ingest, then mark it done in the session's hook state (also when it failed)."""
-    import time
-
-    w = Where(settings.hook_db, settings.project, hook.session_id, env, time.perf_counter())
-    note = "failed"
-    try:
-        async with open_scope(settings) as scope:
-            note = await ingest.ingest(scope, w, _transcript(hook, env, w.project), _claude_code(hook, env), {}, env)
-    finally:
-        with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
-            conn.set_hook_state(worker_done_at=w.now(), worker_note=note[:1000])
-    return "", note
+def run_worker(stdin: IO[bytes], env: Mapping[str, str]) -> int:
+    """The worker's whole run on the hook input PreCompact passed it; always 0, one log line either way."""
+    return ingest.run_worker(_claude_code(env), stdin, env)
