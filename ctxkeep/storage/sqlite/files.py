@@ -36,7 +36,7 @@ def sidecars(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
 
 
-def _make_folders(folder: Path) -> None:
+def make_private_folders(folder: Path) -> None:
     """Create the missing folders one by one, each 0700 (Path.mkdir(parents=True) gives parents the umask's mode)."""
     missing = []
     for candidate in [folder, *folder.parents]:
@@ -70,7 +70,7 @@ def prepare(path: Path) -> Access:
     """Create the folders and the file (private) when absent; say whether it can be written. Raises OSError when the
     file neither exists nor can be created. (An existing file is tightened only once it is known to be ctxkeep's.)"""
     folder = path.parent
-    _make_folders(folder)
+    make_private_folders(folder)
     try:
         os.close(os.open(path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE))
     except OSError as exc:

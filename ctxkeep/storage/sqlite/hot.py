@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ctxkeep.storage.sqlite.files import make_private_folders
 from ctxkeep.storage.sqlite.migrations import APPLICATION_ID, FIRST_MIGRATION, LATEST, MIGRATIONS, statements
 
 RecordRow = tuple[str, str, str, str, str, str, str]  # kind, key, text, at, status, source, ref
@@ -28,7 +29,7 @@ def connect(path: Path, busy_timeout_ms: int = 5_000) -> sqlite3.Connection:
     """The database at `path` (created 0600 in 0700 folders and migrated when needed), in autocommit mode with
     busy_timeout set. A file another program made is refused before anything is written to it (ForeignFileError)."""
     if not path.exists():
-        _private_folders(path.parent)
+        make_private_folders(path.parent)
         os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
     conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
     try:
@@ -44,18 +45,6 @@ def connect(path: Path, busy_timeout_ms: int = 5_000) -> sqlite3.Connection:
 
 class ForeignFileError(Exception):
     """The file at CTXKEEP_DB is another program's SQLite database."""
-
-
-def _private_folders(folder: Path) -> None:
-    """The missing folders, created one by one 0700 (`mkdir(parents=True)` would give them the umask's mode)."""
-    missing = []
-    for candidate in [folder, *folder.parents]:
-        if candidate.exists():
-            break
-        missing.append(candidate)
-    for candidate in reversed(missing):
-        candidate.mkdir(mode=0o700)
-        os.chmod(candidate, 0o700)
 
 
 def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
