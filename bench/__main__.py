@@ -17,7 +17,7 @@ from typing import Any
 from bench.common import machine_line
 
 HERE = Path(__file__).resolve().parent
-ALL = ["checkpoint", "startup", "evidence", "compress", "working_set", "model_view", "memory", "hooks", "client_hooks", "live_hooks", "load", "redaction", "fidelity"]
+ALL = ["checkpoint", "startup", "evidence", "compress", "working_set", "model_view", "memory", "hooks", "client_hooks", "live_hooks", "load", "teams", "redaction", "fidelity"]
 
 
 def render(report: dict[str, Any]) -> str:

@@ -99,9 +99,10 @@ async def _bm25_rows(scope: Scope, question: str) -> list[Any]:
     return [row for row, _ in found]
 
 
-async def _retrieval(folder: Path, quick: bool) -> dict[str, Any]:
+async def _retrieval(folder: Path, quick: bool, location: Path | str | None = None) -> dict[str, Any]:
+    """`location`: another database to measure on (bench/teams.py: a PostgreSQL URL); default a new file in `folder`."""
     data = json.loads((SHARED_DATA / "locomo" / "locomo10_dev.json").read_text())
-    store = await Store.open(folder / "locomo.db")
+    store = await Store.open(location or folder / "locomo.db")
     counts = {"ctxkeep": 0, "bm25": 0, "last_n": 0}
     by_category: dict[int, list[int]] = {}
     total, tokens_max, times = 0, 0, []

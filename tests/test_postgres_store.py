@@ -226,3 +226,17 @@ async def test_search_ranks_and_scores_as_sqlite_does(tmp_path: Path, pg_store: 
                     assert a == pytest.approx(b, rel=1e-9), query
     finally:
         await sqlite_store.close()
+
+
+async def test_document_frequencies_follow_puts_and_deletes_and_keep_no_term_of_deleted_text(pg_store: Store, pg_url: str) -> None:
+    from ctxkeep.tools.evidence.records import evidence_delete
+
+    scope = Scope(pg_store, PROJECT)
+    refs = (await evidence_put(scope, [EvidenceItem(content=f"freight quote number {n} from {'zanzibar' if n == 2 else 'acme'}")
+                                       for n in range(4)])).refs
+    await evidence_delete(scope, refs[2])
+    counted = await _sql(pg_url, "SELECT term, count(*) FROM evidence_terms GROUP BY term ORDER BY term")
+    kept = await _sql(pg_url, "SELECT term, df FROM evidence_df ORDER BY term")
+    assert [tuple(r) for r in kept] == [tuple(r) for r in counted] and len(kept) > 3
+    async with pg_store.snapshot() as tx:
+        assert await tx.evidence.document_frequencies(PROJECT, ["zanzibar", "freight", "acm"]) == {"freight": 3, "acm": 3}

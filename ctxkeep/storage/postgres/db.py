@@ -31,13 +31,19 @@ from ctxkeep.storage.postgres.leases import Leases, Tokens
 from ctxkeep.storage.postgres.maintenance import Maintenance, owed, vacuum_owed
 from ctxkeep.storage.postgres.memories import Memories
 from ctxkeep.storage.postgres.migrations import LATEST
-from ctxkeep.storage.postgres.session import Session
+from ctxkeep.storage.postgres.session import Conn, Session
 from ctxkeep.storage.postgres.sessions import Sessions
 from ctxkeep.storage.postgres.stats import Stats
 from ctxkeep.storage.postgres.working_sets import WorkingSets
 
 logger = logging.getLogger("ctxkeep")
 POOL_SIZE = 8
+
+
+async def _keep_session(conn: Conn) -> None:
+    """What a connection needs when it goes back to the pool: nothing. The store uses no session state (its locks are
+    transaction locks, its statements end with their transactions, the one SET it makes is undone in place), and
+    asyncpg's default reset (unlock all, close all, unlisten, reset all) was a round trip per transaction."""
 
 
 class PostgresTx:
@@ -81,8 +87,11 @@ class PostgresStore(Store):
         where = shown_location(url)
         try:
             pool = await asyncpg.create_pool(
-                url, min_size=1, max_size=POOL_SIZE, command_timeout=None,
-                server_settings={"application_name": "ctxkeep", "lock_timeout": str(max(1, int(busy_timeout_ms)))})
+                url, min_size=1, max_size=POOL_SIZE, command_timeout=None, reset=_keep_session,
+                # custom plans always: asyncpg prepares every statement, and after five runs PostgreSQL may switch a
+                # statement to a generic plan, which for the scoring query over arrays was 5x slower
+                server_settings={"application_name": "ctxkeep", "lock_timeout": str(max(1, int(busy_timeout_ms))),
+                                 "plan_cache_mode": "force_custom_plan"})
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
             raise DatabaseUnavailable(f"database {where}: cannot connect: {exc}; check that the server runs and that "
                                       "CTXKEEP_DB names its host, port, database, user and password") from exc
@@ -133,7 +142,6 @@ class PostgresStore(Store):
         try:
             async with self._pool.acquire() as conn:
                 done = await vacuum_owed(conn, self._busy_timeout_ms if wait else 50)
-                await conn.execute(f"SET lock_timeout = {max(1, self._busy_timeout_ms)}")
             self._owed = not done
             return done
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:

@@ -161,11 +161,12 @@ class Evidence:
         keyed, idfs, avgdl = weighed
         p = Params(project_id, keyed, idfs, avgdl)
         clause = conditions(p, project, where)
+        order = "round(s.score::numeric, 9) DESC, s.id"  # ties (equal to 9 decimals) by record id, as on SQLite
         found = await conn.fetch(
-            f"SELECT {_ROW_COLUMNS}, s.score FROM (SELECT t.evidence_id AS id, {index.score('$4', 'e.index_length')} AS score "
-            f"FROM {index.scored(EVIDENCE_POSTINGS, '$1', '$2', '$3')} JOIN evidence e ON e.id = t.evidence_id WHERE {clause} "
-            f"GROUP BY t.evidence_id) s JOIN evidence e ON e.id = s.id JOIN blobs b ON b.id = e.blob_id "
-            f"ORDER BY round(s.score::numeric, 9) DESC, e.id LIMIT {p.add(limit)}", *p.values)
+            f"SELECT {_ROW_COLUMNS}, s.score FROM (SELECT * FROM (SELECT t.evidence_id AS id, "
+            f"{index.score('$4', 'e.index_length')} AS score FROM {index.scored(EVIDENCE_POSTINGS, '$1', '$2', '$3')} "
+            f"JOIN evidence e ON e.id = t.evidence_id WHERE {clause} GROUP BY t.evidence_id) s ORDER BY {order} "
+            f"LIMIT {p.add(limit)}) s JOIN evidence e ON e.id = s.id JOIN blobs b ON b.id = e.blob_id ORDER BY {order}", *p.values)
         return [(_row(list(row)[:-1]), float(row[-1])) for row in found]
 
     async def delete(self, project: str, row: EvidenceRow, terms: str) -> bool:
@@ -179,7 +180,7 @@ class Evidence:
         if project_id is not None:
             counts, _ = self._key.counts(terms)
             await index.remove(conn, EVIDENCE_POSTINGS, project_id, row.id, list(counts), int(length))
-        await self._maintenance.owe_vacuum("evidence", "evidence_terms")
+        await self._maintenance.owe_vacuum("evidence", "evidence_terms", "evidence_df")
         if await conn.fetchval("SELECT 1 FROM evidence WHERE blob_id = $1 LIMIT 1", row.blob_id):
             return False
         await conn.execute("DELETE FROM blobs WHERE id = $1", row.blob_id)

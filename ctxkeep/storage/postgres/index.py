@@ -53,29 +53,43 @@ class TermKey:
 
 @dataclass(frozen=True)
 class Postings:
-    """One kind of record's index: its postings table and the column naming the record."""
+    """One kind of record's index: its postings table, the column naming the record, its document frequencies."""
 
     table: str
     record: str
     kind: str
+    frequencies: str
 
 
-EVIDENCE_POSTINGS = Postings("evidence_terms", "evidence_id", EVIDENCE)
-MEMORY_POSTINGS = Postings("memory_terms", "memory_id", MEMORY)
+EVIDENCE_POSTINGS = Postings("evidence_terms", "evidence_id", EVIDENCE, "evidence_df")
+MEMORY_POSTINGS = Postings("memory_terms", "memory_id", MEMORY, "memory_df")
 
 
 async def add(conn: Conn, index: Postings, project_id: int, records: Sequence[tuple[int, Counter[int], int]]) -> None:
-    """Index records given as (record id, keyed term counts, number of terms); updates the project's totals."""
+    """Index records given as (record id, keyed term counts, number of terms); updates the project's totals and its
+    terms' document frequencies."""
     rows = [(project_id, term, record, tf) for record, counts, _ in records for term, tf in counts.items()]
     if rows:
         await conn.copy_records_to_table(index.table, records=rows, columns=["project_id", "term", index.record, "tf"])
+        held = Counter(term for _, counts, _ in records for term in counts)
+        await conn.execute(
+            f"INSERT INTO {index.frequencies} (project_id, term, df) SELECT $1, u.term, u.df FROM unnest($2::bigint[], "
+            f"$3::integer[]) AS u(term, df) ON CONFLICT (project_id, term) DO UPDATE SET df = {index.frequencies}.df + excluded.df",
+            project_id, list(held), list(held.values()))
     await _count(conn, index, project_id, len(records), sum(length for _, _, length in records))
 
 
 async def remove(conn: Conn, index: Postings, project_id: int, record: int, terms: Sequence[int], length: int) -> None:
-    """Take a record's postings (its keyed terms) out of the index and its totals."""
-    await conn.execute(f"DELETE FROM {index.table} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND {index.record} = $3",
-                       project_id, sorted(set(terms)), record)
+    """Take a record's postings (its keyed terms) out of the index, its totals and its terms' frequencies (a term no
+    record holds any more leaves no row)."""
+    removed = [int(row[0]) for row in await conn.fetch(
+        f"DELETE FROM {index.table} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND {index.record} = $3 RETURNING term",
+        project_id, sorted(set(terms)), record)]
+    if removed:
+        await conn.execute(f"UPDATE {index.frequencies} SET df = df - 1 WHERE project_id = $1 AND term = ANY($2::bigint[])",
+                           project_id, removed)
+        await conn.execute(f"DELETE FROM {index.frequencies} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND df <= 0",
+                           project_id, removed)
     await _count(conn, index, project_id, -1, -length)
 
 
@@ -87,8 +101,8 @@ async def _count(conn: Conn, index: Postings, project_id: int, docs: int, length
 
 async def frequencies(conn: Conn, index: Postings, project_id: int, terms: Sequence[int]) -> dict[int, int]:
     """How many of the project's records hold each keyed term (absent terms left out)."""
-    rows = await conn.fetch(f"SELECT term, count(*) FROM {index.table} WHERE project_id = $1 AND term = ANY($2::bigint[]) "
-                            "GROUP BY term", project_id, sorted(set(terms)))
+    rows = await conn.fetch(f"SELECT term, df FROM {index.frequencies} WHERE project_id = $1 AND term = ANY($2::bigint[])",
+                            project_id, sorted(set(terms)))
     return {int(term): int(n) for term, n in rows}
 
 

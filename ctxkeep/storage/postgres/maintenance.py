@@ -22,8 +22,8 @@ import asyncpg
 from ctxkeep.storage.postgres.session import Conn
 
 VACUUM = "owed:vacuum:"
-TABLES = frozenset({"evidence", "blobs", "evidence_terms", "memories", "memory_terms", "working_sets", "task_digests",
-                    "evidence_inbox"})
+TABLES = frozenset({"evidence", "blobs", "evidence_terms", "evidence_df", "memories", "memory_terms", "memory_df",
+                    "working_sets", "task_digests", "evidence_inbox"})
 
 
 class Maintenance:
@@ -49,19 +49,22 @@ async def owed(conn: Conn) -> list[tuple[str, str]]:
 
 async def vacuum_owed(conn: Conn, lock_timeout_ms: int) -> bool:
     """Rewrite every owed table (outside any transaction), clearing each debt once done; False when a lock or an
-    error kept one from finishing (it stays owed)."""
+    error kept one from finishing (it stays owed). The session's lock timeout is restored afterwards."""
     done = True
     await conn.execute(f"SET lock_timeout = {max(1, int(lock_timeout_ms))}")
-    for name, value in await owed(conn):
-        table = name.removeprefix(VACUUM)
-        if table not in TABLES:
-            continue
-        try:
-            await conn.execute(f"VACUUM (FULL) {table}")
-        except asyncpg.PostgresError:
-            done = False
-            continue
-        await conn.execute("DELETE FROM store_meta WHERE name = $1 AND value = $2", name, value)
+    try:
+        for name, value in await owed(conn):
+            table = name.removeprefix(VACUUM)
+            if table not in TABLES:
+                continue
+            try:
+                await conn.execute(f"VACUUM (FULL) {table}")
+            except asyncpg.PostgresError:
+                done = False
+                continue
+            await conn.execute("DELETE FROM store_meta WHERE name = $1 AND value = $2", name, value)
+    finally:
+        await conn.execute("RESET lock_timeout")  # back to the connection's own (CTXKEEP_BUSY_TIMEOUT_MS)
     try:
         await conn.execute("CHECKPOINT")  # lets the WAL segments that hold deleted rows be recycled
     except asyncpg.PostgresError:

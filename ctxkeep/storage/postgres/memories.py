@@ -92,7 +92,7 @@ class Memories:
             if project_id is not None and length is not None:
                 counts, _ = self._key.counts(terms)
                 await index.remove(conn, MEMORY_POSTINGS, project_id, row.id, list(counts), int(length))
-        await self._maintenance.owe_vacuum("memories", "memory_terms")
+        await self._maintenance.owe_vacuum("memories", "memory_terms", "memory_df")
         await conn.executemany(
             "INSERT INTO memory_tombstones (project, memory_id, key_sha256, kind, version, created_at, forgotten_at, reason) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",

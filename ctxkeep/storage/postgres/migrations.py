@@ -4,7 +4,8 @@
 Differences of form, not of meaning: text that is compared or ordered is `COLLATE "C"` (byte order, as SQLite compares
 text, so pages and ties come out the same); blobs belong to a project and the full-text index is a postings table per
 record kind, keyed by project, from migration 2 on (SQLite reached that shape in migration 8, which here only adds the
-store's metadata and its random term key); checkpoint versions also refuse an insert that does not extend the chain.
+store's metadata and its random term key); each index keeps its terms' document frequencies (`*_df`), so a query
+reads them instead of counting postings; checkpoint versions also refuse an insert that does not extend the chain.
 """
 
 from __future__ import annotations
@@ -87,6 +88,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             tf INTEGER NOT NULL,
             PRIMARY KEY (project_id, term, evidence_id) INCLUDE (tf)
         );
+        CREATE TABLE evidence_df (
+            project_id INTEGER NOT NULL,
+            term BIGINT NOT NULL,
+            df INTEGER NOT NULL,
+            PRIMARY KEY (project_id, term)
+        );
         CREATE TABLE index_stats (
             project_id INTEGER NOT NULL,
             kind {T} NOT NULL,
@@ -155,6 +162,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             memory_id BIGINT NOT NULL,
             tf INTEGER NOT NULL,
             PRIMARY KEY (project_id, term, memory_id) INCLUDE (tf)
+        );
+        CREATE TABLE memory_df (
+            project_id INTEGER NOT NULL,
+            term BIGINT NOT NULL,
+            df INTEGER NOT NULL,
+            PRIMARY KEY (project_id, term)
         );
         CREATE TABLE memory_tombstones (
             project {T} NOT NULL,
