@@ -15,7 +15,7 @@ from ctxkeep.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ["serve", "demo", "doctor", "tasks", "show", "diff", "handoff", "evidence", "search", "working-set", "stats", "gc",
-            "install", "uninstall", "hook", "memory", "journal", "ui"]
+            "install", "uninstall", "hook", "memory", "journal", "ui", "token", "export", "import"]
 
 
 def project_env(tmp_path: Path) -> dict[str, str]:
