@@ -99,7 +99,8 @@ def storage_imports_nothing_above_it(module: str, imports: set[str]) -> list[str
 def backends_are_private_to_storage(module: str, imports: set[str]) -> list[str]:
     if within(module, "ctxkeep.storage"):
         return []
-    return [f"{module} imports the backend {n} (use ctxkeep.storage)" for n in imports if within(n, "ctxkeep.storage.sqlite")]
+    return [f"{module} imports the backend {n} (use ctxkeep.storage)" for n in imports
+            if within(n, "ctxkeep.storage.sqlite") or within(n, "ctxkeep.storage.postgres")]
 
 
 def clients_never_import_the_server(module: str, imports: set[str]) -> list[str]:
