@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxkeep.errors import DatabaseUnavailable
+from ctxkeep.storage.sqlite.folders import make_private_folders
 
 PRIVATE_FILE = 0o600
-PRIVATE_FOLDER = 0o700
 
 
 @dataclass(frozen=True)
@@ -34,18 +34,6 @@ class Access:
 def sidecars(path: Path) -> list[Path]:
     """The database and the files SQLite keeps beside it in WAL mode."""
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
-
-
-def make_private_folders(folder: Path) -> None:
-    """Create the missing folders one by one, each 0700 (Path.mkdir(parents=True) gives parents the umask's mode)."""
-    missing = []
-    for candidate in [folder, *folder.parents]:
-        if candidate.exists():
-            break
-        missing.append(candidate)
-    for candidate in reversed(missing):
-        candidate.mkdir(mode=PRIVATE_FOLDER)
-        os.chmod(candidate, PRIVATE_FOLDER)  # the umask can take bits away from mkdir's mode, never add them
 
 
 def tighten(path: Path) -> None:

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ctxkeep.storage.sqlite.files import make_private_folders
+from ctxkeep.storage.sqlite.folders import make_private_folders
 from ctxkeep.storage.sqlite.migrations import APPLICATION_ID, FIRST_MIGRATION, LATEST, MIGRATIONS, statements
 
 RecordRow = tuple[str, str, str, str, str, str, str]  # kind, key, text, at, status, source, ref

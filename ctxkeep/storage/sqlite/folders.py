@@ -1,0 +1,21 @@
+"""Private folders for the database: each missing folder created 0700, under any umask. Standard library only (the
+hooks' fast path opens the database too; `files.py` costs it dataclasses and inspect)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PRIVATE_FOLDER = 0o700
+
+
+def make_private_folders(folder: Path) -> None:
+    """Create the missing folders one by one, each 0700 (Path.mkdir(parents=True) gives parents the umask's mode)."""
+    missing = []
+    for candidate in [folder, *folder.parents]:
+        if candidate.exists():
+            break
+        missing.append(candidate)
+    for candidate in reversed(missing):
+        candidate.mkdir(mode=PRIVATE_FOLDER)
+        os.chmod(candidate, PRIVATE_FOLDER)  # the umask can take bits away from mkdir's mode, never add them
