@@ -32,6 +32,27 @@ _CHECKS = {
         r"shellcheck|rubocop|make (?:lint|format-check|fmt-check|pylint|cpd|complexity)|mise run (?:lint|fmt)|"
         r"clang-tidy|ktlint|swiftlint)"),
 }
+# The first word of every alternative above (and of the git and spec commands below): a command holding no word that
+# starts with one of these cannot match, and its pattern need not be compiled (a hook runs once per tool call).
+_FIRST_WORDS = {
+    "test": ("pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "python", "uv",
+             "poetry", "go", "cargo", "mix", "deno", "bun", "dotnet", "swift", "zig", "stack", "cabal", "lein", "sbt",
+             "gradle", "mvn", "npm", "pnpm", "yarn", "make", "mise", "just", "bundle"),
+    "build": ("go", "cargo", "dotnet", "swift", "zig", "mix", "tsc", "npm", "pnpm", "yarn", "make", "mise", "mvn", "gradle",
+              "python"),
+    "lint": ("ruff", "flake8", "pylint", "mypy", "pyright", "black", "isort", "eslint", "prettier", "biome", "golangci-lint",
+             "go", "staticcheck", "mix", "cargo", "shellcheck", "rubocop", "make", "mise", "clang-tidy", "ktlint", "swiftlint"),
+    "vcs": ("git", "gh"),
+    "spec": ("gh", "glab", "bd", "linear", "jira", "acli", "tea", "az"),
+}
+_SEPARATORS = str.maketrans(";&|(", "    ")
+
+
+def may_run(command: str, what: str) -> bool:
+    """False when `command` holds no word its `what` pattern could start with (True does not mean it matches)."""
+    return any(word.startswith(_FIRST_WORDS[what]) for word in command.translate(_SEPARATORS).split())
+
+
 _FAILED = LazyPattern(r"\b(?:\d+ (?:failed|failures?|errors?)\b(?<!\b0 failed)(?<!\b0 failures)(?<!\b0 errors)|FAILED|FAIL:|--- FAIL|"
                      r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9])",
                      re.MULTILINE)
@@ -61,7 +82,7 @@ _BULLET = LazyPattern(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 def check_kind(command: str) -> str | None:
     """test, build or lint when `command` runs one, else None (the first kind that matches, in that order)."""
     flat = " ".join(command.split())
-    return next((kind for kind, pattern in _CHECKS.items() if pattern.search(flat)), None)
+    return next((kind for kind, pattern in _CHECKS.items() if may_run(flat, kind) and pattern.search(flat)), None)
 
 
 def check_outcome(output: str, is_error: bool) -> str:
@@ -81,7 +102,7 @@ def failure_line(output: str) -> str:
 
 def vcs_action(command: str) -> str | None:
     """commit or push when `command` records work in git (or opens/merges a PR: a push), else None."""
-    found = _VCS.search(" ".join(command.split()))
+    found = _VCS.search(" ".join(command.split())) if may_run(command, "vcs") else None
     if not found:
         return None
     return "commit" if found.group(1) == "commit" else "push"
@@ -95,7 +116,7 @@ def reads_spec(tool: str, data: dict[str, object]) -> str | None:
     """A label for the spec a tool call reads ("Bash: gh issue view 42", "Read: docs/plan.md"), or None."""
     if tool == "Bash" and isinstance(data.get("command"), str):
         command = str(data["command"])
-        found = _SPEC_COMMANDS.search(command)
+        found = _SPEC_COMMANDS.search(command) if may_run(command, "spec") else None
         return f"Bash: {_segment(command[found.start():])}" if found else None
     if tool == "Read" and isinstance(data.get("file_path"), str) and _SPEC_FILE.search(str(data["file_path"])):
         return f"Read: {data['file_path']}"
