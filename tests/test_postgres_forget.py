@@ -161,3 +161,19 @@ async def test_the_next_open_finishes_a_rewrite_owed_across_a_restart(pg_url: st
         assert not held(await database_files(pg_url), secret)
     finally:
         await reopened.close()
+
+
+async def test_an_evidence_delete_rewrites_the_records_and_blobs_but_only_vacuums_the_textless_postings(scope: Scope, pg_url: str) -> None:
+    """Rewriting the postings (keyed hashes and counts, no text) would stop every search for seconds on a large store."""
+    ref = (await evidence_put(scope, [EvidenceItem(content="a note to delete", redact=False)])).refs[0]
+    files = "SELECT relname, relfilenode FROM pg_class WHERE relname IN ('evidence', 'blobs', 'evidence_terms') ORDER BY 1"
+    conn = await asyncpg.connect(pg_url)
+    try:
+        before = dict(await conn.fetch(files))
+        assert (await evidence_delete(scope, ref)).wal_truncated is True
+        after = dict(await conn.fetch(files))
+        assert await conn.fetchval("SELECT count(*) FROM evidence_terms") == 0
+    finally:
+        await conn.close()
+    assert after["evidence"] != before["evidence"] and after["blobs"] != before["blobs"]  # new files: rewritten
+    assert after["evidence_terms"] == before["evidence_terms"]  # the same file, vacuumed in place
