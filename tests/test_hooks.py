@@ -91,6 +91,22 @@ def test_a_summary_that_turns_pending_into_done_or_drops_a_never_is_flagged_and_
 
 
 @NEEDS_DATA
+def test_the_repair_names_the_saved_tasks_open_approval_exact_value_and_done_side_effect_the_summary_lost(tmp_path: Path) -> None:
+    claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
+    state = {"goal": "Pay supplier C", "completed": ["Sent the payment notice to supplier C"],
+             "facts": [{"key": "invoice total", "value": 184300, "unit": "EUR"}],
+             "approvals": [{"id": "PO-7731", "action": "issue the purchase order", "status": "pending"}]}
+    claude.save_task("pay-c", state)
+    claude.append(tool_use("mcp__ctxkeep__checkpoint_save", {"task_id": "pay-c", "state": state}, "toolu_save1"),
+                  tool_result("toolu_save1", "saved pay-c v1"))
+    assert claude.pre_compact().returncode == 0
+    claude.append(*compaction("We are paying supplier C (task pay-c). Next: pay."))
+    repair = claude.session_start("compact")
+    for lost in ("PO-7731", "184300", "Sent the payment notice to supplier C"):
+        assert lost in repair.replace(",", ""), (lost, repair)
+
+
+@NEEDS_DATA
 @pytest.mark.parametrize("records", [
     [],  # a boundary without its summary
     [{"type": "system", "subtype": "compact_boundary"}, {"type": "user", "isCompactSummary": True, "message": {"content": [{"type": "image"}]}}],

@@ -248,6 +248,16 @@ def test_the_seed_summary_failures_are_caught(change: tuple[str, str], expected:
     assert summary_rules(FAITHFUL.replace(old, new)) == [expected]
 
 
+def test_a_summary_that_leaves_out_a_completed_side_effect_is_caught() -> None:
+    """Issue 14 item 5, in the summary checks too: a completed item left unsaid may be done again."""
+    from ctxkeep.tools.checkpoint.verify import verify_summary
+
+    state = TaskState(goal="Ship release 2.4", completed=["Deployed 2.4 to prod", "Sent the release mail to customers"])
+    assert verify_summary(state, "Goal: Ship release 2.4. Done: Deployed 2.4 to prod; Sent the release mail to customers.") == []
+    lost = verify_summary(state, "Goal: Ship release 2.4. Done: Deployed 2.4 to prod.")
+    assert [(v.rule, v.item) for v in lost] == [("summary_completed_missing", "Sent the release mail to customers")]
+
+
 @pytest.mark.parametrize(("state", "summary"), [
     ({"facts": [{"key": "latency", "value": 250, "unit": "ms"}]}, "Latency is 250ms."),
     ({"facts": [{"key": "tolerance", "value": 0.00001}]}, "Tolerance 0.00001 kept."),

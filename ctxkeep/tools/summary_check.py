@@ -8,6 +8,7 @@ plain data, so the hooks use it without pydantic:
   neighbour) holds its distinctive words — every identifier and number, most other words — or, exact, its text;
   a negated one also needs a negation there, else `summary_negation_lost`;
 - a pending item must be mentioned and not written as done (`summary_pending_missing`);
+- a completed item must be mentioned (`summary_completed_missing`): a side effect left unsaid may be done again;
 - an open approval must be mentioned and not written as decided (`summary_approval_missing`);
 - a critical fact's exact value must appear (`summary_fact_missing`);
 - a state item (uncommitted work, a failing or unrun check, an open error or side effect) must be stated
@@ -174,9 +175,19 @@ def _check_approval(item: Item, summary: str, found: list[str], exact: bool) -> 
     return None
 
 
+def _carried(item: Item, summary: str, found: list[str], exact: bool) -> bool:
+    return match_key(item.text) in match_key(summary) if exact else carrying_passage(item.text, found) is not None
+
+
 def _check_goal(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
-    carried = match_key(item.text) in match_key(summary) if exact else carrying_passage(item.text, found) is not None
+    carried = _carried(item, summary, found, exact)
     return None if carried else Finding("summary_goal_missing", item, "the summary does not state the goal; quote it")
+
+
+def _check_completed(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+    carried = _carried(item, summary, found, exact)
+    return None if carried else Finding("summary_completed_missing", item,
+                                        "the completed item is not mentioned; say it is done, so it is not done again")
 
 
 def _states(item: Item, summary: str, found: list[str]) -> bool:
@@ -198,6 +209,8 @@ def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[
             finding = _check_rule(item, summary, found, exact)
         elif item.kind == "pending":
             finding = _check_pending(item, summary, found, exact)
+        elif item.kind == "completed":
+            finding = _check_completed(item, summary, found, exact)
         elif item.kind == "approval":
             finding = _check_approval(item, summary, found, exact)
         elif item.kind == "fact" and item.value is not None and not _value_in(item.value, match_key(summary)):

@@ -198,6 +198,7 @@ def task_items(state: dict[str, object], intents: list[tuple[str, str, str]], ta
     items = [Item("goal", f"Task {task_id}: {goal}", source="task goal")] if isinstance(goal, str) and goal else []
     items += [Item("constraint", c, source="task constraint") for c in _texts(state.get("constraints"))]
     items += [Item("pending", p, source="task pending") for p in _texts(state.get("pending"))]
+    items += [Item("completed", c, source="task completed") for c in _texts(state.get("completed"))]
     approvals = state.get("approvals") if isinstance(state.get("approvals"), list) else []
     for a in approvals if isinstance(approvals, list) else []:
         if isinstance(a, dict) and a.get("status", "pending") == "pending":

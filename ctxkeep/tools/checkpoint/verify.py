@@ -177,9 +177,11 @@ def _approvals_kept(before: TaskState, after: TaskState) -> list[Violation]:
 
 
 def summary_items(state: TaskState) -> list[Item]:
-    """What a summary of `state` must carry: goal, pending items, open approvals, constraints, critical facts."""
+    """What a summary of `state` must carry: goal, pending and completed items, open approvals, constraints, critical
+    facts."""
     items = [Item("goal", state.goal)]
     items += [Item("pending", item) for item in state.pending]
+    items += [Item("completed", item) for item in state.completed]
     items += [Item("approval", a.action, value=a.id) for a in state.approvals if a.status == "pending"]
     items += [Item("constraint", c) for c in state.constraints]
     items += [Item("fact", f.key, value=value_key(f.value)) for f in state.facts if f.critical]
