@@ -1,8 +1,8 @@
 """checkpoint_save / checkpoint_load latency over real stdio, for a task with 1,000 versions.
 
 Each version's state is built from real agent prose (the shared SWE-bench runs): a sliding
-window of completed steps, the next steps pending, a few exact facts and an approval, so a
-state weighs a few KB like a real one. Baseline in the same run, on the same connection: the
+window of completed steps (the one leaving it listed in dropped), the next steps pending, a few
+exact facts and an approval, so a state weighs a few KB like a real one. Baseline in the same run, on the same connection: the
 cheapest tool call there is, checkpoint_list(limit=1) (the 2026 protocol has no ping), the
 floor any tool call pays for JSON-RPC, validation and stdio.
 """
@@ -31,6 +31,8 @@ def _states(count: int) -> list[dict[str, Any]]:
             "goal": "Fix the reported bug so the failing tests pass without breaking others",
             "constraints": ["Do not modify the tests", "Keep the public API unchanged"],
             "completed": [line(j) for j in range(max(0, i - 30), i + 1)],
+            # the step leaving the window is archived, as an agent with a long log would (completed_dropped otherwise)
+            "dropped": [{"kind": "completed", "item": line(i - 31), "reason": "archived to the step log"}] if i > 30 else [],
             "pending": [line(j) for j in range(i + 1, i + 6)],
             "decisions": ["Reproduce first, then patch the smallest surface"],
             "facts": [{"key": "failing tests", "value": 3 + i % 5, "source_ref": f"test-run-{i}"},
