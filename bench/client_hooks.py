@@ -12,17 +12,15 @@ the shared machine hits all of them alike. The session holds 300 prompts and 300
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-COMMAND = [str(Path(sys.executable).parent / "ctxkeep")] if (Path(sys.executable).parent / "ctxkeep").exists() else [sys.executable, "-m", "ctxkeep"]
+from bench.common import BASE_ENV, CTXKEEP_COMMAND, FLOOR_COMMAND, process_seconds
+
 SMALL = "src/a.py\nsrc/b.py\n"
 BIG = "\n".join(f"{n:06d} compiled module_{n}.o in 0.{n % 97:02d}s" for n in range(3_000))[:100_000]
 BUDGETS = {"tool call": 2.0, "offloading 100 KB": 4.0, "prompt": 2.0, "stop": 2.0, "session start (resume)": 2.5}
@@ -62,21 +60,13 @@ def _inputs(project: str, use: int) -> dict[str, dict[str, tuple[list[str], dict
     }
 
 
-def _seconds(args: list[str], stdin: bytes, env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(args, input=stdin, capture_output=True, env=env, timeout=300)
-    elapsed = time.perf_counter() - started
-    assert done.returncode == 0, done.stderr
-    return elapsed
-
-
 def _seed(project: str, env: dict[str, str]) -> None:
     """300 prompts and 300 tool calls in each client's session, so the hooks work on a session of some size."""
     for n in range(300):
         for client, measures in _inputs(project, 10_000 + n).items():
             for name in ("prompt", "tool call"):
                 args, stdin = measures[name]
-                subprocess.run([*COMMAND, "hook", *args], input=json.dumps(stdin).encode(), capture_output=True, env=env, timeout=60)
+                subprocess.run([*CTXKEEP_COMMAND, "hook", *args], input=json.dumps(stdin).encode(), capture_output=True, env=env, timeout=60)
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -89,10 +79,10 @@ def run(quick: bool) -> dict[str, Any]:
         floor: list[float] = []
         times: dict[tuple[str, str], list[float]] = {}
         for use in range(rounds):
-            floor.append(_seconds([sys.executable, "-c", "import json, sqlite3"], b"", BASE_ENV))
+            floor.append(process_seconds(FLOOR_COMMAND, b"", BASE_ENV))
             for client, measures in _inputs(project, use).items():
                 for name, (args, stdin) in measures.items():
-                    times.setdefault((client, name), []).append(_seconds([*COMMAND, "hook", *args], json.dumps(stdin).encode(), env))
+                    times.setdefault((client, name), []).append(process_seconds([*CTXKEEP_COMMAND, "hook", *args], json.dumps(stdin).encode(), env))
     base = statistics.median(floor)
     rows = [{"metric": f"{client}: {name} (wall, new process)", "value": f"p50 {statistics.median(v) * 1000:.0f} ms = "
              f"{statistics.median(v) / base:.2f}× the floor", "baseline": f"p50 {base * 1000:.0f} ms: python -c \"import json, sqlite3\"",

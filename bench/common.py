@@ -1,4 +1,4 @@
-"""Shared helpers: percentiles, the machine line, and real text from ../shared/data."""
+"""Shared helpers: percentiles, the machine line, real text from ../shared/data, and hook processes timed."""
 
 from __future__ import annotations
 
@@ -6,10 +6,19 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
+# as installed by pip: compiled modules cached (this machine sets PYTHONDONTWRITEBYTECODE, which a user's does not)
+BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+_INSTALLED = Path(sys.executable).parent / "ctxkeep"
+CTXKEEP_COMMAND = [str(_INSTALLED)] if _INSTALLED.exists() else [sys.executable, "-m", "ctxkeep"]
+# the floor a hook is compared with: a bare interpreter that imports what any hook needs
+FLOOR_COMMAND = [sys.executable, "-c", "import json, sqlite3"]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -22,6 +31,15 @@ def percentile(values: list[float], q: float) -> float:
 def summary_ms(seconds: list[float]) -> dict[str, float]:
     ms = [s * 1000 for s in seconds]
     return {"p50_ms": round(statistics.median(ms), 3), "p95_ms": round(percentile(ms, 95), 3), "n": len(ms)}
+
+
+def process_seconds(args: list[str], stdin: bytes, env: dict[str, str]) -> float:
+    """Wall time of one new process from spawn to exit; it must exit 0 (AssertionError with its stderr otherwise)."""
+    started = time.perf_counter()
+    done = subprocess.run(args, input=stdin, capture_output=True, env=env, timeout=300)
+    elapsed = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr
+    return elapsed
 
 
 def machine_line() -> str:

@@ -11,33 +11,19 @@ session-start and an unchanged pre-compact ≤ 2.5×.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import SHARED_DATA, percentile
+from bench.common import BASE_ENV, CTXKEEP_COMMAND, FLOOR_COMMAND, SHARED_DATA, percentile, process_seconds
 from ctxkeep.project import transcript_slug
 
-# as installed by pip: compiled modules cached (this machine sets PYTHONDONTWRITEBYTECODE, which a user's does not)
-BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 TRANSCRIPT = SHARED_DATA / "claude-code-transcripts" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
-COMMAND = [str(Path(sys.executable).parent / "ctxkeep")] if (Path(sys.executable).parent / "ctxkeep").exists() else [sys.executable, "-m", "ctxkeep"]
 BUDGETS = {"post-tool-use pass-through": 2.0, "post-tool-use offloading 100 KB": 4.0, "user-prompt-submit": 2.0,
            "stop": 2.0, "session-start (compact, summary checked)": 2.5, "pre-compact, transcript unchanged": 2.5}
-
-
-def _seconds(args: list[str], stdin: bytes, env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(args, input=stdin, capture_output=True, env=env, timeout=300)
-    elapsed = time.perf_counter() - started
-    assert done.returncode == 0, done.stderr
-    return elapsed
 
 
 class _Session:
@@ -58,7 +44,7 @@ class _Session:
                            "hook_event_name": event, **fields}).encode()
 
     def hook(self, name: str, stdin: bytes) -> float:
-        return _seconds([*COMMAND, "hook", name], stdin, self.env)
+        return process_seconds([*CTXKEEP_COMMAND, "hook", name], stdin, self.env)
 
 
 def _inputs(session: _Session, use: int) -> dict[str, tuple[str, bytes]]:
@@ -105,9 +91,9 @@ def run(quick: bool) -> dict[str, Any]:
         ingest = _ingest(session)
         floor: list[float] = []
         times: dict[str, list[float]] = {name: [] for name in BUDGETS}
-        _seconds([sys.executable, "-c", "import json, sqlite3"], b"", BASE_ENV)
+        process_seconds(FLOOR_COMMAND, b"", BASE_ENV)
         for use in range(rounds):
-            floor.append(_seconds([sys.executable, "-c", "import json, sqlite3"], b"", BASE_ENV))
+            floor.append(process_seconds(FLOOR_COMMAND, b"", BASE_ENV))
             for name, (hook, stdin) in _inputs(session, use).items():
                 times[name].append(session.hook(hook, stdin))
     base = statistics.median(floor)
