@@ -2,9 +2,9 @@
 
 Each version's state is built from real agent prose (the shared SWE-bench runs): a sliding
 window of completed steps (the one leaving it listed in dropped), the next steps pending, a few
-exact facts and an approval, so a state weighs a few KB like a real one. Baseline in the same run, on the same connection: the
-cheapest tool call there is, checkpoint_list(limit=1) (the 2026 protocol has no ping), the
-floor any tool call pays for JSON-RPC, validation and stdio.
+exact facts and an approval, so a state weighs a few KB like a real one. Baseline in the same run, on the same
+connection: the cheapest tool call there is, checkpoint_list(limit=1) (the 2026 protocol has no ping), the floor any
+tool call pays for JSON-RPC, validation and stdio.
 """
 
 from __future__ import annotations

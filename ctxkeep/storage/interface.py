@@ -13,8 +13,6 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol
 
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
 from ctxkeep.storage.rows import (
     ActionRow,
     CheckpointRow,
@@ -33,6 +31,8 @@ from ctxkeep.storage.rows import (
     TombstoneRow,
     WorkingSetRow,
 )
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 class CheckpointsQueries(Protocol):
