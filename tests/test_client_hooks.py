@@ -227,13 +227,15 @@ def test_an_unknown_event_is_logged_not_run(tmp_path: Path) -> None:
     assert "codex Nope failed" in agent.logged() and "unknown event 'Nope'" in agent.logged()
 
 
-def test_the_client_hooks_import_no_pydantic_asyncio_aiosqlite_tiktoken_or_mcp(tmp_path: Path) -> None:
+def test_the_client_hooks_import_no_pydantic_asyncio_aiosqlite_tiktoken_mcp_inspect_or_typing(tmp_path: Path) -> None:
+    """The slow standard-library imports too: inspect (through dataclasses) ~7 ms, typing ~3 ms a process."""
     agent = Agent(tmp_path)
     rollout = agent.codex_rollout("codex-rollout-compacted.jsonl")
     chat = agent.gemini_chat("gemini-chat-compressed.jsonl")
     probe = ("import sys, io, json\nfrom ctxkeep.cli import main\n"
              "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[3].encode()))\nmain(['hook', sys.argv[1], sys.argv[2]])\n"
-             "heavy = [m for m in ('pydantic', 'asyncio', 'aiosqlite', 'tiktoken', 'mcp', 'anyio') if m in sys.modules]\n"
+             "heavy = [m for m in ('pydantic', 'asyncio', 'aiosqlite', 'tiktoken', 'mcp', 'anyio', 'inspect', 'dataclasses', 'typing') "
+             "if m in sys.modules]\n"
              "sys.stderr.write(json.dumps(heavy))\n")
     inputs = [
         ("codex", "UserPromptSubmit", agent.base(prompt="never push to main")),

@@ -8,9 +8,11 @@ library only) loads neither the interface nor the rows.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ctxkeep.storage.interface import LATEST_SCHEMA, Store, Tx
     from ctxkeep.storage.rows import (
         ActionRow,

@@ -23,10 +23,15 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import NamedTuple
 
 from ctxkeep.text import match_key
 from ctxkeep.tools.negation import has_negation, negated_clauses
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ctxkeep.named_tuple import NamedTuple
 
 WORDS_CARRIED = 0.6  # share of an item's plain words one passage must hold (identifiers and numbers: all of them)
 _TOKEN = re.compile(r"[\w][\w./#:@+-]*[\w]|\w")

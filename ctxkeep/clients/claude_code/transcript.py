@@ -12,11 +12,14 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
-from typing import Any
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Record, ToolEvent
 from ctxkeep.clients.core.transcripts import TAIL_BYTES, Reading, latest, tail_from_last
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _NOT_A_PROMPT = ("[Request interrupted", "<task-notification>", "This session is being continued", "<local-command-",
                  "Caveat:", "<system-reminder>", "<bash-", "<user-prompt-submit-hook>")

@@ -23,13 +23,16 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
 
 from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import ToolEvent
 from ctxkeep.clients.core.hook_io import HookInputError, Where
 from ctxkeep.clients.core.transcripts import under
 from ctxkeep.storage.hot import HotSession
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 CLIENT = "codex"
 TASK_PREFIX = "codex-"

@@ -20,10 +20,15 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from typing import Any, NamedTuple
 
 from ctxkeep.clients.core import commands
 from ctxkeep.text import LazyPattern, match_key, one_line, without_bad_characters
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ctxkeep.named_tuple import NamedTuple
 
 MAX_TEXT = 4_000
 _CUT_MARGIN = 4_096  # redacted past the cut, so a secret that straddles it is still seen whole

@@ -18,7 +18,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
-from typing import IO, Any
 
 from ctxkeep.clients.core import live
 from ctxkeep.clients.core.capture import ToolEvent
@@ -35,8 +34,13 @@ from ctxkeep.clients.core.hook_io import (
 from ctxkeep.clients.core.shaping import Offload, shaping_from_env
 from ctxkeep.storage.hot import HotSession, open_hot_session
 
-Reply = tuple[dict[str, Any] | None, str]  # (what to print, a note for the log)
-Handler = Callable[[HotSession, Where, dict[str, Any]], Reply]
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import IO, Any
+
+    Reply = tuple[dict[str, Any] | None, str]  # (what to print, a note for the log)
+    Handler = Callable[[HotSession, Where, dict[str, Any]], Reply]
+
 MAX_CHARS = 9_000  # the records' view: what Claude Code keeps inline, and well under every other client's limit
 REPAIR_CHARS = 4_000
 WORKER_WAIT_S = 10.0

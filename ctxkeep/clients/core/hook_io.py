@@ -13,10 +13,15 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any, NamedTuple
 
 from ctxkeep.project import hook_db_path, resolve_project
 from ctxkeep.text import without_bad_characters
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import IO, Any, NamedTuple
+else:
+    from ctxkeep.named_tuple import NamedTuple
 
 LOG_NAME = "ctxkeep-hooks.log"
 MAX_INPUT_BYTES = 64 * 1024 * 1024

@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ctxkeep.named_tuple import NamedTuple
 
 DEFAULT_LIMITS = {"shell": 4_096, "grep": 15, "listing": 25, "web": 10_240, "mcp": 8_192, "read": 10_240}
 _FAMILY = {"Bash": "shell", "BashOutput": "shell", "KillShell": "shell", "Grep": "grep", "Glob": "listing", "LS": "listing",

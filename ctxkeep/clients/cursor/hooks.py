@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import IO, Any
 
 from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import ToolEvent, digest
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.storage.hot import HotSession
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 CLIENT = "cursor"
 TASK_PREFIX = "cursor-"

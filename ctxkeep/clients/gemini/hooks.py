@@ -22,7 +22,6 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
 
 from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import digest
@@ -30,6 +29,10 @@ from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.transcripts import under
 from ctxkeep.clients.gemini.tools import mcp_of, output_text, tool_event, without_hook_context
 from ctxkeep.storage.hot import HotSession
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 CLIENT = "gemini"
 TASK_PREFIX = "gemini-"

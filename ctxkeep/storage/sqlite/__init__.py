@@ -6,9 +6,10 @@ is imported on first use: the hooks' fast path (`hot.py`) runs on the standard l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ctxkeep.storage.sqlite.db import SqliteStore
 
 __all__ = ["SqliteStore"]

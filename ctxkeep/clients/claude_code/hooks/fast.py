@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import closing
 from pathlib import Path
-from typing import IO, Any
 
 from ctxkeep.clients.claude_code.hooks.tool_output import output_text, replacement
 from ctxkeep.clients.core import events, live
@@ -41,11 +40,16 @@ from ctxkeep.clients.core.shaping import shaping_from_env
 from ctxkeep.project import transcript_roots
 from ctxkeep.storage.hot import HotSession, open_hot_session
 
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
+if TYPE_CHECKING:
+    from typing import IO, Any
+
+    Handler = Callable[[HotSession, Where, dict[str, Any], IO[str]], str]
+
 TASK_PREFIX = "cc-"
 _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
 MAX_CHARS = 9_000  # Claude Code keeps 10,000 characters of additionalContext inline
 REPAIR_CHARS = 4_000
-Handler = Callable[[HotSession, Where, dict[str, Any], IO[str]], str]
 
 
 def _printed(text: str) -> int:
