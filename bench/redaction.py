@@ -33,8 +33,10 @@ def corpus_roots() -> list[Path]:
 
 
 def corpus_files() -> list[Path]:
-    """Every .py, .js and .go file under the corpus roots, sorted (symlinks and undecodable files included later as skipped)."""
-    return sorted(p for root in corpus_roots() for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file() and not p.is_symlink())
+    """Every .py, .js and .go file under the corpus roots, sorted (symlinks and undecodable files included later as skipped),
+    except ctxkeep's own package when pip installed it there (its demo holds a secret on purpose; the code is ours)."""
+    return sorted(p for root in corpus_roots() for p in root.rglob("*")
+                  if p.suffix in SUFFIXES and p.is_file() and not p.is_symlink() and not p.is_relative_to(root / "ctxkeep"))
 
 
 @dataclass
@@ -108,7 +110,7 @@ def run(quick: bool) -> dict[str, Any]:
         "rows": [
             {"metric": "files scanned (.py, .js, .go)", "value": per_language, "baseline": "", "target": ""},
             {"metric": "library files changed by redaction", "value": f"{sum(result.changed.values())} of {sum(result.files.values()):,} "
-             f"({result.changed_share:.2%}; {changed})", "baseline": "236 of 3,765 (6.3%) with the rules before issue 14, this corpus", "target": "≤ 0.1%"},
+             f"({result.changed_share:.2%}; {changed})", "baseline": "236 of 3,765 (6.3%) with the rules before issue 14, on the test environment's corpus", "target": "≤ 0.1%"},
             {"metric": "markers left in library code, by kind", "value": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none",
              "baseline": "", "target": "each inspected"},
             {"metric": "realistic secrets caught (tests/secret_samples.py)", "value": f"{len(names)}/{len(SECRETS)}", "baseline": "",
