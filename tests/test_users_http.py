@@ -21,7 +21,7 @@ import pytest
 
 from tests import http_probe
 from tests.conftest import procurement_state
-from tests.db_dump import database_bytes, is_postgres, query
+from tests.db_dump import database_bytes, query
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,8 +157,7 @@ def test_a_token_of_several_projects_must_name_one_and_the_single_token_mode_is_
 
 
 def test_the_postgres_url_password_never_reaches_the_servers_log(db_path: Path, home: Path) -> None:
-    if not is_postgres(db_path):
-        pytest.skip("a PostgreSQL URL's password (SQLite has none)")
+    """PostgreSQL only (tests/conftest.py, POSTGRES_ONLY)."""
     create(db_path, home, "alice", ALPHA)
     with serving(db_path, home):
         pass
