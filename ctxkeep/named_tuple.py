@@ -10,7 +10,8 @@ need it only to declare named tuples. Those modules write
         from ctxkeep.named_tuple import NamedTuple
 
 so type checkers see typing's class and the running hook gets a `collections.namedtuple` with the same fields, defaults,
-methods and docstring. Field annotations are only read for their names. Standard library only.
+methods and docstring. Field annotations are only read for their names, so the declaring module needs
+`from __future__ import annotations` (every hook module has it). Standard library only.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class _NamedTupleMaker(type):
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, object]) -> type:
         if not bases:  # NamedTuple itself
             return super().__new__(mcs, name, bases, namespace)
+        if "__annotations__" not in namespace and "__annotate__" in namespace:  # Python 3.14's lazy annotations
+            raise TypeError(f"{name}: declare it in a module with `from __future__ import annotations`")
         annotations = namespace.get("__annotations__", {})
         fields = list(annotations) if isinstance(annotations, dict) else []
         with_default = [field for field in fields if field in namespace]
