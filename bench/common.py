@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +41,24 @@ def process_seconds(args: list[str], stdin: bytes, env: dict[str, str]) -> float
     elapsed = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     return elapsed
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, tries: int = 300) -> None:
+    """Return once something listens on 127.0.0.1:port, or after `tries` attempts 0.1 s apart (the run then fails
+    on its first request, naming the server)."""
+    for _ in range(tries):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
 
 
 def machine_line() -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -27,15 +26,9 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from bench.common import summary_ms
+from bench.common import free_port, summary_ms, wait_for_port
 
 PROJECT = "/bench/load"
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _env(db: Path) -> dict[str, str]:
@@ -85,19 +78,14 @@ async def _client(name: str, client: Client, ops: int, times: dict[str, list[flo
 
 async def _measure(folder: Path, ops: int) -> dict[str, Any]:
     db = folder / "load.db"
-    port = _port()
+    port = free_port()
     http = subprocess.Popen([sys.executable, "-m", "ctxkeep", "serve", "--http", "--no-token", "--port", str(port)], env=_env(db),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     times: dict[str, list[float]] = defaultdict(list)
     acks: Counter[str] = Counter()
     errors: list[str] = []
     try:
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_port(port)
         async with AsyncExitStack() as stack:
             clients = {name: await stack.enter_async_context(Client(f"http://127.0.0.1:{port}/mcp")) for name in ("http-a", "http-b")}
             for name in ("stdio-c", "stdio-d"):

@@ -17,7 +17,6 @@ import json
 import os
 import random
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from bench.checkpoint import _states, _timed
-from bench.common import ROOT, summary_ms
+from bench.common import ROOT, free_port, summary_ms, wait_for_port
 from bench.evidence import _fill, _questions
 from bench.load import _client
 from bench.rpc import RawServer
@@ -125,12 +124,6 @@ def _recall(location: Path | str, folder: Path, quick: bool) -> dict[str, Any]:
     return dict(anyio.run(_retrieval, folder, quick, location))
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def _tokens(location: Path | str) -> dict[str, str]:
     store = await Store.open(location)
     try:
@@ -181,17 +174,12 @@ def _load(location: Path | str, folder: Path, ops: int) -> dict[str, Any]:
     tokens = anyio.run(_tokens, location)
     env = {**os.environ, "CTXKEEP_DB": str(location), "CTXKEEP_PROJECT": LOAD_PROJECT, "XDG_DATA_HOME": str(folder / "xdg")}
     env.pop("CTXKEEP_HTTP_TOKEN", None)
-    ports = {"a": _port(), "b": _port()}
+    ports = {"a": free_port(), "b": free_port()}
     servers = [subprocess.Popen([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(port)], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for port in ports.values()]
     try:
         for port in ports.values():
-            for _ in range(300):
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            wait_for_port(port)
         measured = anyio.run(_clients, {k: f"http://127.0.0.1:{p}/mcp" for k, p in ports.items()}, tokens, ops)
     finally:
         for server in servers:
