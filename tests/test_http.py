@@ -7,12 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import stat
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -28,16 +26,11 @@ from mcp.shared.exceptions import MCPError
 from tests import http_probe
 from tests.conftest import PROJECT, procurement_state
 from tests.db_dump import is_postgres
+from tests.http_server import free_port, http_server
 
 pytestmark = pytest.mark.slow
 TOKEN = "t0ken-" + "x" * 30
 MiB = 1024 * 1024
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -67,7 +60,7 @@ def _token_file(db_path: Path) -> Path:
 
 @contextmanager
 def _serving(db_path: Path, *extra: str, token: str | None = None, **env: str) -> Iterator[Served]:
-    port = _free_port()
+    port = free_port()
     _folder(db_path).mkdir(parents=True, exist_ok=True)
     log = _folder(db_path) / f"serve-{port}.log"
     full_env = {**os.environ, "CTXKEEP_DB": str(db_path), "CTXKEEP_PROJECT": PROJECT, **env}
@@ -76,22 +69,8 @@ def _serving(db_path: Path, *extra: str, token: str | None = None, **env: str) -
     full_env.pop("CTXKEEP_HTTP_TOKEN", None)
     if token:
         full_env["CTXKEEP_HTTP_TOKEN"] = token
-    with log.open("w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(port), *extra], env=full_env,
-                                stdout=subprocess.DEVNULL, stderr=stderr)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.1)
+    with http_server(port, extra, full_env, log) as proc:
         yield Served(f"http://127.0.0.1:{port}/mcp", log, proc.pid)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @asynccontextmanager
@@ -179,7 +158,7 @@ def test_an_existing_token_file_others_can_read_is_refused(tmp_path: Path) -> No
     _token_file(db).chmod(0o644)
     env = {**os.environ, "CTXKEEP_DB": str(db)}
     env.pop("CTXKEEP_HTTP_TOKEN", None)
-    done = subprocess.run([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(_free_port())],
+    done = subprocess.run([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(free_port())],
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and str(_token_file(db)) in done.stderr and "0644" in done.stderr and "Traceback" not in done.stderr
 
@@ -211,7 +190,7 @@ def test_remote_serving_needs_a_flag_and_a_token(tmp_path: Path, args: list[str]
     env = {**os.environ, "CTXKEEP_DB": str(tmp_path / "db.sqlite"), **({"CTXKEEP_HTTP_TOKEN": token} if token else {})}
     if not token:
         env.pop("CTXKEEP_HTTP_TOKEN", None)
-    done = subprocess.run([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(_free_port()), *args],
+    done = subprocess.run([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(free_port()), *args],
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 from tests import http_probe
 from tests.conftest import procurement_state
 from tests.db_dump import database_bytes, query
+from tests.http_server import free_port, http_server
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,27 +46,11 @@ def create(db: Path, home: Path, user: str, *projects: str) -> str:
 
 @contextmanager
 def serving(db: Path, home: Path, *extra: str) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     log = home / f"serve-{port}.log"
     home.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(port), *extra],
-                                env=_env(db, home), stdout=subprocess.DEVNULL, stderr=stderr, cwd=ROOT)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.1)
+    with http_server(port, extra, _env(db, home), log, cwd=ROOT):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def call(url: str, token: str | None, tool: str, arguments: dict[str, Any], project: str | None = None) -> tuple[int, Any]:
