@@ -17,15 +17,44 @@ from typing import Any
 from bench.common import machine_line
 
 HERE = Path(__file__).resolve().parent
-ALL = ["checkpoint", "startup", "evidence", "compress", "working_set", "model_view", "memory", "hooks", "client_hooks", "live_hooks", "load", "teams", "redaction", "fidelity"]
+ALL = [
+    "checkpoint",
+    "startup",
+    "evidence",
+    "compress",
+    "working_set",
+    "model_view",
+    "memory",
+    "hooks",
+    "client_hooks",
+    "live_hooks",
+    "load",
+    "teams",
+    "redaction",
+    "fidelity",
+]
 
 
 def render(report: dict[str, Any]) -> str:
-    lines = ["# Benchmark results", "", f"- machine: {report['machine']}", f"- date: {report['date']}",
-             f"- mode: {'quick' if report['quick'] else 'full'}", ""]
+    lines = [
+        "# Benchmark results",
+        "",
+        f"- machine: {report['machine']}",
+        f"- date: {report['date']}",
+        f"- mode: {'quick' if report['quick'] else 'full'}",
+        "",
+    ]
     for name, result in sorted(report["benchmarks"].items(), key=lambda item: ALL.index(item[0])):
-        lines += [f"## {result['title']} (`bench/{name}.py`)", "", "| metric | ctxkeep | baseline | target |", "|---|---|---|---|"]
-        lines += [f"| {r['metric']} | {r['value']} | {r.get('baseline', '')} | {r.get('target', '')} |" for r in result["rows"]]
+        lines += [
+            f"## {result['title']} (`bench/{name}.py`)",
+            "",
+            "| metric | ctxkeep | baseline | target |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['metric']} | {r['value']} | {r.get('baseline', '')} | {r.get('target', '')} |"
+            for r in result["rows"]
+        ]
         lines += ["", *[f"- {note}" for note in result.get("notes", [])], ""]
     return "\n".join(lines)
 
@@ -35,7 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help=f"benchmarks to run (default: all of {', '.join(ALL)})")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for CI")
     args = parser.parse_args(argv)
-    report: dict[str, Any] = {"machine": machine_line(), "date": dt.date.today().isoformat(), "quick": args.quick, "benchmarks": {}}
+    report: dict[str, Any] = {
+        "machine": machine_line(),
+        "date": dt.date.today().isoformat(),
+        "quick": args.quick,
+        "benchmarks": {},
+    }
     previous = HERE / "results.json"
     if args.names and previous.exists():  # a partial run updates those benchmarks and keeps the others
         kept = json.loads(previous.read_text())

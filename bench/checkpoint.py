@@ -32,11 +32,15 @@ def _states(count: int) -> list[dict[str, Any]]:
             "constraints": ["Do not modify the tests", "Keep the public API unchanged"],
             "completed": [line(j) for j in range(max(0, i - 30), i + 1)],
             # the step leaving the window is archived, as an agent with a long log would (completed_dropped otherwise)
-            "dropped": [{"kind": "completed", "item": line(i - 31), "reason": "archived to the step log"}] if i > 30 else [],
+            "dropped": [{"kind": "completed", "item": line(i - 31), "reason": "archived to the step log"}]
+            if i > 30
+            else [],
             "pending": [line(j) for j in range(i + 1, i + 6)],
             "decisions": ["Reproduce first, then patch the smallest surface"],
-            "facts": [{"key": "failing tests", "value": 3 + i % 5, "source_ref": f"test-run-{i}"},
-                      {"key": "step", "value": i, "source_ref": f"log-{i}"}],
+            "facts": [
+                {"key": "failing tests", "value": 3 + i % 5, "source_ref": f"test-run-{i}"},
+                {"key": "step", "value": i, "source_ref": f"log-{i}"},
+            ],
             "approvals": [{"id": "merge", "action": "merge the patch", "status": "pending"}],
             "next_action": line(i + 1),
         }
@@ -58,7 +62,9 @@ def _measure(count: int, loads: int) -> dict[str, Any]:
     floor: list[float] = []
     with tempfile.TemporaryDirectory() as tmp, RawServer(Path(tmp) / "bench.db", tmp) as server:
         for version, state in enumerate(states, start=1):
-            _timed(server, "checkpoint_save", {"task_id": "bench", "state": state, "expected_version": version - 1}, saves)
+            _timed(
+                server, "checkpoint_save", {"task_id": "bench", "state": state, "expected_version": version - 1}, saves
+            )
             _timed(server, "checkpoint_list", {"limit": 1}, floor)
         rng = random.Random(1)
         for _ in range(loads):
@@ -66,8 +72,12 @@ def _measure(count: int, loads: int) -> dict[str, Any]:
             if rng.random() < 0.5:
                 arguments["version"] = rng.randint(1, count)
             _timed(server, "checkpoint_load", arguments, load_times)
-    return {"save": summary_ms(saves), "load": summary_ms(load_times), "floor": summary_ms(floor),
-            "state_bytes": len(json.dumps(states[-1]).encode())}
+    return {
+        "save": summary_ms(saves),
+        "load": summary_ms(load_times),
+        "floor": summary_ms(floor),
+        "state_bytes": len(json.dumps(states[-1]).encode()),
+    }
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -77,9 +87,24 @@ def run(quick: bool) -> dict[str, Any]:
     return {
         "title": f"Checkpoints over stdio, one task with {count:,} versions",
         "rows": [
-            {"metric": "checkpoint_save p50 / p95", "value": f"{m['save']['p50_ms']:.2f} / {m['save']['p95_ms']:.2f} ms", "baseline": ping, "target": "p50 ≤ 5 ms"},
-            {"metric": "checkpoint_load p50 / p95", "value": f"{m['load']['p50_ms']:.2f} / {m['load']['p95_ms']:.2f} ms", "baseline": ping, "target": "p50 ≤ 5 ms"},
-            {"metric": "save p50 / floor p50", "value": f"{m['save']['p50_ms'] / m['floor']['p50_ms']:.1f}×", "baseline": "1×", "target": ""},
+            {
+                "metric": "checkpoint_save p50 / p95",
+                "value": f"{m['save']['p50_ms']:.2f} / {m['save']['p95_ms']:.2f} ms",
+                "baseline": ping,
+                "target": "p50 ≤ 5 ms",
+            },
+            {
+                "metric": "checkpoint_load p50 / p95",
+                "value": f"{m['load']['p50_ms']:.2f} / {m['load']['p95_ms']:.2f} ms",
+                "baseline": ping,
+                "target": "p50 ≤ 5 ms",
+            },
+            {
+                "metric": "save p50 / floor p50",
+                "value": f"{m['save']['p50_ms'] / m['floor']['p50_ms']:.1f}×",
+                "baseline": "1×",
+                "target": "",
+            },
         ],
         "notes": [
             "measured with a raw JSON-RPC client on the server's stdin/stdout (the Python SDK client adds its own "

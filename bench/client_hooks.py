@@ -31,28 +31,74 @@ def _inputs(project: str, use: int) -> dict[str, dict[str, tuple[list[str], dict
     s = {"session_id": "s", "cwd": project}
     return {
         "claude-code": {
-            "tool call": (["post-tool-use"], s | {"tool_name": "Bash", "tool_input": {"command": "ls src"}, "tool_use_id": f"a{use}",
-                                                  "tool_response": {"stdout": SMALL, "stderr": "", "interrupted": False}}),
-            "offloading 100 KB": (["post-tool-use"], s | {"tool_name": "Bash", "tool_input": {"command": "make"}, "tool_use_id": f"b{use}",
-                                                          "tool_response": {"stdout": BIG, "stderr": "", "interrupted": False}}),
+            "tool call": (
+                ["post-tool-use"],
+                s
+                | {
+                    "tool_name": "Bash",
+                    "tool_input": {"command": "ls src"},
+                    "tool_use_id": f"a{use}",
+                    "tool_response": {"stdout": SMALL, "stderr": "", "interrupted": False},
+                },
+            ),
+            "offloading 100 KB": (
+                ["post-tool-use"],
+                s
+                | {
+                    "tool_name": "Bash",
+                    "tool_input": {"command": "make"},
+                    "tool_use_id": f"b{use}",
+                    "tool_response": {"stdout": BIG, "stderr": "", "interrupted": False},
+                },
+            ),
             "prompt": (["user-prompt-submit"], s | {"prompt": f"never touch the vendored libs ({use})"}),
             "stop": (["stop"], s | {"stop_hook_active": True}),
             "session start (resume)": (["session-start"], s | {"source": "resume"}),
         },
         "codex": {
-            "tool call": (["codex", "PostToolUse"], s | {"tool_name": "Bash", "tool_input": {"command": "ls src"}, "tool_response": SMALL,
-                                                         "tool_use_id": f"c{use}"}),
-            "offloading 100 KB": (["codex", "PostToolUse"], s | {"tool_name": "Bash", "tool_input": {"command": "make"},
-                                                                 "tool_response": BIG, "tool_use_id": f"d{use}"}),
+            "tool call": (
+                ["codex", "PostToolUse"],
+                s
+                | {
+                    "tool_name": "Bash",
+                    "tool_input": {"command": "ls src"},
+                    "tool_response": SMALL,
+                    "tool_use_id": f"c{use}",
+                },
+            ),
+            "offloading 100 KB": (
+                ["codex", "PostToolUse"],
+                s
+                | {
+                    "tool_name": "Bash",
+                    "tool_input": {"command": "make"},
+                    "tool_response": BIG,
+                    "tool_use_id": f"d{use}",
+                },
+            ),
             "prompt": (["codex", "UserPromptSubmit"], s | {"prompt": f"never touch the vendored libs ({use})"}),
             "stop": (["codex", "Stop"], s | {"stop_hook_active": True}),
             "session start (resume)": (["codex", "SessionStart"], s | {"source": "resume"}),
         },
         "gemini": {
-            "tool call": (["gemini", "AfterTool"], s | {"tool_name": "run_shell_command", "tool_input": {"command": "ls src"},
-                                                        "tool_response": {"llmContent": SMALL}}),
-            "offloading 100 KB": (["gemini", "AfterTool"], s | {"tool_name": "run_shell_command", "tool_input": {"command": "make"},
-                                                                "tool_response": {"llmContent": BIG}}),
+            "tool call": (
+                ["gemini", "AfterTool"],
+                s
+                | {
+                    "tool_name": "run_shell_command",
+                    "tool_input": {"command": "ls src"},
+                    "tool_response": {"llmContent": SMALL},
+                },
+            ),
+            "offloading 100 KB": (
+                ["gemini", "AfterTool"],
+                s
+                | {
+                    "tool_name": "run_shell_command",
+                    "tool_input": {"command": "make"},
+                    "tool_response": {"llmContent": BIG},
+                },
+            ),
             "prompt": (["gemini", "BeforeAgent"], s | {"prompt": f"never touch the vendored libs ({use})"}),
             "stop": (["gemini", "AfterAgent"], s | {"stop_hook_active": True}),
             "session start (resume)": (["gemini", "SessionStart"], s | {"source": "resume"}),
@@ -66,7 +112,13 @@ def _seed(project: str, env: dict[str, str]) -> None:
         for client, measures in _inputs(project, 10_000 + n).items():
             for name in ("prompt", "tool call"):
                 args, stdin = measures[name]
-                subprocess.run([*CTXKEEP_COMMAND, "hook", *args], input=json.dumps(stdin).encode(), capture_output=True, env=env, timeout=60)
+                subprocess.run(
+                    [*CTXKEEP_COMMAND, "hook", *args],
+                    input=json.dumps(stdin).encode(),
+                    capture_output=True,
+                    env=env,
+                    timeout=60,
+                )
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -82,13 +134,27 @@ def run(quick: bool) -> dict[str, Any]:
             floor.append(process_seconds(FLOOR_COMMAND, b"", BASE_ENV))
             for client, measures in _inputs(project, use).items():
                 for name, (args, stdin) in measures.items():
-                    times.setdefault((client, name), []).append(process_seconds([*CTXKEEP_COMMAND, "hook", *args], json.dumps(stdin).encode(), env))
+                    times.setdefault((client, name), []).append(
+                        process_seconds([*CTXKEEP_COMMAND, "hook", *args], json.dumps(stdin).encode(), env)
+                    )
     base = statistics.median(floor)
-    rows = [{"metric": f"{client}: {name} (wall, new process)", "value": f"p50 {statistics.median(v) * 1000:.0f} ms = "
-             f"{statistics.median(v) / base:.2f}× the floor", "baseline": f"p50 {base * 1000:.0f} ms: python -c \"import json, sqlite3\"",
-             "target": f"≤ {BUDGETS[name]}×"} for (client, name), v in times.items()]
-    return {"title": "Other clients' hooks", "rows": rows, "notes": ["Claude Code's rows measured in the same run, for comparison."],
-            "checks": {f"{c}: {n} within {BUDGETS[n]}x": statistics.median(v) / base <= BUDGETS[n] for (c, n), v in times.items()}}
+    rows = [
+        {
+            "metric": f"{client}: {name} (wall, new process)",
+            "value": f"p50 {statistics.median(v) * 1000:.0f} ms = {statistics.median(v) / base:.2f}× the floor",
+            "baseline": f'p50 {base * 1000:.0f} ms: python -c "import json, sqlite3"',
+            "target": f"≤ {BUDGETS[name]}×",
+        }
+        for (client, name), v in times.items()
+    ]
+    return {
+        "title": "Other clients' hooks",
+        "rows": rows,
+        "notes": ["Claude Code's rows measured in the same run, for comparison."],
+        "checks": {
+            f"{c}: {n} within {BUDGETS[n]}x": statistics.median(v) / base <= BUDGETS[n] for (c, n), v in times.items()
+        },
+    }
 
 
 if __name__ == "__main__":

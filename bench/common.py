@@ -70,7 +70,9 @@ def machine_line() -> str:
                 break
     except OSError:
         pass
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
+    )
 
 
 def swe_lines(limit: int) -> list[str]:

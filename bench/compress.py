@@ -36,7 +36,11 @@ _PRINTED = re.compile(r"^\s*([A-Z][A-Za-z]*(?:Error|Exception)): ", re.MULTILINE
 
 def _errors_seen(output: str) -> set[str]:
     """Error types an output shows as errors: all of them when it failed, printed exceptions when it did not."""
-    failed = re.search(r"<returncode>\s*-?[1-9]", output) or output.startswith("[is_error]") or "Traceback (most recent call last)" in output
+    failed = (
+        re.search(r"<returncode>\s*-?[1-9]", output)
+        or output.startswith("[is_error]")
+        or "Traceback (most recent call last)" in output
+    )
     return set(_ERROR_TYPE.findall(output) if failed else _PRINTED.findall(output))
 
 
@@ -60,15 +64,20 @@ def _tool_outputs(messages: list[dict[str, Any]], fmt: str) -> list[str]:
     """The tool outputs of a history, found without the parser: user messages with a return code, tool_result blocks."""
     if fmt == "generic":
         return [m["content"] for m in messages[1:] if m["role"] == "user" and "<returncode>" in m["content"]]
-    return [("[is_error] " if b.get("is_error") else "") + json.dumps(b.get("content"), ensure_ascii=False)
-            for m in messages if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"]
+    return [
+        ("[is_error] " if b.get("is_error") else "") + json.dumps(b.get("content"), ensure_ascii=False)
+        for m in messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 async def _fidelity(scope: Scope, raw: list[dict[str, Any]], result: CompressResult, fmt: str) -> tuple[int, int]:
     parsed = parse(raw, fmt)  # type: ignore[arg-type]
     first = (result.bands["digest"] or result.bands["shaped"] or [0])[0]
     last = (result.bands["shaped"] or result.bands["digest"] or [-1])[-1]
-    texts = [o.text for m in parsed[first:last + 1] for o in m.outputs]
+    texts = [o.text for m in parsed[first : last + 1] for o in m.outputs]
     exact = 0
     for ref, text in zip(result.evidence_refs, texts):
         parts, chunk = [], 0
@@ -86,14 +95,21 @@ async def _one(scope: Scope, raw: list[dict[str, Any]], request: CompressRequest
     started = time.perf_counter()
     result = await compress_history(scope, request, env={"CTXKEEP_ALLOWED_ROOTS": str(SHARED_DATA)})
     seconds = time.perf_counter() - started
-    band = raw[result.bands["digest"][0]:result.bands["digest"][1] + 1] if result.bands["digest"] else []
+    band = raw[result.bands["digest"][0] : result.bands["digest"][1] + 1] if result.bands["digest"] else []
     edited = _edited(band, fmt)
     errors = {e for text in _tool_outputs(band, fmt) for e in _errors_seen(text)}
     exact, total = await _fidelity(scope, raw, result, fmt)
-    return {"span": 1 - result.span_tokens_after / max(1, result.span_tokens_before), "whole": 1 - result.tokens_after / result.tokens_before,
-            "span_before": result.span_tokens_before, "seconds": seconds, "exact": exact, "offloaded": total,
-            "files": (sum(p in result.digest for p in edited), len(edited)), "errors": (sum(e in result.digest for e in errors), len(errors)),
-            "dropped_span_whole": 1 - (result.tokens_before - result.span_tokens_before) / result.tokens_before}
+    return {
+        "span": 1 - result.span_tokens_after / max(1, result.span_tokens_before),
+        "whole": 1 - result.tokens_after / result.tokens_before,
+        "span_before": result.span_tokens_before,
+        "seconds": seconds,
+        "exact": exact,
+        "offloaded": total,
+        "files": (sum(p in result.digest for p in edited), len(edited)),
+        "errors": (sum(e in result.digest for e in errors), len(errors)),
+        "dropped_span_whole": 1 - (result.tokens_before - result.span_tokens_before) / result.tokens_before,
+    }
 
 
 async def _measure() -> dict[str, list[dict[str, Any]]]:
@@ -127,18 +143,54 @@ def run(quick: bool) -> dict[str, Any]:
     return {
         "title": f"History compression ({len(swe)} SWE-bench runs, {len(cc)} long Claude Code transcripts; defaults)",
         "rows": [
-            {"metric": "SWE runs: span tokens saved, median (min)", "value": f"{median(r['span'] for r in swe):.1%} ({min(r['span'] for r in swe):.1%})",
-             "baseline": "100% by dropping the span (nothing retrievable)", "target": "≥ 85%"},
-            {"metric": "SWE runs: whole history saved, median", "value": f"{median(r['whole'] for r in swe):.1%}",
-             "baseline": f"{median(r['dropped_span_whole'] for r in swe):.1%} by dropping the span", "target": ""},
-            {"metric": "Claude Code transcripts: span tokens saved, median", "value": f"{median(r['span'] for r in cc):.1%}",
-             "baseline": "", "target": "≥ 95%"},
-            {"metric": "Claude Code transcripts: whole history saved, median", "value": f"{median(r['whole'] for r in cc):.1%}", "baseline": "", "target": ""},
-            {"metric": "offloaded outputs returned byte-identical", "value": f"{sum(r['exact'] for r in all_runs)}/{sum(r['offloaded'] for r in all_runs)}",
-             "baseline": "", "target": "100%"},
-            {"metric": "files edited in the digest band named in the digest", "value": _ratio([r["files"] for r in all_runs]), "baseline": "", "target": "all"},
-            {"metric": "distinct error types in the digest band's tool outputs named in the digest", "value": _ratio([r["errors"] for r in all_runs]), "baseline": "", "target": "all"},
-            {"metric": "compressing a ~3 MB transcript, median", "value": f"{median(r['seconds'] for r in cc):.2f} s", "baseline": "", "target": "≤ 1 s"},
+            {
+                "metric": "SWE runs: span tokens saved, median (min)",
+                "value": f"{median(r['span'] for r in swe):.1%} ({min(r['span'] for r in swe):.1%})",
+                "baseline": "100% by dropping the span (nothing retrievable)",
+                "target": "≥ 85%",
+            },
+            {
+                "metric": "SWE runs: whole history saved, median",
+                "value": f"{median(r['whole'] for r in swe):.1%}",
+                "baseline": f"{median(r['dropped_span_whole'] for r in swe):.1%} by dropping the span",
+                "target": "",
+            },
+            {
+                "metric": "Claude Code transcripts: span tokens saved, median",
+                "value": f"{median(r['span'] for r in cc):.1%}",
+                "baseline": "",
+                "target": "≥ 95%",
+            },
+            {
+                "metric": "Claude Code transcripts: whole history saved, median",
+                "value": f"{median(r['whole'] for r in cc):.1%}",
+                "baseline": "",
+                "target": "",
+            },
+            {
+                "metric": "offloaded outputs returned byte-identical",
+                "value": f"{sum(r['exact'] for r in all_runs)}/{sum(r['offloaded'] for r in all_runs)}",
+                "baseline": "",
+                "target": "100%",
+            },
+            {
+                "metric": "files edited in the digest band named in the digest",
+                "value": _ratio([r["files"] for r in all_runs]),
+                "baseline": "",
+                "target": "all",
+            },
+            {
+                "metric": "distinct error types in the digest band's tool outputs named in the digest",
+                "value": _ratio([r["errors"] for r in all_runs]),
+                "baseline": "",
+                "target": "all",
+            },
+            {
+                "metric": "compressing a ~3 MB transcript, median",
+                "value": f"{median(r['seconds'] for r in cc):.2f} s",
+                "baseline": "",
+                "target": "≤ 1 s",
+            },
         ],
         "notes": [f"SWE span sizes: median {median(r['span_before'] for r in swe):,.0f} tokens"],
         "raw": m,

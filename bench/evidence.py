@@ -34,7 +34,7 @@ PROJECT = "/bench/evidence"
 def _put_rate(server: RawServer, texts: list[str], batch: int) -> float:
     started = time.perf_counter()
     for i in range(0, len(texts), batch):
-        part = [{"content": t, "source": "Bash", "kind": "tool_result"} for t in texts[i:i + batch]]
+        part = [{"content": t, "source": "Bash", "kind": "tool_result"} for t in texts[i : i + batch]]
         server.call_tool("evidence_put", {"items": part} if batch > 1 else part[0])
     return len(texts) / (time.perf_counter() - started)
 
@@ -53,9 +53,12 @@ def _baseline_put_rate(conn: sqlite3.Connection, texts: list[str], batch: int) -
     started = time.perf_counter()
     for i in range(0, len(texts), batch):
         conn.execute("BEGIN")
-        for text in texts[i:i + batch]:
+        for text in texts[i : i + batch]:
             raw = text.encode()
-            conn.execute("INSERT OR IGNORE INTO blobs (sha, data) VALUES (?, ?)", (hashlib.sha256(raw).hexdigest(), zlib.compress(raw)))
+            conn.execute(
+                "INSERT OR IGNORE INTO blobs (sha, data) VALUES (?, ?)",
+                (hashlib.sha256(raw).hexdigest(), zlib.compress(raw)),
+            )
             conn.execute("INSERT INTO docs (body) VALUES (?)", (text,))
         conn.execute("COMMIT")
     return len(texts) / (time.perf_counter() - started)
@@ -78,7 +81,10 @@ async def _fill(db: Path, count: int, size: int) -> tuple[list[str], float]:
     started = time.perf_counter()
     try:
         for i in range(0, count, 500):
-            batch = [EvidenceItem(content=t, source="Bash", tags=["bench"]) for t in items(min(500, count - i), size, seed=1000 + i)]
+            batch = [
+                EvidenceItem(content=t, source="Bash", tags=["bench"])
+                for t in items(min(500, count - i), size, seed=1000 + i)
+            ]
             refs += (await evidence_put(scope, batch)).refs
     finally:
         await store.close()
@@ -117,19 +123,33 @@ def run(quick: bool) -> dict[str, Any]:
         rates = _throughput(tmp, quick)
         refs, fill_rate = anyio.run(_fill, tmp / "big.db", count, 2_000)
         baseline = _baseline_db(tmp / "baseline.db")
-        _baseline_put_rate(baseline, [t for i in range(0, count, 500) for t in items(min(500, count - i), 2_000, seed=1000 + i)], 500)
+        _baseline_put_rate(
+            baseline, [t for i in range(0, count, 500) for t in items(min(500, count - i), 2_000, seed=1000 + i)], 500
+        )
         questions = _questions(100 if quick else 300)
         rng = random.Random(5)
         with RawServer(tmp / "big.db", PROJECT) as server:
             _timed_calls(server, [("evidence_search", {"query": q}) for q in questions[:10]])  # warm the caches
             search = _timed_calls(server, [("evidence_search", {"query": q}) for q in questions])
-            gets = _timed_calls(server, [("evidence_get", {"ref": rng.choice(refs), **mode}) for mode in
-                                         [{"mode": "full"}, {"mode": "lines", "start": 3, "end": 12}, {"mode": "grep", "pattern": "the"}] * 100])
+            gets = _timed_calls(
+                server,
+                [
+                    ("evidence_get", {"ref": rng.choice(refs), **mode})
+                    for mode in [
+                        {"mode": "full"},
+                        {"mode": "lines", "start": 3, "end": 12},
+                        {"mode": "grep", "pattern": "the"},
+                    ]
+                    * 100
+                ],
+            )
         base_search = []
         for q in questions:
             started = time.perf_counter()
-            baseline.execute("SELECT rowid, snippet(docs, 0, '', '', '…', 20) FROM docs WHERE docs MATCH ? ORDER BY rank LIMIT 10",
-                             (_baseline_query(q),)).fetchall()
+            baseline.execute(
+                "SELECT rowid, snippet(docs, 0, '', '', '…', 20) FROM docs WHERE docs MATCH ? ORDER BY rank LIMIT 10",
+                (_baseline_query(q),),
+            ).fetchall()
             base_search.append(time.perf_counter() - started)
         baseline.close()
         size = sum(p.stat().st_size for p in tmp.glob("big.db*")) / count * 100_000 / 2**20
@@ -139,19 +159,58 @@ def run(quick: bool) -> dict[str, Any]:
     return {
         "title": f"Evidence store with {count:,} real-text items of 2 KB",
         "rows": [
-            {"metric": "evidence_put 2 KB items, batches of 200 (stdio)", "value": f"{rates['2KB batched (200)']:,.0f} items/s",
-             "baseline": f"{rates['baseline 2KB batched (200)']:,.0f} items/s (raw sqlite3 + FTS5)", "target": "≥ 500 items/s"},
-            {"metric": "evidence_put 2 KB items, one per call (stdio)", "value": f"{rates['2KB single']:,.0f} items/s", "baseline": "", "target": ""},
-            {"metric": "evidence_put 64 KB items, batches of 16 (stdio)", "value": f"{rates['64KB batched (16)']:,.0f} items/s",
-             "baseline": f"{rates['baseline 64KB batched (16)']:,.0f} items/s (raw sqlite3 + FTS5)", "target": ""},
-            {"metric": "evidence_put 64 KB items, one per call (stdio)", "value": f"{rates['64KB single']:,.0f} items/s", "baseline": "", "target": ""},
-            {"metric": f"evidence_search p50 / p95, {len(questions)} LoCoMo questions (stdio)", "value": f"{s['p50_ms']:.1f} / {s['p95_ms']:.1f} ms",
-             "baseline": f"{b['p50_ms']:.1f} / {b['p95_ms']:.1f} ms (raw FTS5 porter, in-process)", "target": "p50 ≤ 40 ms"},
-            {"metric": "evidence_get p50 / p95 (full, lines, grep; stdio)", "value": f"{g['p50_ms']:.1f} / {g['p95_ms']:.1f} ms", "baseline": "", "target": ""},
-            {"metric": "database size per 100,000 items", "value": f"{size:,.0f} MiB", "baseline": f"{base_size:,.0f} MiB (raw sqlite3 + FTS5)", "target": ""},
-            {"metric": "filling the project through the Python API (batches of 500)", "value": f"{fill_rate:,.0f} items/s", "baseline": "", "target": ""},
+            {
+                "metric": "evidence_put 2 KB items, batches of 200 (stdio)",
+                "value": f"{rates['2KB batched (200)']:,.0f} items/s",
+                "baseline": f"{rates['baseline 2KB batched (200)']:,.0f} items/s (raw sqlite3 + FTS5)",
+                "target": "≥ 500 items/s",
+            },
+            {
+                "metric": "evidence_put 2 KB items, one per call (stdio)",
+                "value": f"{rates['2KB single']:,.0f} items/s",
+                "baseline": "",
+                "target": "",
+            },
+            {
+                "metric": "evidence_put 64 KB items, batches of 16 (stdio)",
+                "value": f"{rates['64KB batched (16)']:,.0f} items/s",
+                "baseline": f"{rates['baseline 64KB batched (16)']:,.0f} items/s (raw sqlite3 + FTS5)",
+                "target": "",
+            },
+            {
+                "metric": "evidence_put 64 KB items, one per call (stdio)",
+                "value": f"{rates['64KB single']:,.0f} items/s",
+                "baseline": "",
+                "target": "",
+            },
+            {
+                "metric": f"evidence_search p50 / p95, {len(questions)} LoCoMo questions (stdio)",
+                "value": f"{s['p50_ms']:.1f} / {s['p95_ms']:.1f} ms",
+                "baseline": f"{b['p50_ms']:.1f} / {b['p95_ms']:.1f} ms (raw FTS5 porter, in-process)",
+                "target": "p50 ≤ 40 ms",
+            },
+            {
+                "metric": "evidence_get p50 / p95 (full, lines, grep; stdio)",
+                "value": f"{g['p50_ms']:.1f} / {g['p95_ms']:.1f} ms",
+                "baseline": "",
+                "target": "",
+            },
+            {
+                "metric": "database size per 100,000 items",
+                "value": f"{size:,.0f} MiB",
+                "baseline": f"{base_size:,.0f} MiB (raw sqlite3 + FTS5)",
+                "target": "",
+            },
+            {
+                "metric": "filling the project through the Python API (batches of 500)",
+                "value": f"{fill_rate:,.0f} items/s",
+                "baseline": "",
+                "target": "",
+            },
         ],
-        "notes": ["items are windows of the real corpus (LoCoMo turns, SWE-bench agent runs, Claude Code tool results)",
-                  "ctxkeep also redacts secrets, writes a preview, counts tokens and stores 12-hex hashed terms per word"],
+        "notes": [
+            "items are windows of the real corpus (LoCoMo turns, SWE-bench agent runs, Claude Code tool results)",
+            "ctxkeep also redacts secrets, writes a preview, counts tokens and stores 12-hex hashed terms per word",
+        ],
         "raw": {"rates": rates, "search": s, "baseline_search": b, "get": g, "fill_rate": fill_rate},
     }

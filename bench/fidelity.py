@@ -46,13 +46,24 @@ class _Session:
         config = root / "claude"
         self.transcript = config / "projects" / transcript_slug(str(self.project.resolve())) / "s.jsonl"
         self.transcript.parent.mkdir(parents=True)
-        self.env = {**BASE_ENV, "HOME": str(root), "CLAUDE_CONFIG_DIR": str(config), "CTXKEEP_DB": str(root / "ctxkeep.db"),
-                    "CTXKEEP_PROJECT": str(self.project), "CTXKEEP_WORKER_WAIT_S": "120"}
+        self.env = {
+            **BASE_ENV,
+            "HOME": str(root),
+            "CLAUDE_CONFIG_DIR": str(config),
+            "CTXKEEP_DB": str(root / "ctxkeep.db"),
+            "CTXKEEP_PROJECT": str(self.project),
+            "CTXKEEP_WORKER_WAIT_S": "120",
+        }
 
     def hook(self, name: str, **fields: Any) -> str:
         data = {"session_id": "s", "transcript_path": str(self.transcript), "cwd": str(self.project), **fields}
-        done = subprocess.run([sys.executable, "-m", "ctxkeep", "hook", name], input=json.dumps(data).encode(),
-                              capture_output=True, env=self.env, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "ctxkeep", "hook", name],
+            input=json.dumps(data).encode(),
+            capture_output=True,
+            env=self.env,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout.decode("ascii").strip()
 
@@ -63,20 +74,27 @@ def _context(printed: str) -> str:
 
 def _one(compaction: dict[str, Any]) -> dict[str, Any]:
     lines = (SHARED_DATA / compaction["file"]).read_text(encoding="utf-8").splitlines()
-    summary = read_transcript(lines[:compaction["summary_line"]]).summaries[-1]
+    summary = read_transcript(lines[: compaction["summary_line"]]).summaries[-1]
     with tempfile.TemporaryDirectory() as tmp:
         session = _Session(Path(tmp))
-        session.transcript.write_text("\n".join(lines[:compaction["boundary_line"] - 1]) + "\n", encoding="utf-8")
+        session.transcript.write_text("\n".join(lines[: compaction["boundary_line"] - 1]) + "\n", encoding="utf-8")
         session.hook("pre-compact", hook_event_name="PreCompact", trigger="auto")
         alone_printed = session.hook("session-start", hook_event_name="SessionStart", source="resume")
-        session.transcript.write_text("\n".join(lines[:compaction["summary_line"]]) + "\n", encoding="utf-8")
+        session.transcript.write_text("\n".join(lines[: compaction["summary_line"]]) + "\n", encoding="utf-8")
         repair_printed = session.hook("session-start", hook_event_name="SessionStart", source="compact")
     repair, alone, items = _context(repair_printed), _context(alone_printed), compaction["items"]
-    return {"file": compaction["file"], "boundary": compaction["boundary_line"], "items": len(items),
-            "summary": sum(carried(i, summary) for i in items), "both": sum(carried(i, summary + "\n" + repair) for i in items),
-            "alone": sum(carried(i, alone) for i in items), "view_after": sum(carried(i, summary + "\n" + alone) for i in items),
-            "repair_chars": len(repair_printed), "alone_chars": len(alone_printed),
-            "lost_by_both": [i["id"] for i in items if not carried(i, summary + "\n" + repair)]}
+    return {
+        "file": compaction["file"],
+        "boundary": compaction["boundary_line"],
+        "items": len(items),
+        "summary": sum(carried(i, summary) for i in items),
+        "both": sum(carried(i, summary + "\n" + repair) for i in items),
+        "alone": sum(carried(i, alone) for i in items),
+        "view_after": sum(carried(i, summary + "\n" + alone) for i in items),
+        "repair_chars": len(repair_printed),
+        "alone_chars": len(alone_printed),
+        "lost_by_both": [i["id"] for i in items if not carried(i, summary + "\n" + repair)],
+    }
 
 
 def _conversation_text(lines: list[str]) -> str:
@@ -97,29 +115,47 @@ def _conversation_text(lines: list[str]) -> str:
 
 
 def _held_out(cut: dict[str, Any]) -> dict[str, Any]:
-    lines = (SHARED_DATA / cut["file"]).read_text(encoding="utf-8").splitlines()[:cut["boundary_line"] - 1]
+    lines = (SHARED_DATA / cut["file"]).read_text(encoding="utf-8").splitlines()[: cut["boundary_line"] - 1]
     with tempfile.TemporaryDirectory() as tmp:
         session = _Session(Path(tmp))
         session.transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
         session.hook("pre-compact", hook_event_name="PreCompact", trigger="auto")
         printed = session.hook("session-start", hook_event_name="SessionStart", source="resume")
     view, items = _context(printed), cut["items"]
-    tail = _conversation_text(lines)[-len(view):] if view else ""
-    return {"file": cut["file"], "cut": cut["boundary_line"], "items": len(items), "alone": sum(carried(i, view) for i in items),
-            "tail": sum(carried(i, tail) for i in items), "chars": len(printed),
-            "lost": [i["id"] for i in items if not carried(i, view)]}
+    tail = _conversation_text(lines)[-len(view) :] if view else ""
+    return {
+        "file": cut["file"],
+        "cut": cut["boundary_line"],
+        "items": len(items),
+        "alone": sum(carried(i, view) for i in items),
+        "tail": sum(carried(i, tail) for i in items),
+        "chars": len(printed),
+        "lost": [i["id"] for i in items if not carried(i, view)],
+    }
 
 
 def _held_out_rows(results: list[dict[str, Any]]) -> tuple[list[dict[str, str]], list[str], dict[str, float]]:
     n = sum(r["items"] for r in results)
     share = {k: sum(r[k] for r in results) / n for k in ("alone", "tail")}
-    rows = [{"metric": f"held out: ctxkeep alone at {len(results)} cut points with no compaction ({n} items written blind)",
-             "value": f"{share['alone']:.3f}", "baseline": f"{share['tail']:.3f} the conversation's last text of the same size",
-             "target": "report"},
-            {"metric": "held out: records' view, printed characters: median (max)",
-             "value": _median_max([r["chars"] for r in results]), "baseline": "", "target": "≤ 9,000"}]
-    notes = [f"held out {r['file'].split('/')[-1][:24]} @{r['cut']}: alone {r['alone']}/{r['items']}, tail {r['tail']}; "
-             f"lost: {', '.join(r['lost']) or 'none'}" for r in results]
+    rows = [
+        {
+            "metric": f"held out: ctxkeep alone at {len(results)} cut points with no compaction ({n} items written blind)",
+            "value": f"{share['alone']:.3f}",
+            "baseline": f"{share['tail']:.3f} the conversation's last text of the same size",
+            "target": "report",
+        },
+        {
+            "metric": "held out: records' view, printed characters: median (max)",
+            "value": _median_max([r["chars"] for r in results]),
+            "baseline": "",
+            "target": "≤ 9,000",
+        },
+    ]
+    notes = [
+        f"held out {r['file'].split('/')[-1][:24]} @{r['cut']}: alone {r['alone']}/{r['items']}, tail {r['tail']}; "
+        f"lost: {', '.join(r['lost']) or 'none'}"
+        for r in results
+    ]
     return rows, notes, share
 
 
@@ -131,26 +167,56 @@ def run(quick: bool) -> dict[str, Any]:
     n = sum(r["items"] for r in results)
     share = {k: sum(r[k] for r in results) / n for k in ("summary", "both", "alone", "view_after")}
     rows = [
-        {"metric": f"must-keep items carried ({n} items, {len(results)} compactions, 6 transcripts): summary + ctxkeep's repair",
-         "value": f"{share['both']:.3f}", "baseline": f"{share['summary']:.3f} Claude Code's summary alone", "target": "≥ 0.90"},
-        {"metric": "… ctxkeep alone, no summary visible (session-start)", "value": f"{share['alone']:.3f}",
-         "baseline": f"{share['summary']:.3f}", "target": "≥ 0.60"},
-        {"metric": "… summary + the records' view (Claude Code 2.1.332 writes its summary after SessionStart(compact))",
-         "value": f"{share['view_after']:.3f}", "baseline": f"{share['summary']:.3f}", "target": "report"},
-        {"metric": "repair block, printed characters: median (max)", "value": _median_max([r["repair_chars"] for r in results]),
-         "baseline": "", "target": "≤ 4,000"},
-        {"metric": "records' view (no summary), printed characters: median (max)",
-         "value": _median_max([r["alone_chars"] for r in results]), "baseline": "", "target": "≤ 9,000"},
+        {
+            "metric": f"must-keep items carried ({n} items, {len(results)} compactions, 6 transcripts): summary + ctxkeep's repair",
+            "value": f"{share['both']:.3f}",
+            "baseline": f"{share['summary']:.3f} Claude Code's summary alone",
+            "target": "≥ 0.90",
+        },
+        {
+            "metric": "… ctxkeep alone, no summary visible (session-start)",
+            "value": f"{share['alone']:.3f}",
+            "baseline": f"{share['summary']:.3f}",
+            "target": "≥ 0.60",
+        },
+        {
+            "metric": "… summary + the records' view (Claude Code 2.1.332 writes its summary after SessionStart(compact))",
+            "value": f"{share['view_after']:.3f}",
+            "baseline": f"{share['summary']:.3f}",
+            "target": "report",
+        },
+        {
+            "metric": "repair block, printed characters: median (max)",
+            "value": _median_max([r["repair_chars"] for r in results]),
+            "baseline": "",
+            "target": "≤ 4,000",
+        },
+        {
+            "metric": "records' view (no summary), printed characters: median (max)",
+            "value": _median_max([r["alone_chars"] for r in results]),
+            "baseline": "",
+            "target": "≤ 9,000",
+        },
     ]
-    notes = [f"{r['file'].split('/')[-1][:24]} @{r['boundary']}: summary {r['summary']}/{r['items']}, + repair {r['both']}, "
-             f"alone {r['alone']}; lost by both: {', '.join(r['lost_by_both']) or 'none'}" for r in results]
+    notes = [
+        f"{r['file'].split('/')[-1][:24]} @{r['boundary']}: summary {r['summary']}/{r['items']}, + repair {r['both']}, "
+        f"alone {r['alone']}; lost by both: {', '.join(r['lost_by_both']) or 'none'}"
+        for r in results
+    ]
     held_out = [_held_out(c) for c in json.loads(HELD_OUT.read_text())["compactions"]]
     held_rows, held_notes, held_share = _held_out_rows(held_out)
-    return {"title": "Compaction fidelity (real transcripts, hooks as Claude Code runs them)", "rows": rows + held_rows,
-            "notes": notes + held_notes, "raw": {"share": share, "compactions": results, "held_out": held_out, "held_out_share": held_share},
-            "checks": {"both_at_least_0.90": share["both"] >= 0.90, "alone_at_least_0.60": share["alone"] >= 0.60,
-                       "repair_within_4000": max(r["repair_chars"] for r in results) <= 4_000,
-                       "injection_within_9000": max(r["alone_chars"] for r in results) <= 9_000}}
+    return {
+        "title": "Compaction fidelity (real transcripts, hooks as Claude Code runs them)",
+        "rows": rows + held_rows,
+        "notes": notes + held_notes,
+        "raw": {"share": share, "compactions": results, "held_out": held_out, "held_out_share": held_share},
+        "checks": {
+            "both_at_least_0.90": share["both"] >= 0.90,
+            "alone_at_least_0.60": share["alone"] >= 0.60,
+            "repair_within_4000": max(r["repair_chars"] for r in results) <= 4_000,
+            "injection_within_9000": max(r["alone_chars"] for r in results) <= 9_000,
+        },
+    }
 
 
 def _median_max(values: list[int]) -> str:

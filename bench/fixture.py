@@ -64,5 +64,5 @@ def items(count: int, size: int, seed: int = 0) -> list[str]:
     out = []
     for i in range(count):
         start = (seed * 104729 + i * step) % max(1, len(text) - size)
-        out.append(f"[item {seed}-{i}]\n" + text[start:start + size])
+        out.append(f"[item {seed}-{i}]\n" + text[start : start + size])
     return out

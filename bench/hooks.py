@@ -22,8 +22,14 @@ from bench.common import BASE_ENV, CTXKEEP_COMMAND, FLOOR_COMMAND, SHARED_DATA, 
 from ctxkeep.project import transcript_slug
 
 TRANSCRIPT = SHARED_DATA / "claude-code-transcripts" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
-BUDGETS = {"post-tool-use pass-through": 2.0, "post-tool-use offloading 100 KB": 4.0, "user-prompt-submit": 2.0,
-           "stop": 2.0, "session-start (compact, summary checked)": 2.5, "pre-compact, transcript unchanged": 2.5}
+BUDGETS = {
+    "post-tool-use pass-through": 2.0,
+    "post-tool-use offloading 100 KB": 4.0,
+    "user-prompt-submit": 2.0,
+    "stop": 2.0,
+    "session-start (compact, summary checked)": 2.5,
+    "pre-compact, transcript unchanged": 2.5,
+}
 
 
 class _Session:
@@ -36,12 +42,25 @@ class _Session:
         self.transcript = config / "projects" / transcript_slug(str(self.project.resolve())) / "s.jsonl"
         self.transcript.parent.mkdir(parents=True)
         shutil.copy(TRANSCRIPT, self.transcript)
-        self.env = {**BASE_ENV, "HOME": str(root), "CLAUDE_CONFIG_DIR": str(config), "CTXKEEP_DB": str(root / "ctxkeep.db"),
-                    "CTXKEEP_PROJECT": str(self.project), "CTXKEEP_WORKER_WAIT_S": "300"}
+        self.env = {
+            **BASE_ENV,
+            "HOME": str(root),
+            "CLAUDE_CONFIG_DIR": str(config),
+            "CTXKEEP_DB": str(root / "ctxkeep.db"),
+            "CTXKEEP_PROJECT": str(self.project),
+            "CTXKEEP_WORKER_WAIT_S": "300",
+        }
 
     def data(self, event: str, **fields: Any) -> bytes:
-        return json.dumps({"session_id": "s", "transcript_path": str(self.transcript), "cwd": str(self.project),
-                           "hook_event_name": event, **fields}).encode()
+        return json.dumps(
+            {
+                "session_id": "s",
+                "transcript_path": str(self.transcript),
+                "cwd": str(self.project),
+                "hook_event_name": event,
+                **fields,
+            }
+        ).encode()
 
     def hook(self, name: str, stdin: bytes) -> float:
         return process_seconds([*CTXKEEP_COMMAND, "hook", name], stdin, self.env)
@@ -49,14 +68,37 @@ class _Session:
 
 def _inputs(session: _Session, use: int) -> dict[str, tuple[str, bytes]]:
     small = {"stdout": "src/a.py\nsrc/b.py\n", "stderr": "", "interrupted": False, "isImage": False}
-    big = {"stdout": "\n".join(f"{n:06d} compiled module_{n}.o in 0.{n % 97:02d}s" for n in range(3_000))[:100_000],
-           "stderr": "", "interrupted": False, "isImage": False}
+    big = {
+        "stdout": "\n".join(f"{n:06d} compiled module_{n}.o in 0.{n % 97:02d}s" for n in range(3_000))[:100_000],
+        "stderr": "",
+        "interrupted": False,
+        "isImage": False,
+    }
     return {
-        "post-tool-use pass-through": ("post-tool-use", session.data("PostToolUse", tool_name="Bash", tool_input={"command": "ls src"},
-                                                                     tool_response=small, tool_use_id=f"toolu_small{use}")),
-        "post-tool-use offloading 100 KB": ("post-tool-use", session.data("PostToolUse", tool_name="Bash", tool_input={"command": "make"},
-                                                                          tool_response=big, tool_use_id=f"toolu_big{use}")),
-        "user-prompt-submit": ("user-prompt-submit", session.data("UserPromptSubmit", prompt=f"never touch the vendored libs ({use})")),
+        "post-tool-use pass-through": (
+            "post-tool-use",
+            session.data(
+                "PostToolUse",
+                tool_name="Bash",
+                tool_input={"command": "ls src"},
+                tool_response=small,
+                tool_use_id=f"toolu_small{use}",
+            ),
+        ),
+        "post-tool-use offloading 100 KB": (
+            "post-tool-use",
+            session.data(
+                "PostToolUse",
+                tool_name="Bash",
+                tool_input={"command": "make"},
+                tool_response=big,
+                tool_use_id=f"toolu_big{use}",
+            ),
+        ),
+        "user-prompt-submit": (
+            "user-prompt-submit",
+            session.data("UserPromptSubmit", prompt=f"never touch the vendored libs ({use})"),
+        ),
         "stop": ("stop", session.data("Stop", stop_hook_active=True)),
         "session-start (compact, summary checked)": ("session-start", session.data("SessionStart", source="compact")),
         "pre-compact, transcript unchanged": ("pre-compact", session.data("PreCompact", trigger="auto")),
@@ -70,9 +112,22 @@ def _ingest(session: _Session) -> float:
     session.hook("session-start", session.data("SessionStart", source="resume"))  # waits for the worker
     with session.transcript.open("a", encoding="utf-8") as out:  # Claude Code writes its summary after the compaction
         out.write(json.dumps({"type": "system", "subtype": "compact_boundary"}) + "\n")
-        out.write(json.dumps({"type": "user", "isCompactSummary": True, "message": {"role": "user", "content":
-                   "Summary: we are unifying the transcript view; dov.3 is in progress; tests pass."}}) + "\n")
-    session.hook("pre-compact", session.data("PreCompact", trigger="auto"))  # the new tail ingested: unchanged from now on
+        out.write(
+            json.dumps(
+                {
+                    "type": "user",
+                    "isCompactSummary": True,
+                    "message": {
+                        "role": "user",
+                        "content": "Summary: we are unifying the transcript view; dov.3 is in progress; tests pass.",
+                    },
+                }
+            )
+            + "\n"
+        )
+    session.hook(
+        "pre-compact", session.data("PreCompact", trigger="auto")
+    )  # the new tail ingested: unchanged from now on
     session.hook("session-start", session.data("SessionStart", source="resume"))
     return time.perf_counter() - started
 
@@ -84,7 +139,11 @@ def _ms(values: list[float]) -> dict[str, float]:
 
 def run(quick: bool) -> dict[str, Any]:
     if not TRANSCRIPT.exists():
-        return {"title": "Claude Code hooks", "rows": [], "notes": ["skipped: ../shared/data/claude-code-transcripts is absent"]}
+        return {
+            "title": "Claude Code hooks",
+            "rows": [],
+            "notes": ["skipped: ../shared/data/claude-code-transcripts is absent"],
+        }
     rounds = 7 if quick else 25
     with tempfile.TemporaryDirectory() as tmp:
         session = _Session(Path(tmp))
@@ -98,14 +157,38 @@ def run(quick: bool) -> dict[str, Any]:
                 times[name].append(session.hook(hook, stdin))
     base = statistics.median(floor)
     ratios = {name: statistics.median(values) / base for name, values in times.items()}
-    floor_text = f"p50 {_ms(floor)['p50_ms']:.0f} ms: python -c \"import json, sqlite3\" (same run, interleaved)"
-    rows = [{"metric": f"{name} (wall, new process)", "value": f"p50 {_ms(times[name])['p50_ms']:.0f} / p95 {_ms(times[name])['p95_ms']:.0f} ms"
-             f" = {ratios[name]:.2f}× the floor", "baseline": floor_text, "target": f"≤ {BUDGETS[name]}×"} for name in BUDGETS]
-    rows.append({"metric": f"pre-compact's first ingest of the {TRANSCRIPT.stat().st_size / 1e6:.1f} MB transcript (detached worker, "
-                 "until session-start finds the records)", "value": f"{ingest * 1000:.0f} ms", "baseline": "", "target": "report"})
-    return {"title": "Claude Code hooks", "rows": rows,
-            "notes": ["Each run is a new process through the installed `ctxkeep` command, as Claude Code starts hooks; the "
-                      "per-event hooks import only the standard library (and PyStemmer's C extension is not among them)."],
-            "raw": {"floor": _ms(floor), "hooks": {name: _ms(values) for name, values in times.items()}, "ratios": ratios,
-                    "ingest_ms": round(ingest * 1000)},
-            "checks": {f"{name} within {BUDGETS[name]}x": ratios[name] <= BUDGETS[name] for name in BUDGETS}}
+    floor_text = f'p50 {_ms(floor)["p50_ms"]:.0f} ms: python -c "import json, sqlite3" (same run, interleaved)'
+    rows = [
+        {
+            "metric": f"{name} (wall, new process)",
+            "value": f"p50 {_ms(times[name])['p50_ms']:.0f} / p95 {_ms(times[name])['p95_ms']:.0f} ms"
+            f" = {ratios[name]:.2f}× the floor",
+            "baseline": floor_text,
+            "target": f"≤ {BUDGETS[name]}×",
+        }
+        for name in BUDGETS
+    ]
+    rows.append(
+        {
+            "metric": f"pre-compact's first ingest of the {TRANSCRIPT.stat().st_size / 1e6:.1f} MB transcript (detached worker, "
+            "until session-start finds the records)",
+            "value": f"{ingest * 1000:.0f} ms",
+            "baseline": "",
+            "target": "report",
+        }
+    )
+    return {
+        "title": "Claude Code hooks",
+        "rows": rows,
+        "notes": [
+            "Each run is a new process through the installed `ctxkeep` command, as Claude Code starts hooks; the "
+            "per-event hooks import only the standard library (and PyStemmer's C extension is not among them)."
+        ],
+        "raw": {
+            "floor": _ms(floor),
+            "hooks": {name: _ms(values) for name, values in times.items()},
+            "ratios": ratios,
+            "ingest_ms": round(ingest * 1000),
+        },
+        "checks": {f"{name} within {BUDGETS[name]}x": ratios[name] <= BUDGETS[name] for name in BUDGETS},
+    }

@@ -41,11 +41,17 @@ from ctxkeep.tools.evidence import evidence_get, take_offloads
 from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 
-SESSIONS = ["claude-code-transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl",
-            "claude-code-transcripts/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
-            "claude-code-transcripts-more/entireio-cli-1284c080.jsonl", "claude-code-transcripts-more/entireio-cli-cd95addd.jsonl",
-            "claude-code-transcripts-more/local-web-services-565d8d2e.jsonl", "claude-code-transcripts-more/local-web-services-d51c1722.jsonl"]
-_LOOK_ONLY = re.compile(r"^\s*(?:git (?:status|diff|log|show|branch)|ls|cat|head|tail|grep|rg|find|wc|pwd|echo|which|bd (?:show|list|ready))\b")
+SESSIONS = [
+    "claude-code-transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl",
+    "claude-code-transcripts/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+    "claude-code-transcripts-more/entireio-cli-1284c080.jsonl",
+    "claude-code-transcripts-more/entireio-cli-cd95addd.jsonl",
+    "claude-code-transcripts-more/local-web-services-565d8d2e.jsonl",
+    "claude-code-transcripts-more/local-web-services-d51c1722.jsonl",
+]
+_LOOK_ONLY = re.compile(
+    r"^\s*(?:git (?:status|diff|log|show|branch)|ls|cat|head|tail|grep|rg|find|wc|pwd|echo|which|bd (?:show|list|ready))\b"
+)
 
 
 def _events(path: Path) -> list[tuple[str, Any]]:
@@ -61,12 +67,24 @@ def _events(path: Path) -> list[tuple[str, Any]]:
         if not isinstance(message, dict):
             continue
         content = message.get("content")
-        if record.get("type") == "user" and not record.get("isMeta") and not record.get("isCompactSummary") and prompt_text(content):
+        if (
+            record.get("type") == "user"
+            and not record.get("isMeta")
+            and not record.get("isCompactSummary")
+            and prompt_text(content)
+        ):
             out.append(("prompt", prompt_text(content)))
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                calls[str(block.get("id"))] = (str(block.get("name")), block.get("input") if isinstance(block.get("input"), dict) else {})
-            elif isinstance(block, dict) and block.get("type") == "tool_result" and str(block.get("tool_use_id")) in calls:
+                calls[str(block.get("id"))] = (
+                    str(block.get("name")),
+                    block.get("input") if isinstance(block.get("input"), dict) else {},
+                )
+            elif (
+                isinstance(block, dict)
+                and block.get("type") == "tool_result"
+                and str(block.get("tool_use_id")) in calls
+            ):
                 name, data = calls.pop(str(block["tool_use_id"]))
                 given = block.get("content")
                 response = record.get("toolUseResult") if record.get("toolUseResult") is not None else given
@@ -84,8 +102,12 @@ def _seen(given: Any) -> str:
 
 class _Replay:
     def __init__(self, root: Path, read: bool) -> None:
-        self.env = {"CTXKEEP_DB": str(root / "ctxkeep.db"), "CTXKEEP_PROJECT": str(root), "HOME": str(root),
-                    "CTXKEEP_SHAPE_READ": "1" if read else ""}
+        self.env = {
+            "CTXKEEP_DB": str(root / "ctxkeep.db"),
+            "CTXKEEP_PROJECT": str(root),
+            "HOME": str(root),
+            "CTXKEEP_SHAPE_READ": "1" if read else "",
+        }
         self.w = Where(root / "ctxkeep.db", str(root), "s", self.env, time.perf_counter())
         self.conn = open_hot_session(self.w.db, self.w.project, self.w.session_id)
         self.tokens = {"shown": 0, "kept": 0, "over_shown": 0, "over_kept": 0}
@@ -96,10 +118,18 @@ class _Replay:
         self.wrote = False
 
     def tool(self, name: str, data: dict[str, Any], response: Any, use_id: str, failed: bool, given: Any) -> None:
-        stdin = {"session_id": "s", "cwd": str(self.w.project), "tool_name": name, "tool_input": data, "tool_use_id": use_id,
-                 "tool_response" if not failed else "error": response if not failed else _seen(given)}
+        stdin = {
+            "session_id": "s",
+            "cwd": str(self.w.project),
+            "tool_name": name,
+            "tool_input": data,
+            "tool_use_id": use_id,
+            "tool_response" if not failed else "error": response if not failed else _seen(given),
+        }
         out = io.StringIO()
-        fast.post_tool_use_failure(self.conn, self.w, stdin, out) if failed else fast.post_tool_use(self.conn, self.w, stdin, out)
+        fast.post_tool_use_failure(self.conn, self.w, stdin, out) if failed else fast.post_tool_use(
+            self.conn, self.w, stdin, out
+        )
         before = count_tokens(_seen(given) or output_text(name, response, []))
         printed = out.getvalue()
         after = count_tokens(_view(printed)) if printed else before
@@ -110,7 +140,13 @@ class _Replay:
         if printed:
             self.tokens["over_shown"] += before
             self.tokens["over_kept"] += after
-            self.shaped.append((name, str(data.get("command") or data.get("file_path") or ""), re.findall(r"ev_[0-9a-f]{24}", printed)[0]))
+            self.shaped.append(
+                (
+                    name,
+                    str(data.get("command") or data.get("file_path") or ""),
+                    re.findall(r"ev_[0-9a-f]{24}", printed)[0],
+                )
+            )
         if name in ("Edit", "Write", "MultiEdit", "NotebookEdit"):
             self.after_write, self.wrote = [], True
         elif name == "Bash":
@@ -185,8 +221,15 @@ def _session(path: Path, read: bool) -> dict[str, Any]:
                         originals[replay.shaped[-1][2]] = redact_secrets(output_text(name, response, []))[0]
             replay.turn_end()
         same, total = anyio.run(_lossless, Path(tmp), originals)
-    return {"tokens": replay.tokens, "by_tool": replay.by_tool, "shaped": len(replay.shaped), "same": same, "offloaded": total,
-            "needed_again": _needed_again(events, replay.shaped), "gate": replay.gate}
+    return {
+        "tokens": replay.tokens,
+        "by_tool": replay.by_tool,
+        "shaped": len(replay.shaped),
+        "same": same,
+        "offloaded": total,
+        "needed_again": _needed_again(events, replay.shaped),
+        "gate": replay.gate,
+    }
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -210,22 +253,53 @@ def run(quick: bool) -> dict[str, Any]:
     same, offloaded = sum(r["same"] for r in on), sum(r["offloaded"] for r in on)
     gate = {k: sum(r["gate"][k] for r in off) for k in ("turns_with_writes", "blocked", "false_alarms")}
     rows = [
-        {"metric": f"tool-output tokens the model no longer sees, tools shaped by default (shell, grep, glob, web, other MCP "
-                   f"servers; {default_tokens:,} tokens, {len(chosen)} sessions)",
-         "value": f"{default_share:.1%}", "baseline": "0% (every output sent as it is)", "target": "≥ 60%"},
-        {"metric": "… among the outputs over their limit (the ones shaped)", "value": f"{over:.1%}", "baseline": "0%", "target": "report"},
-        {"metric": f"… over all tools ({all_tokens:,} tokens; Read {read_tokens / max(all_tokens, 1):.0%} of them): Read opt-in off / on",
-         "value": f"{all_off:.1%} / {all_on:.1%}", "baseline": "0%", "target": "report"},
-        {"metric": "offloaded outputs returned byte-identical (after redaction), Read opt-in on", "value": f"{same} / {offloaded}",
-         "baseline": "", "target": "100%"},
-        {"metric": "shaped outputs the agent needed again later (same command rerun, same file re-read)",
-         "value": f"{sum(r['needed_again'] for r in on)} of {sum(r['shaped'] for r in on)}", "baseline": "", "target": "report"},
-        {"metric": "verification gate: turns that wrote files / blocked once / of those, the agent had run something after its last "
-                   "write (false alarms)", "value": f"{gate['turns_with_writes']} / {gate['blocked']} / {gate['false_alarms']}",
-         "baseline": "", "target": "report"},
+        {
+            "metric": f"tool-output tokens the model no longer sees, tools shaped by default (shell, grep, glob, web, other MCP "
+            f"servers; {default_tokens:,} tokens, {len(chosen)} sessions)",
+            "value": f"{default_share:.1%}",
+            "baseline": "0% (every output sent as it is)",
+            "target": "≥ 60%",
+        },
+        {
+            "metric": "… among the outputs over their limit (the ones shaped)",
+            "value": f"{over:.1%}",
+            "baseline": "0%",
+            "target": "report",
+        },
+        {
+            "metric": f"… over all tools ({all_tokens:,} tokens; Read {read_tokens / max(all_tokens, 1):.0%} of them): Read opt-in off / on",
+            "value": f"{all_off:.1%} / {all_on:.1%}",
+            "baseline": "0%",
+            "target": "report",
+        },
+        {
+            "metric": "offloaded outputs returned byte-identical (after redaction), Read opt-in on",
+            "value": f"{same} / {offloaded}",
+            "baseline": "",
+            "target": "100%",
+        },
+        {
+            "metric": "shaped outputs the agent needed again later (same command rerun, same file re-read)",
+            "value": f"{sum(r['needed_again'] for r in on)} of {sum(r['shaped'] for r in on)}",
+            "baseline": "",
+            "target": "report",
+        },
+        {
+            "metric": "verification gate: turns that wrote files / blocked once / of those, the agent had run something after its last "
+            "write (false alarms)",
+            "value": f"{gate['turns_with_writes']} / {gate['blocked']} / {gate['false_alarms']}",
+            "baseline": "",
+            "target": "report",
+        },
     ]
-    return {"title": "Live hooks replayed over the shared sessions", "rows": rows,
-            "notes": [f"{Path(s).name[:28]}: shaped {r['shaped']}, needed again {r['needed_again']}, gate blocked {r['gate']['blocked']} "
-                      f"(false alarms {r['gate']['false_alarms']})" for s, r in zip(SESSIONS, on)],
-            "raw": {"off": off, "on": on},
-            "checks": {"default_share_at_least_0.60": default_share >= 0.60, "lossless": same == offloaded}}
+    return {
+        "title": "Live hooks replayed over the shared sessions",
+        "rows": rows,
+        "notes": [
+            f"{Path(s).name[:28]}: shaped {r['shaped']}, needed again {r['needed_again']}, gate blocked {r['gate']['blocked']} "
+            f"(false alarms {r['gate']['false_alarms']})"
+            for s, r in zip(SESSIONS, on)
+        ],
+        "raw": {"off": off, "on": on},
+        "checks": {"default_share_at_least_0.60": default_share >= 0.60, "lossless": same == offloaded},
+    }

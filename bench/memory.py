@@ -64,44 +64,74 @@ def _observations(sample: dict[str, Any]) -> list[tuple[str, str, str]]:
     return found
 
 
-async def _conversation(store: Store, sample: dict[str, Any], times: dict[str, list[float]], counts: dict[str, int], quick: bool) -> None:
+async def _conversation(
+    store: Store, sample: dict[str, Any], times: dict[str, list[float]], counts: dict[str, int], quick: bool
+) -> None:
     scope = Scope(store, f"/bench/memory/{sample['sample_id']}")
     turns = _turns(sample)
     refs = (await evidence_put(scope, turns)).refs
     ref_of = {item.title: ref for item, ref in zip(turns, refs)}
     dia_of = {ref: dia for dia, ref in ref_of.items()}
     text_of = {ref: item.content for item, ref in zip(turns, refs)}
-    await checkpoint_save(scope, CheckpointSaveRequest(task_id="chat", state=TaskState(goal=f"Answer questions about conversation {sample['sample_id']}")))
-    questions = [(q["question"], q["evidence"]) for q in sample["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
+    await checkpoint_save(
+        scope,
+        CheckpointSaveRequest(
+            task_id="chat", state=TaskState(goal=f"Answer questions about conversation {sample['sample_id']}")
+        ),
+    )
+    questions = [
+        (q["question"], q["evidence"]) for q in sample["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")
+    ]
     questions = questions[:40] if quick else questions
     for question, _ in questions[:20]:
-        await _timed(times["working_set_without"], lambda: build_working_set(scope, WorkingSetRequest(task_id="chat", focus=question)))
+        await _timed(
+            times["working_set_without"],
+            lambda: build_working_set(scope, WorkingSetRequest(task_id="chat", focus=question)),
+        )
     memory_of: dict[str, str] = {}
-    for i, (speaker, text, dia) in enumerate(_observations(sample)[:200 if quick else None]):
+    for i, (speaker, text, dia) in enumerate(_observations(sample)[: 200 if quick else None]):
         if dia not in ref_of:
             continue
         request = MemoryWriteRequest(kind="task_fact", key=f"{speaker} #{i}", content=text, evidence_ref=ref_of[dia])
         written = await _timed(times["memory_write"], lambda: memory_write(scope, request))
         memory_of[written.memory.memory_id] = dia
-        await _timed(times["evidence_put"], lambda: evidence_put(scope, [EvidenceItem(content=text, kind="note", source="baseline")]))
+        await _timed(
+            times["evidence_put"],
+            lambda: evidence_put(scope, [EvidenceItem(content=text, kind="note", source="baseline")]),
+        )
     for question, evidence in questions:
-        found = await _timed(times["memory_search"], lambda: memory_search(scope, MemorySearchRequest(query=question, limit=TOP)))
-        hits = await _timed(times["evidence_search"], lambda: evidence_search(scope, EvidenceSearchRequest(query=question, kind="message", limit=TOP)))
+        found = await _timed(
+            times["memory_search"], lambda: memory_search(scope, MemorySearchRequest(query=question, limit=TOP))
+        )
+        hits = await _timed(
+            times["evidence_search"],
+            lambda: evidence_search(scope, EvidenceSearchRequest(query=question, kind="message", limit=TOP)),
+        )
         counts["questions"] += 1
         counts["memory_hits"] += any(memory_of.get(m.memory_id) in evidence for m in found.memories)
         counts["turn_hits"] += any(dia_of.get(h.ref) in evidence for h in hits.hits)
         counts["memory_tokens"] += sum(count_tokens(m.content) for m in found.memories)
         counts["turn_tokens"] += sum(count_tokens(text_of[h.ref]) for h in hits.hits)
     for question, _ in questions[:20]:
-        await _timed(times["working_set_with"], lambda: build_working_set(scope, WorkingSetRequest(task_id="chat", focus=question)))
+        await _timed(
+            times["working_set_with"],
+            lambda: build_working_set(scope, WorkingSetRequest(task_id="chat", focus=question)),
+        )
     await _journal_and_forget(scope, list(memory_of)[:25], refs[:25], times)
 
 
-async def _journal_and_forget(scope: Scope, memory_ids: list[str], refs: list[str], times: dict[str, list[float]]) -> None:
+async def _journal_and_forget(
+    scope: Scope, memory_ids: list[str], refs: list[str], times: dict[str, list[float]]
+) -> None:
     for _ in range(10):
         await _timed(times["load_without"], lambda: checkpoint_load(scope, "chat"))
     for i in range(20):
-        await action_intent(scope, ActionIntentRequest(task_id="chat", idempotency_key=f"chat:message-{i}:send", action="send message", target=f"thread {i}"))
+        await action_intent(
+            scope,
+            ActionIntentRequest(
+                task_id="chat", idempotency_key=f"chat:message-{i}:send", action="send message", target=f"thread {i}"
+            ),
+        )
     for _ in range(10):
         await _timed(times["load_with"], lambda: checkpoint_load(scope, "chat"))
     for memory_id in memory_ids:
@@ -112,8 +142,18 @@ async def _journal_and_forget(scope: Scope, memory_ids: list[str], refs: list[st
 
 async def _measure(folder: Path, quick: bool) -> dict[str, Any]:
     data = json.loads((SHARED_DATA / "locomo" / "locomo10_dev.json").read_text())
-    names = ["memory_write", "evidence_put", "memory_search", "evidence_search", "memory_forget", "evidence_delete",
-             "working_set_with", "working_set_without", "load_with", "load_without"]
+    names = [
+        "memory_write",
+        "evidence_put",
+        "memory_search",
+        "evidence_search",
+        "memory_forget",
+        "evidence_delete",
+        "working_set_with",
+        "working_set_without",
+        "load_with",
+        "load_without",
+    ]
     times: dict[str, list[float]] = {name: [] for name in names}
     counts = dict.fromkeys(["questions", "memory_hits", "turn_hits", "memory_tokens", "turn_tokens"], 0)
     store = await Store.open(folder / "memory.db")
@@ -140,18 +180,42 @@ def run(quick: bool) -> dict[str, Any]:
     def ms(name: str) -> str:
         return f"p50 {times[name]['p50_ms']} / p95 {times[name]['p95_ms']} ms"
 
-    pairs = [("memory_write", "evidence_put"), ("memory_search", "evidence_search"), ("memory_forget", "evidence_delete"),
-             ("working_set_with", "working_set_without"), ("load_with", "load_without")]
-    labels = {"memory_write": "memory_write (gate, receipt check, conflict)", "memory_search": "memory_search, top 5",
-              "memory_forget": "memory_forget (index merge, digests, WAL checkpoint)",
-              "working_set_with": "build_working_set, 8,000 tokens, with the memories", "load_with": "checkpoint_load with 20 open intents"}
-    rows = [{"metric": f"LoCoMo questions with a receipt turn in the top {TOP} ({n} questions)",
-             "value": f"{counts['memory_hits'] / n:.3f} memories ({counts['memory_tokens'] / n:.0f} tokens/question)",
-             "baseline": f"{counts['turn_hits'] / n:.3f} raw turns via evidence_search ({counts['turn_tokens'] / n:.0f} tokens/question)"}]
-    rows += [{"metric": labels[ours], "value": ms(ours), "baseline": f"{ms(theirs)} ({theirs.replace('_', ' ')}); ratio {_ratio(times, ours, theirs)}"}
-             for ours, theirs in pairs]
-    return {"title": "Memory and journal", "rows": rows, "notes": [
-        "LoCoMo observations written as task_fact memories whose receipt is the turn they were read from; "
-        "every category 1-4 question searches them and, as the baseline, the raw turns.",
-        "Latencies in-process on one SQLite file; each baseline is the nearest existing operation on the same data.",
-    ], "raw": measured}
+    pairs = [
+        ("memory_write", "evidence_put"),
+        ("memory_search", "evidence_search"),
+        ("memory_forget", "evidence_delete"),
+        ("working_set_with", "working_set_without"),
+        ("load_with", "load_without"),
+    ]
+    labels = {
+        "memory_write": "memory_write (gate, receipt check, conflict)",
+        "memory_search": "memory_search, top 5",
+        "memory_forget": "memory_forget (index merge, digests, WAL checkpoint)",
+        "working_set_with": "build_working_set, 8,000 tokens, with the memories",
+        "load_with": "checkpoint_load with 20 open intents",
+    }
+    rows = [
+        {
+            "metric": f"LoCoMo questions with a receipt turn in the top {TOP} ({n} questions)",
+            "value": f"{counts['memory_hits'] / n:.3f} memories ({counts['memory_tokens'] / n:.0f} tokens/question)",
+            "baseline": f"{counts['turn_hits'] / n:.3f} raw turns via evidence_search ({counts['turn_tokens'] / n:.0f} tokens/question)",
+        }
+    ]
+    rows += [
+        {
+            "metric": labels[ours],
+            "value": ms(ours),
+            "baseline": f"{ms(theirs)} ({theirs.replace('_', ' ')}); ratio {_ratio(times, ours, theirs)}",
+        }
+        for ours, theirs in pairs
+    ]
+    return {
+        "title": "Memory and journal",
+        "rows": rows,
+        "notes": [
+            "LoCoMo observations written as task_fact memories whose receipt is the turn they were read from; "
+            "every category 1-4 question searches them and, as the baseline, the raw turns.",
+            "Latencies in-process on one SQLite file; each baseline is the nearest existing operation on the same data.",
+        ],
+        "raw": measured,
+    }

@@ -33,7 +33,9 @@ def _compact(value: Any) -> str:
 
 
 def _definition(name: str, description: str | None, schema: dict[str, Any]) -> int:
-    return count_tokens(_compact({"name": f"mcp__ctxkeep__{name}", "description": description or "", "input_schema": schema}))
+    return count_tokens(
+        _compact({"name": f"mcp__ctxkeep__{name}", "description": description or "", "input_schema": schema})
+    )
 
 
 def _seen(result: Any) -> tuple[int, int]:
@@ -51,20 +53,37 @@ async def _definitions(client: Client, server: Any) -> dict[str, Any]:
 
 async def _demo(client: Client) -> list[dict[str, Any]]:
     calls: list[tuple[str, dict[str, Any]]] = []
-    mail = await client.call_tool("evidence_put", {"content": SUPPLIER_MAIL, "kind": "document", "source": "mail",
-                                                   "title": "Supplier C quote v2", "task_id": "procurement"})
+    mail = await client.call_tool(
+        "evidence_put",
+        {
+            "content": SUPPLIER_MAIL,
+            "kind": "document",
+            "source": "mail",
+            "title": "Supplier C quote v2",
+            "task_id": "procurement",
+        },
+    )
     ref = mail.structured_content["ref"]
     state = {**V2, "facts": [{**V2["facts"][0], "source_ref": ref}], "evidence_refs": [ref]}
-    calls += [("checkpoint_save", {"task_id": "procurement", "state": state}), ("checkpoint_load", {"task_id": "procurement"}),
-              ("evidence_search", {"query": "where does the freight of Supplier C come from?"}),
-              ("evidence_get", {"ref": ref, "mode": "grep", "pattern": "Freight", "context": 0}),
-              ("memory_write", POLICY), ("action_intent", INTENT),
-              ("build_working_set", {"task_id": "procurement", "budget_tokens": 1_500, "focus": "Supplier C freight per piece"})]
+    calls += [
+        ("checkpoint_save", {"task_id": "procurement", "state": state}),
+        ("checkpoint_load", {"task_id": "procurement"}),
+        ("evidence_search", {"query": "where does the freight of Supplier C come from?"}),
+        ("evidence_get", {"ref": ref, "mode": "grep", "pattern": "Freight", "context": 0}),
+        ("memory_write", POLICY),
+        ("action_intent", INTENT),
+        (
+            "build_working_set",
+            {"task_id": "procurement", "budget_tokens": 1_500, "focus": "Supplier C freight per piece"},
+        ),
+    ]
     rows = [{"tool": "evidence_put", "seen": _seen(mail), "as_json": None}]
     for tool, arguments in calls:
         result = await client.call_tool(tool, arguments)
         assert not result.is_error, tool
-        as_json = _seen(await client.call_tool(tool, {**arguments, "format": "json"}))[0] if tool in TEXT_TOOLS else None
+        as_json = (
+            _seen(await client.call_tool(tool, {**arguments, "format": "json"}))[0] if tool in TEXT_TOOLS else None
+        )
         rows.append({"tool": tool, "seen": _seen(result), "as_json": as_json})
     return rows
 
@@ -82,20 +101,44 @@ def run(quick: bool) -> dict[str, Any]:
         measured = anyio.run(_measure, Path(name))
     lean, full = measured["definitions"]["lean"], measured["definitions"]["full"]
     rows = [
-        {"metric": f"tool definitions as tools/list sends them ({len(lean)} tools; name + description + input schema, cl100k)",
-         "value": f"{sum(lean.values()):,} tokens", "baseline": f"{sum(full.values()):,} with the full pydantic schemas", "target": "≤ 4,000"},
-        {"metric": "largest definitions", "value": ", ".join(f"{n} {t}" for n, t in sorted(lean.items(), key=lambda i: -i[1])[:3]),
-         "baseline": "", "target": ""},
-        {"metric": "server instructions", "value": f"{len(INSTRUCTIONS):,} characters", "baseline": "Claude Code cut at 2,048 before 2.1.332",
-         "target": "≤ 2,000"},
+        {
+            "metric": f"tool definitions as tools/list sends them ({len(lean)} tools; name + description + input schema, cl100k)",
+            "value": f"{sum(lean.values()):,} tokens",
+            "baseline": f"{sum(full.values()):,} with the full pydantic schemas",
+            "target": "≤ 4,000",
+        },
+        {
+            "metric": "largest definitions",
+            "value": ", ".join(f"{n} {t}" for n, t in sorted(lean.items(), key=lambda i: -i[1])[:3]),
+            "baseline": "",
+            "target": "",
+        },
+        {
+            "metric": "server instructions",
+            "value": f"{len(INSTRUCTIONS):,} characters",
+            "baseline": "Claude Code cut at 2,048 before 2.1.332",
+            "target": "≤ 2,000",
+        },
     ]
     for row in measured["results"]:
         claude, gemini = row["seen"]
-        rows.append({"metric": f"demo: {row['tool']} result as the model reads it (Claude Code, Codex / Gemini)",
-                     "value": f"{claude:,} / {gemini:,} tokens",
-                     "baseline": f"{row['as_json']:,} as structured JSON (format json)" if row["as_json"] else "structured result", "target": ""})
-    return {"title": "What the model sees: definitions, instructions, results per client", "rows": rows,
-            "notes": ["Claude Code and Codex forward a result's structuredContent (compact JSON) when present, else its text; "
-                      "Gemini forwards the text: so the text tools send text only unless format=json",
-                      "the 1,500-token working set is the demo's; its budget counts the text the model reads"],
-            "raw": measured}
+        rows.append(
+            {
+                "metric": f"demo: {row['tool']} result as the model reads it (Claude Code, Codex / Gemini)",
+                "value": f"{claude:,} / {gemini:,} tokens",
+                "baseline": f"{row['as_json']:,} as structured JSON (format json)"
+                if row["as_json"]
+                else "structured result",
+                "target": "",
+            }
+        )
+    return {
+        "title": "What the model sees: definitions, instructions, results per client",
+        "rows": rows,
+        "notes": [
+            "Claude Code and Codex forward a result's structuredContent (compact JSON) when present, else its text; "
+            "Gemini forwards the text: so the text tools send text only unless format=json",
+            "the 1,500-token working set is the demo's; its budget counts the text the model reads",
+        ],
+        "raw": measured,
+    }

@@ -35,8 +35,12 @@ def corpus_roots() -> list[Path]:
 def corpus_files() -> list[Path]:
     """Every .py, .js and .go file under the corpus roots, sorted (symlinks and undecodable files included later as skipped),
     except ctxkeep's own package when pip installed it there (its demo holds a secret on purpose; the code is ours)."""
-    return sorted(p for root in corpus_roots() for p in root.rglob("*")
-                  if p.suffix in SUFFIXES and p.is_file() and not p.is_symlink() and not p.is_relative_to(root / "ctxkeep"))
+    return sorted(
+        p
+        for root in corpus_roots()
+        for p in root.rglob("*")
+        if p.suffix in SUFFIXES and p.is_file() and not p.is_symlink() and not p.is_relative_to(root / "ctxkeep")
+    )
 
 
 @dataclass
@@ -82,7 +86,10 @@ def caught() -> list[str]:
 
 def _speed(quick: bool) -> dict[str, float]:
     rates = {}
-    for name, texts in (("2 KB", items(1_000 if quick else 3_000, 2_000, seed=1)), ("64 KB", items(40 if quick else 100, 64_000, seed=2))):
+    for name, texts in (
+        ("2 KB", items(1_000 if quick else 3_000, 2_000, seed=1)),
+        ("64 KB", items(40 if quick else 100, 64_000, seed=2)),
+    ):
         best = float("inf")
         for _ in range(3):
             started = time.process_time()
@@ -101,26 +108,56 @@ def run(quick: bool) -> dict[str, Any]:
     changed = ", ".join(f"{result.changed[s]} {s}" for s in SUFFIXES)
     kinds = Counter(kind for kind, _, _ in result.markers)
     notes = [f"corpus: {', '.join(str(r) for r in corpus_roots())}; {result.chars / 1e6:.0f} M characters"]
-    notes += [f"marker left: {kind} in {path.split('site-packages/')[-1].split('node_modules/')[-1]}: `{line}`"
-              for kind, path, line in result.markers]
+    notes += [
+        f"marker left: {kind} in {path.split('site-packages/')[-1].split('node_modules/')[-1]}: `{line}`"
+        for kind, path, line in result.markers
+    ]
     missed = [s.name for s in SECRETS if s.name not in names]
     notes += [f"missed: {', '.join(missed)}"] if missed else []
     return {
         "title": "Redaction: library code left alone, realistic secrets caught",
         "rows": [
             {"metric": "files scanned (.py, .js, .go)", "value": per_language, "baseline": "", "target": ""},
-            {"metric": "library files changed by redaction", "value": f"{sum(result.changed.values())} of {sum(result.files.values()):,} "
-             f"({result.changed_share:.2%}; {changed})", "baseline": "236 of 3,765 (6.3%) with the rules before issue 14, on the test environment's corpus", "target": "≤ 0.1%"},
-            {"metric": "markers left in library code, by kind", "value": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none",
-             "baseline": "", "target": "each inspected"},
-            {"metric": "realistic secrets caught (tests/secret_samples.py)", "value": f"{len(names)}/{len(SECRETS)}", "baseline": "",
-             "target": f"{len(SECRETS)}/{len(SECRETS)}"},
-            {"metric": "redaction speed over the corpus (library code)", "value": f"{result.chars / max(result.seconds, 1e-9) / 1e6:.1f} MB/s",
-             "baseline": "", "target": ""},
-            {"metric": "redaction speed, real-text items of 2 KB / 64 KB", "value": f"{speed['2 KB']:.1f} / {speed['64 KB']:.1f} MB/s",
-             "baseline": "", "target": ""},
+            {
+                "metric": "library files changed by redaction",
+                "value": f"{sum(result.changed.values())} of {sum(result.files.values()):,} "
+                f"({result.changed_share:.2%}; {changed})",
+                "baseline": "236 of 3,765 (6.3%) with the rules before issue 14, on the test environment's corpus",
+                "target": "≤ 0.1%",
+            },
+            {
+                "metric": "markers left in library code, by kind",
+                "value": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none",
+                "baseline": "",
+                "target": "each inspected",
+            },
+            {
+                "metric": "realistic secrets caught (tests/secret_samples.py)",
+                "value": f"{len(names)}/{len(SECRETS)}",
+                "baseline": "",
+                "target": f"{len(SECRETS)}/{len(SECRETS)}",
+            },
+            {
+                "metric": "redaction speed over the corpus (library code)",
+                "value": f"{result.chars / max(result.seconds, 1e-9) / 1e6:.1f} MB/s",
+                "baseline": "",
+                "target": "",
+            },
+            {
+                "metric": "redaction speed, real-text items of 2 KB / 64 KB",
+                "value": f"{speed['2 KB']:.1f} / {speed['64 KB']:.1f} MB/s",
+                "baseline": "",
+                "target": "",
+            },
         ],
         "notes": notes,
-        "raw": {"files": dict(result.files), "changed": dict(result.changed), "changed_files": result.changed_files,
-                "markers": [list(m) for m in result.markers], "caught": names, "missed": missed, "speed_mb_s": speed},
+        "raw": {
+            "files": dict(result.files),
+            "changed": dict(result.changed),
+            "changed_files": result.changed_files,
+            "markers": [list(m) for m in result.markers],
+            "caught": names,
+            "missed": missed,
+            "speed_mb_s": speed,
+        },
     }

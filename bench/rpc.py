@@ -22,11 +22,17 @@ class RawServer:
 
     def __init__(self, db: Path, project: str) -> None:
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "ctxkeep", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env={**os.environ, "CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": project},
+            [sys.executable, "-m", "ctxkeep", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": project},
         )
         self._next_id = 0
-        self.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}})
+        self.request(
+            "initialize",
+            {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+        )
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def _send(self, message: dict[str, Any]) -> None:

@@ -63,7 +63,9 @@ def _server() -> Iterator[str | None]:
         return
     with tempfile.TemporaryDirectory(prefix="ctxkeep-bench-pg-") as folder:
         os.chmod(folder, 0o711)
-        started = subprocess.run(["bash", str(ROOT / ".ci" / "postgres"), "start", f"{folder}/pg"], capture_output=True, text=True)
+        started = subprocess.run(
+            ["bash", str(ROOT / ".ci" / "postgres"), "start", f"{folder}/pg"], capture_output=True, text=True
+        )
         if started.returncode != 0:
             yield None
             return
@@ -95,10 +97,18 @@ def _checkpoints(location: Path | str, count: int, loads: int) -> dict[str, Any]
     rng = random.Random(1)
     with RawServer(location, PROJECT) as server:  # type: ignore[arg-type]
         for version, state in enumerate(_states(count), start=1):
-            _timed(server, "checkpoint_save", {"task_id": "bench", "state": state, "expected_version": version - 1, "strict": False}, saves)
+            _timed(
+                server,
+                "checkpoint_save",
+                {"task_id": "bench", "state": state, "expected_version": version - 1, "strict": False},
+                saves,
+            )
             _timed(server, "checkpoint_list", {"limit": 1}, floor)
         for _ in range(loads):
-            arguments: dict[str, Any] = {"task_id": "bench", **({"version": rng.randint(1, count)} if rng.random() < 0.5 else {})}
+            arguments: dict[str, Any] = {
+                "task_id": "bench",
+                **({"version": rng.randint(1, count)} if rng.random() < 0.5 else {}),
+            }
             _timed(server, "checkpoint_load", arguments, load_times)
     return {"save": summary_ms(saves), "load": summary_ms(load_times), "floor": summary_ms(floor)}
 
@@ -108,7 +118,9 @@ def _evidence(location: Path | str, count: int, questions: list[str]) -> dict[st
     search: list[float] = []
     build: list[float] = []
     with RawServer(location, "/bench/evidence") as server:  # type: ignore[arg-type]
-        server.call_tool("checkpoint_save", {"task_id": "bench", "state": {"goal": "Find what the questions ask about"}})
+        server.call_tool(
+            "checkpoint_save", {"task_id": "bench", "state": {"goal": "Find what the questions ask about"}}
+        )
         for q in questions[:10]:  # warm the caches
             server.call_tool("evidence_search", {"query": q})
             server.call_tool("build_working_set", {"task_id": "bench", "focus": q})
@@ -138,8 +150,12 @@ async def _clients(urls: dict[str, str], tokens: dict[str, str], ops: int) -> di
     errors: list[str] = []
     async with AsyncExitStack() as stack:
         clients = {}
-        for name, (user, url) in {"a-1": ("alice", urls["a"]), "a-2": ("alice", urls["a"]), "b-1": ("bob", urls["b"]),
-                                  "b-2": ("bob", urls["b"])}.items():
+        for name, (user, url) in {
+            "a-1": ("alice", urls["a"]),
+            "a-2": ("alice", urls["a"]),
+            "b-1": ("bob", urls["b"]),
+            "b-2": ("bob", urls["b"]),
+        }.items():
             http = create_mcp_http_client(headers={"Authorization": f"Bearer {tokens[user]}"})
             clients[name] = await stack.enter_async_context(Client(streamable_http_client(url, http_client=http)))
         started = time.perf_counter()
@@ -166,17 +182,33 @@ async def _verify(location: Path | str, acks: Counter[str], names: list[str]) ->
     assert counts["evidence records"] == acks["put"] and counts["memories (all versions)"] == acks["memory"]
     assert counts["side effects journaled"] - counts["side effects without a result"] == acks["journal"]
     assert shared <= acks["shared"]
-    return {"evidence": counts["evidence records"], "memories": counts["memories (all versions)"],
-            "results": acks["journal"], "shared versions": shared}
+    return {
+        "evidence": counts["evidence records"],
+        "memories": counts["memories (all versions)"],
+        "results": acks["journal"],
+        "shared versions": shared,
+    }
 
 
 def _load(location: Path | str, folder: Path, ops: int) -> dict[str, Any]:
     tokens = anyio.run(_tokens, location)
-    env = {**os.environ, "CTXKEEP_DB": str(location), "CTXKEEP_PROJECT": LOAD_PROJECT, "XDG_DATA_HOME": str(folder / "xdg")}
+    env = {
+        **os.environ,
+        "CTXKEEP_DB": str(location),
+        "CTXKEEP_PROJECT": LOAD_PROJECT,
+        "XDG_DATA_HOME": str(folder / "xdg"),
+    }
     env.pop("CTXKEEP_HTTP_TOKEN", None)
     ports = {"a": free_port(), "b": free_port()}
-    servers = [subprocess.Popen([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(port)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for port in ports.values()]
+    servers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for port in ports.values()
+    ]
     try:
         for port in ports.values():
             wait_for_port(port)
@@ -187,8 +219,12 @@ def _load(location: Path | str, folder: Path, ops: int) -> dict[str, Any]:
             server.wait(timeout=30)
     assert not measured["errors"], measured["errors"][:5]
     counted = anyio.run(_verify, location, measured["acks"], ["a-1", "a-2", "b-1", "b-2"])
-    return {"times": {op: summary_ms(v) for op, v in sorted(measured["times"].items())}, "counted": counted,
-            "operations": sum(len(v) for v in measured["times"].values()), "wall_s": round(measured["wall"], 1)}
+    return {
+        "times": {op: summary_ms(v) for op, v in sorted(measured["times"].items())},
+        "counted": counted,
+        "operations": sum(len(v) for v in measured["times"].values()),
+        "wall_s": round(measured["wall"], 1),
+    }
 
 
 def measure(quick: bool) -> dict[str, Any]:
@@ -200,10 +236,12 @@ def measure(quick: bool) -> dict[str, Any]:
         os.environ["XDG_DATA_HOME"] = str(folder / "xdg")  # the servers' spools and logs stay in the temp folder
         for kind in ("sqlite", "postgres") if server else ("sqlite",):
             got: dict[str, Any] = {}
-            for part, work in (("checkpoints", lambda db: _checkpoints(db, count, loads)),
-                               ("evidence", lambda db: _evidence(db, items, questions)),
-                               ("recall", lambda db: _recall(db, folder, quick)),
-                               ("load", lambda db: _load(db, folder, ops))):
+            for part, work in (
+                ("checkpoints", lambda db: _checkpoints(db, count, loads)),
+                ("evidence", lambda db: _evidence(db, items, questions)),
+                ("recall", lambda db: _recall(db, folder, quick)),
+                ("load", lambda db: _load(db, folder, ops)),
+            ):
                 with _database(kind, server, folder) as db:
                     print(f"bench/teams.py: {kind} {part} ...", file=sys.stderr, flush=True)
                     got[part] = work(db)
@@ -216,22 +254,55 @@ def _rows(results: dict[str, Any]) -> list[dict[str, str]]:
         return " | ".join(f"{kind}: {what(r)}" for kind, r in results.items())
 
     rows = [
-        {"metric": "checkpoint_save p50 / floor p50 (stdio, 1 task, many versions)",
-         "value": both(lambda r: f"{r['checkpoints']['save']['p50_ms']:.2f} / {r['checkpoints']['floor']['p50_ms']:.2f} ms")},
-        {"metric": "checkpoint_load p50 (stdio)", "value": both(lambda r: f"{r['checkpoints']['load']['p50_ms']:.2f} ms")},
-        {"metric": "evidence_search p50 / p95 (stdio)", "value": both(
-            lambda r: f"{r['evidence']['search']['p50_ms']:.1f} / {r['evidence']['search']['p95_ms']:.1f} ms at {r['evidence']['items']:,} items")},
-        {"metric": "build_working_set p50 / p95 (stdio)", "value": both(
-            lambda r: f"{r['evidence']['build']['p50_ms']:.1f} / {r['evidence']['build']['p95_ms']:.1f} ms")},
-        {"metric": "filling the project (Python API, batches of 500)", "value": both(lambda r: f"{r['evidence']['fill_rate']:,} items/s")},
-        {"metric": "LoCoMo recall in a 2,000-token evidence slot", "value": both(lambda r: f"{r['recall']['ctxkeep']:.3f} ({r['recall']['total']} q.)"),
-         "target": "PostgreSQL within 0.02 of SQLite"},
-        {"metric": "load: 2 serve --http × 4 clients (user tokens): errors, lost acknowledged writes", "value": both(
-            lambda r: f"0 and 0 of {r['load']['operations']} ops in {r['load']['wall_s']} s"), "target": "0 and 0"},
+        {
+            "metric": "checkpoint_save p50 / floor p50 (stdio, 1 task, many versions)",
+            "value": both(
+                lambda r: f"{r['checkpoints']['save']['p50_ms']:.2f} / {r['checkpoints']['floor']['p50_ms']:.2f} ms"
+            ),
+        },
+        {
+            "metric": "checkpoint_load p50 (stdio)",
+            "value": both(lambda r: f"{r['checkpoints']['load']['p50_ms']:.2f} ms"),
+        },
+        {
+            "metric": "evidence_search p50 / p95 (stdio)",
+            "value": both(
+                lambda r: (
+                    f"{r['evidence']['search']['p50_ms']:.1f} / {r['evidence']['search']['p95_ms']:.1f} ms at {r['evidence']['items']:,} items"
+                )
+            ),
+        },
+        {
+            "metric": "build_working_set p50 / p95 (stdio)",
+            "value": both(
+                lambda r: f"{r['evidence']['build']['p50_ms']:.1f} / {r['evidence']['build']['p95_ms']:.1f} ms"
+            ),
+        },
+        {
+            "metric": "filling the project (Python API, batches of 500)",
+            "value": both(lambda r: f"{r['evidence']['fill_rate']:,} items/s"),
+        },
+        {
+            "metric": "LoCoMo recall in a 2,000-token evidence slot",
+            "value": both(lambda r: f"{r['recall']['ctxkeep']:.3f} ({r['recall']['total']} q.)"),
+            "target": "PostgreSQL within 0.02 of SQLite",
+        },
+        {
+            "metric": "load: 2 serve --http × 4 clients (user tokens): errors, lost acknowledged writes",
+            "value": both(lambda r: f"0 and 0 of {r['load']['operations']} ops in {r['load']['wall_s']} s"),
+            "target": "0 and 0",
+        },
     ]
     ops = sorted(next(iter(results.values()))["load"]["times"])
-    rows += [{"metric": f"load: {op} p50 / p95", "value": both(lambda r, op=op: f"{r['load']['times'][op]['p50_ms']} / {r['load']['times'][op]['p95_ms']} ms")}
-             for op in ops]
+    rows += [
+        {
+            "metric": f"load: {op} p50 / p95",
+            "value": both(
+                lambda r, op=op: f"{r['load']['times'][op]['p50_ms']} / {r['load']['times'][op]['p95_ms']} ms"
+            ),
+        }
+        for op in ops
+    ]
     return [{"baseline": "", "target": "", **row} for row in rows]
 
 
@@ -241,10 +312,19 @@ def run(quick: bool) -> dict[str, Any]:
     if "postgres" in results:
         gap = abs(results["postgres"]["recall"]["ctxkeep"] - results["sqlite"]["recall"]["ctxkeep"])
         assert gap <= 0.02, f"LoCoMo recall differs by {gap:.3f} between the stores"
-        notes.append(f"LoCoMo recall: PostgreSQL - SQLite = {results['postgres']['recall']['ctxkeep'] - results['sqlite']['recall']['ctxkeep']:+.3f}")
+        notes.append(
+            f"LoCoMo recall: PostgreSQL - SQLite = {results['postgres']['recall']['ctxkeep'] - results['sqlite']['recall']['ctxkeep']:+.3f}"
+        )
     else:
-        notes.append("no PostgreSQL server (set CTXKEEP_BENCH_POSTGRES_URL, or install the postgresql packages): SQLite only")
-    return {"title": "Teams: SQLite file and PostgreSQL side by side", "rows": _rows(results), "notes": notes, "raw": results}
+        notes.append(
+            "no PostgreSQL server (set CTXKEEP_BENCH_POSTGRES_URL, or install the postgresql packages): SQLite only"
+        )
+    return {
+        "title": "Teams: SQLite file and PostgreSQL side by side",
+        "rows": _rows(results),
+        "notes": notes,
+        "raw": results,
+    }
 
 
 if __name__ == "__main__":

@@ -61,8 +61,14 @@ def _turns(sample: dict[str, Any]) -> list[EvidenceItem]:
     while f"session_{n}" in conversation:
         when = _session_time(conversation[f"session_{n}_date_time"])
         for turn in conversation[f"session_{n}"]:
-            text = f"{turn['speaker']}: {turn['text']}" + (f" [shares {turn['blip_caption']}]" if turn.get("blip_caption") else "")
-            items.append(EvidenceItem(content=text, kind="message", source=sample["sample_id"], title=turn["dia_id"], effective_at=when))
+            text = f"{turn['speaker']}: {turn['text']}" + (
+                f" [shares {turn['blip_caption']}]" if turn.get("blip_caption") else ""
+            )
+            items.append(
+                EvidenceItem(
+                    content=text, kind="message", source=sample["sample_id"], title=turn["dia_id"], effective_at=when
+                )
+            )
         n += 1
     return items
 
@@ -81,7 +87,9 @@ async def _fill_whole(scope: Scope, rows: list[Any]) -> set[str]:
     used, groups = count_tokens(HEADER), set()
     for row in rows:
         pick = Pick(row, 0, texts[row.ref], 0.0)
-        cost = count_tokens(record_line(pick, shorts[row.ref])) + (0 if group_header(row) in groups else count_tokens(group_header(row)))
+        cost = count_tokens(record_line(pick, shorts[row.ref])) + (
+            0 if group_header(row) in groups else count_tokens(group_header(row))
+        )
         if used + cost <= SLOT:
             picks.append(pick)
             used += cost
@@ -95,7 +103,11 @@ async def _bm25_rows(scope: Scope, question: str) -> list[Any]:
     terms = query_terms(question)
     async with scope.store.snapshot() as tx:
         known = sorted(await tx.evidence.document_frequencies(scope.project, terms))
-        found = await tx.evidence.search(scope.project, known, SearchFilter(None, None, [], None, None), 200) if known else []
+        found = (
+            await tx.evidence.search(scope.project, known, SearchFilter(None, None, [], None, None), 200)
+            if known
+            else []
+        )
     return [row for row, _ in found]
 
 
@@ -118,21 +130,30 @@ async def _retrieval(folder: Path, quick: bool, location: Path | str | None = No
                 if qa.get("category") not in (1, 2, 3, 4) or not qa.get("evidence"):
                     continue
                 started = time.perf_counter()
-                result = await build_working_set(scope, WorkingSetRequest(task_id="qa", focus=qa["question"], slot_budgets={"evidence": SLOT}))
+                result = await build_working_set(
+                    scope, WorkingSetRequest(task_id="qa", focus=qa["question"], slot_budgets={"evidence": SLOT})
+                )
                 times.append(time.perf_counter() - started)
                 evidence_tokens = next((b.tokens for b in result.blocks if b.slot == "evidence"), 0)
                 tokens_max = max(tokens_max, evidence_tokens)
                 assert evidence_tokens <= SLOT and result.tokens_total <= result.budget_tokens
                 ours = _answered(qa["evidence"], set(_SHOWN.findall(result.text or "")))
                 counts["ctxkeep"] += ours
-                counts["bm25"] += _answered(qa["evidence"], await _fill_whole(scope, await _bm25_rows(scope, qa["question"])))
+                counts["bm25"] += _answered(
+                    qa["evidence"], await _fill_whole(scope, await _bm25_rows(scope, qa["question"]))
+                )
                 counts["last_n"] += _answered(qa["evidence"], last_shown)
                 by_category.setdefault(qa["category"], []).append(int(ours))
                 total += 1
     finally:
         await store.close()
-    return {"total": total, **{k: v / total for k, v in counts.items()}, "evidence_tokens_max": tokens_max,
-            "by_category": {str(k): round(sum(v) / len(v), 3) for k, v in sorted(by_category.items())}, "build": summary_ms(times)}
+    return {
+        "total": total,
+        **{k: v / total for k, v in counts.items()},
+        "evidence_tokens_max": tokens_max,
+        "by_category": {str(k): round(sum(v) / len(v), 3) for k, v in sorted(by_category.items())},
+        "build": summary_ms(times),
+    }
 
 
 async def _latest_rows(scope: Scope) -> list[Any]:
@@ -172,16 +193,20 @@ async def _replay(folder: Path, trajectory: Path) -> dict[str, Any]:
         state = TaskState(goal=str(head[1]["content"])[:3_000], next_action="start")
         await checkpoint_save(scope, CheckpointSaveRequest(task_id="replay", state=state))
         for phase in range(5):
-            phase_messages = steps[phase * 10:(phase + 1) * 10]
+            phase_messages = steps[phase * 10 : (phase + 1) * 10]
             focus = _phase_focus(phase_messages)
             for i in range(len(phase_messages)):
                 message = phase_messages[i]
                 if message["role"] == "user":
-                    await evidence_put(scope, [EvidenceItem(content=str(message["content"]), source="bash", task_id="replay")])
-                recent = phase_messages[:i + 1]
-                result = await build_working_set(scope, WorkingSetRequest(task_id="replay", focus=focus, recent_messages=recent))
+                    await evidence_put(
+                        scope, [EvidenceItem(content=str(message["content"]), source="bash", task_id="replay")]
+                    )
+                recent = phase_messages[: i + 1]
+                result = await build_working_set(
+                    scope, WorkingSetRequest(task_id="replay", focus=focus, recent_messages=recent)
+                )
                 mine = token_ids(result.text or "")
-                history = head + steps[:phase * 10 + i + 1]
+                history = head + steps[: phase * 10 + i + 1]
                 messages = parse(history, detect_format(history))
                 summary = build_digest(messages, [], 1_000, count_tokens, later=[], band_ref=None)
                 theirs = token_ids("\n".join([summary, *(render_for_count(m) for m in recent)]))
@@ -189,26 +214,46 @@ async def _replay(folder: Path, trajectory: Path) -> dict[str, Any]:
                     ours.append(_common_prefix(previous[0], mine) / len(mine))
                     naive.append(_common_prefix(previous[1], theirs) / len(theirs))
                 previous = (mine, theirs)
-            done = head + steps[:(phase + 1) * 10]
-            await compress_history(scope, CompressRequest(messages=done, task_id="replay", keep_recent=0, shape_window=0))
-            state = state.model_copy(update={"completed": [*state.completed, f"phase {phase + 1}: {focus[:80]}"], "next_action": f"phase {phase + 2}"})
+            done = head + steps[: (phase + 1) * 10]
+            await compress_history(
+                scope, CompressRequest(messages=done, task_id="replay", keep_recent=0, shape_window=0)
+            )
+            state = state.model_copy(
+                update={
+                    "completed": [*state.completed, f"phase {phase + 1}: {focus[:80]}"],
+                    "next_action": f"phase {phase + 2}",
+                }
+            )
             await checkpoint_save(scope, CheckpointSaveRequest(task_id="replay", state=state, trigger="semantic"))
     finally:
         await store.close()
     within = [share for step, share in enumerate(ours, start=1) if step % 10]  # steps 10, 20, … open a new phase
-    return {"steps": len(ours), "ctxkeep": statistics.mean(ours), "naive": statistics.mean(naive), "ctxkeep_within_phases": statistics.mean(within)}
+    return {
+        "steps": len(ours),
+        "ctxkeep": statistics.mean(ours),
+        "naive": statistics.mean(naive),
+        "ctxkeep_within_phases": statistics.mean(within),
+    }
 
 
 def _trajectories(quick: bool) -> list[Path]:
     """The shared SWE-bench runs long enough for 50 steps (every one, or three in quick mode)."""
-    paths = [p for p in sorted((SHARED_DATA / "swe-trajectories").glob("*.traj.json")) if len(json.loads(p.read_text())["messages"]) >= 52]
+    paths = [
+        p
+        for p in sorted((SHARED_DATA / "swe-trajectories").glob("*.traj.json"))
+        if len(json.loads(p.read_text())["messages"]) >= 52
+    ]
     return paths[:3] if quick else paths
 
 
 async def _replays(folder: Path, quick: bool) -> dict[str, Any]:
     runs = [await _replay(folder, path) for path in _trajectories(quick)]
-    return {"runs": len(runs), **{key: statistics.median(run[key] for run in runs) for key in ("ctxkeep", "naive", "ctxkeep_within_phases")},
-            "ctxkeep_min": min(run["ctxkeep"] for run in runs), "steps": runs[0]["steps"]}
+    return {
+        "runs": len(runs),
+        **{key: statistics.median(run[key] for run in runs) for key in ("ctxkeep", "naive", "ctxkeep_within_phases")},
+        "ctxkeep_min": min(run["ctxkeep"] for run in runs),
+        "steps": runs[0]["steps"],
+    }
 
 
 def _latency(folder: Path, quick: bool) -> dict[str, Any]:
@@ -216,7 +261,10 @@ def _latency(folder: Path, quick: bool) -> dict[str, Any]:
     _, _ = anyio.run(_fill, folder / "big.db", count, 2_000)
     questions = _questions(60 if quick else 200)
     with RawServer(folder / "big.db", "/bench/evidence") as server:
-        server.call_tool("checkpoint_save", {"task_id": "bench", "state": {"goal": "Find what the questions ask about", "next_action": "search"}})
+        server.call_tool(
+            "checkpoint_save",
+            {"task_id": "bench", "state": {"goal": "Find what the questions ask about", "next_action": "search"}},
+        )
         for q in questions[:10]:  # warm the caches
             server.call_tool("build_working_set", {"task_id": "bench", "focus": q})
         times = []
@@ -236,26 +284,50 @@ def run(quick: bool) -> dict[str, Any]:
     return {
         "title": "Working set: LoCoMo retrieval, prompt-cache prefix stability, latency",
         "rows": [
-            {"metric": f"LoCoMo: questions whose evidence is all in a 2,000-token evidence slot ({retrieval['total']} questions, cat. 1-4)",
-             "value": f"{retrieval['ctxkeep']:.3f}", "baseline": f"BM25 whole turns {retrieval['bm25']:.3f}; last-N turns {retrieval['last_n']:.3f}",
-             "target": "≥ 0.80"},
-            {"metric": "LoCoMo by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop)",
-             "value": ", ".join(f"{k}: {v}" for k, v in retrieval["by_category"].items()), "baseline": "", "target": ""},
-            {"metric": f"prefix stability: mean share of a working set's tokens that is an unchanged prefix of the previous one "
-                       f"({replay['steps']} steps; median over {replay['runs']} SWE-bench runs)",
-             "value": f"{replay['ctxkeep']:.3f} (min {replay['ctxkeep_min']:.3f})", "baseline": f"{replay['naive']:.3f} (re-summarize, then append recent)",
-             "target": "≥ 0.90"},
-            {"metric": "prefix stability within phases (the 45 steps that do not open a phase)", "value": f"{replay['ctxkeep_within_phases']:.3f}",
-             "baseline": "", "target": ""},
-            {"metric": f"build_working_set p50 / p95 with {latency['items']:,} evidence items (stdio)",
-             "value": f"{latency['p50_ms']:.1f} / {latency['p95_ms']:.1f} ms", "baseline": "", "target": "p50 ≤ 50 ms"},
-            {"metric": "build_working_set p50 / p95 on LoCoMo, in-process", "value": f"{retrieval['build']['p50_ms']:.1f} / {retrieval['build']['p95_ms']:.1f} ms",
-             "baseline": "", "target": ""},
+            {
+                "metric": f"LoCoMo: questions whose evidence is all in a 2,000-token evidence slot ({retrieval['total']} questions, cat. 1-4)",
+                "value": f"{retrieval['ctxkeep']:.3f}",
+                "baseline": f"BM25 whole turns {retrieval['bm25']:.3f}; last-N turns {retrieval['last_n']:.3f}",
+                "target": "≥ 0.80",
+            },
+            {
+                "metric": "LoCoMo by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop)",
+                "value": ", ".join(f"{k}: {v}" for k, v in retrieval["by_category"].items()),
+                "baseline": "",
+                "target": "",
+            },
+            {
+                "metric": f"prefix stability: mean share of a working set's tokens that is an unchanged prefix of the previous one "
+                f"({replay['steps']} steps; median over {replay['runs']} SWE-bench runs)",
+                "value": f"{replay['ctxkeep']:.3f} (min {replay['ctxkeep_min']:.3f})",
+                "baseline": f"{replay['naive']:.3f} (re-summarize, then append recent)",
+                "target": "≥ 0.90",
+            },
+            {
+                "metric": "prefix stability within phases (the 45 steps that do not open a phase)",
+                "value": f"{replay['ctxkeep_within_phases']:.3f}",
+                "baseline": "",
+                "target": "",
+            },
+            {
+                "metric": f"build_working_set p50 / p95 with {latency['items']:,} evidence items (stdio)",
+                "value": f"{latency['p50_ms']:.1f} / {latency['p95_ms']:.1f} ms",
+                "baseline": "",
+                "target": "p50 ≤ 50 ms",
+            },
+            {
+                "metric": "build_working_set p50 / p95 on LoCoMo, in-process",
+                "value": f"{retrieval['build']['p50_ms']:.1f} / {retrieval['build']['p95_ms']:.1f} ms",
+                "baseline": "",
+                "target": "",
+            },
         ],
-        "notes": [f"the evidence slot never exceeded its cap (largest: {retrieval['evidence_tokens_max']} tokens)",
-                  "replay: messages 3-52 of every shared SWE-bench run with at least 52 messages, default budget 8,000 tokens; "
-                  "at each phase end compress_history (so recent_messages can restart) and a checkpoint; a phase change moves "
-                  "the checkpoint, the digest and the focus together, so the 4 steps that open a phase keep only the goal block",
-                  "baselines render with ctxkeep's own evidence renderer (same header, refs and quoting) and the same tokenizer"],
+        "notes": [
+            f"the evidence slot never exceeded its cap (largest: {retrieval['evidence_tokens_max']} tokens)",
+            "replay: messages 3-52 of every shared SWE-bench run with at least 52 messages, default budget 8,000 tokens; "
+            "at each phase end compress_history (so recent_messages can restart) and a checkpoint; a phase change moves "
+            "the checkpoint, the digest and the focus together, so the 4 steps that open a phase keep only the goal block",
+            "baselines render with ctxkeep's own evidence renderer (same header, refs and quoting) and the same tokenizer",
+        ],
         "raw": {"retrieval": retrieval, "replay": replay, "latency": latency},
     }

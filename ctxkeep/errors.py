@@ -73,7 +73,8 @@ class LeaseHeld(Refused):
         super().__init__(
             f"{doing} refused: task {task_id!r} is leased to {holder!r} until {expires_at} (another executor is working on "
             "it). Do not act on it before then; after that time, claim it with checkpoint_load(task_id, owner, lease_seconds) "
-            "and save with the same owner.")
+            "and save with the same owner."
+        )
 
 
 class StorageError(CtxkeepError):

@@ -34,9 +34,7 @@ def _ttl_days(env: Mapping[str, str]) -> dict[str, int | None]:
     for kind, default in DEFAULT_TTL_DAYS.items():
         name = f"CTXKEEP_TTL_{kind.upper()}_DAYS"
         raw = env.get(name)
-        if raw is not None and raw.strip().lower() == "none":
-            ttl[kind] = None
-        elif raw is None and default is None:
+        if raw is not None and raw.strip().lower() == "none" or raw is None and default is None:
             ttl[kind] = None
         else:
             days = _whole_number(env, name, default or 1, minimum=1)
@@ -49,19 +47,38 @@ def _ttl_days(env: Mapping[str, str]) -> dict[str, int | None]:
 class Settings(Model):
     """Everything configurable, with the environment variable that sets it."""
 
-    db_path: Path = Field(description="SQLite file (CTXKEEP_DB); default in the user data directory. With a PostgreSQL "
-                          "database, the local file whose folder holds the hook log, the hooks' spool and the HTTP token.")
-    db_url: str | None = Field(default=None, description="A PostgreSQL database (CTXKEEP_DB=postgresql://…) instead of the file.")
+    db_path: Path = Field(
+        description="SQLite file (CTXKEEP_DB); default in the user data directory. With a PostgreSQL "
+        "database, the local file whose folder holds the hook log, the hooks' spool and the HTTP token."
+    )
+    db_url: str | None = Field(
+        default=None, description="A PostgreSQL database (CTXKEEP_DB=postgresql://…) instead of the file."
+    )
     project: str = Field(description="Project key (CTXKEEP_PROJECT > CLAUDE_PROJECT_DIR > cwd, then git top-level).")
-    busy_timeout_ms: int = Field(default=5_000, ge=0, description="How long a write waits for another writer (CTXKEEP_BUSY_TIMEOUT_MS).")
+    busy_timeout_ms: int = Field(
+        default=5_000, ge=0, description="How long a write waits for another writer (CTXKEEP_BUSY_TIMEOUT_MS)."
+    )
     log_level: str = Field(default="WARNING", description="stderr log level (CTXKEEP_LOG_LEVEL).")
-    max_evidence_bytes: int = Field(default=MAX_EVIDENCE_BYTES, ge=1, description="Largest evidence item in UTF-8 bytes (CTXKEEP_MAX_EVIDENCE_BYTES).")
-    client_session: str | None = Field(default=None, description="The client session that started this server "
-                                       "(CLAUDE_CODE_SESSION_ID, set by Claude Code): prompts with no task named pick its task.")
-    max_request_bytes: int = Field(default=72 * 1024 * 1024, ge=1024, description="Largest request over stdio (CTXKEEP_MAX_REQUEST_BYTES): "
-                                   "room for a 64 MiB evidence batch and its JSON escapes.")
-    memory_ttl_days: dict[str, int | None] = Field(default_factory=lambda: dict(DEFAULT_TTL_DAYS),
-                                                   description="Default lifetime of each memory kind (CTXKEEP_TTL_<KIND>_DAYS, a number or 'none').")
+    max_evidence_bytes: int = Field(
+        default=MAX_EVIDENCE_BYTES,
+        ge=1,
+        description="Largest evidence item in UTF-8 bytes (CTXKEEP_MAX_EVIDENCE_BYTES).",
+    )
+    client_session: str | None = Field(
+        default=None,
+        description="The client session that started this server "
+        "(CLAUDE_CODE_SESSION_ID, set by Claude Code): prompts with no task named pick its task.",
+    )
+    max_request_bytes: int = Field(
+        default=72 * 1024 * 1024,
+        ge=1024,
+        description="Largest request over stdio (CTXKEEP_MAX_REQUEST_BYTES): "
+        "room for a 64 MiB evidence batch and its JSON escapes.",
+    )
+    memory_ttl_days: dict[str, int | None] = Field(
+        default_factory=lambda: dict(DEFAULT_TTL_DAYS),
+        description="Default lifetime of each memory kind (CTXKEEP_TTL_<KIND>_DAYS, a number or 'none').",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -92,7 +109,9 @@ class Settings(Model):
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
         env = os.environ if env is None else env
         return cls(
-            db_path=Path(env["CTXKEEP_DB"]).expanduser() if env.get("CTXKEEP_DB") and not is_postgres(env["CTXKEEP_DB"]) else default_db_path(env),
+            db_path=Path(env["CTXKEEP_DB"]).expanduser()
+            if env.get("CTXKEEP_DB") and not is_postgres(env["CTXKEEP_DB"])
+            else default_db_path(env),
             db_url=env["CTXKEEP_DB"] if is_postgres(env.get("CTXKEEP_DB", "")) else None,
             project=resolve_project(env, hook_cwd=hook_cwd),
             busy_timeout_ms=_whole_number(env, "CTXKEEP_BUSY_TIMEOUT_MS", 5_000),

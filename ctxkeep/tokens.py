@@ -59,7 +59,7 @@ def count_tokens(text: str) -> int:
     except ValueError:  # tiktoken's regex overflows on huge whitespace runs: count in pieces
         if len(text) <= PIECE_CHARS:
             return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
-        return sum(count_tokens(text[i:i + PIECE_CHARS]) for i in range(0, len(text), PIECE_CHARS))
+        return sum(count_tokens(text[i : i + PIECE_CHARS]) for i in range(0, len(text), PIECE_CHARS))
 
 
 def count_tokens_many(texts: list[str]) -> list[int]:
@@ -70,4 +70,8 @@ def count_tokens_many(texts: list[str]) -> list[int]:
 def token_ids(text: str) -> list[int]:
     """The token ids of `text` (its UTF-8 bytes when the tokenizer could not load), e.g. to compare prefixes."""
     encoder, _ = _load()
-    return list(text.encode("utf-8", "surrogatepass")) if encoder is None else list(encoder.encode(text, disallowed_special=()))
+    return (
+        list(text.encode("utf-8", "surrogatepass"))
+        if encoder is None
+        else list(encoder.encode(text, disallowed_special=()))
+    )

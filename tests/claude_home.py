@@ -42,17 +42,34 @@ class Claude:
         self.log = self.db.parent / "ctxkeep-hooks.log"
 
     def env(self, **extra: str) -> dict[str, str]:
-        return {"HOME": str(self.home), "PATH": os.environ.get("PATH", ""), "CTXKEEP_DB": str(self.db),
-                "CLAUDE_PROJECT_DIR": str(self.project), "CTXKEEP_WORKER_WAIT_S": "60", **extra}
+        return {
+            "HOME": str(self.home),
+            "PATH": os.environ.get("PATH", ""),
+            "CTXKEEP_DB": str(self.db),
+            "CLAUDE_PROJECT_DIR": str(self.project),
+            "CTXKEEP_WORKER_WAIT_S": "60",
+            **extra,
+        }
 
     def hook(self, name: str, stdin: str | bytes | dict[str, Any], **extra: str) -> subprocess.CompletedProcess[bytes]:
         data = stdin if isinstance(stdin, bytes) else (stdin if isinstance(stdin, str) else json.dumps(stdin)).encode()
-        return subprocess.run([sys.executable, "-m", "ctxkeep", "hook", name], input=data, capture_output=True,
-                              env=self.env(**extra), cwd=ROOT, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "ctxkeep", "hook", name],
+            input=data,
+            capture_output=True,
+            env=self.env(**extra),
+            cwd=ROOT,
+            timeout=120,
+        )
 
     def base(self, event: str, **fields: Any) -> dict[str, Any]:
-        return {"session_id": self.session, "transcript_path": str(self.transcript), "cwd": str(self.project),
-                "hook_event_name": event, **fields}
+        return {
+            "session_id": self.session,
+            "transcript_path": str(self.transcript),
+            "cwd": str(self.project),
+            "hook_event_name": event,
+            **fields,
+        }
 
     def output(self, done: subprocess.CompletedProcess[bytes]) -> dict[str, Any] | None:
         assert done.returncode == 0 and done.stderr == b"", done.stderr[-2000:]
@@ -83,10 +100,18 @@ class Claude:
         assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
         return str(out["hookSpecificOutput"]["additionalContext"])
 
-    def post_tool_use(self, tool: str, tool_input: dict[str, Any], response: Any, use_id: str = "toolu_1",
-                      **extra: str) -> dict[str, Any] | None:
-        return self.output(self.hook("post-tool-use", self.base("PostToolUse", tool_name=tool, tool_input=tool_input,
-                                                                 tool_response=response, tool_use_id=use_id), **extra))
+    def post_tool_use(
+        self, tool: str, tool_input: dict[str, Any], response: Any, use_id: str = "toolu_1", **extra: str
+    ) -> dict[str, Any] | None:
+        return self.output(
+            self.hook(
+                "post-tool-use",
+                self.base(
+                    "PostToolUse", tool_name=tool, tool_input=tool_input, tool_response=response, tool_use_id=use_id
+                ),
+                **extra,
+            )
+        )
 
     def prompt(self, text: str) -> None:
         assert self.output(self.hook("user-prompt-submit", self.base("UserPromptSubmit", prompt=text))) is None
@@ -101,13 +126,16 @@ class Claude:
 
     def save_task(self, task_id: str, state: dict[str, Any], bind: bool = False) -> None:
         """Save a task in this project as an agent would (and, with `bind`, bind the session to it as pre-compact does)."""
+
         async def save() -> None:
             async with open_scope(Settings.from_env(self.env())) as scope:
                 await checkpoint_save(scope, CheckpointSaveRequest(task_id=task_id, state=TaskState(**state)))
                 if bind:
                     async with scope.store.transaction() as tx:
-                        await tx.sessions.put(scope.project, SessionRow(self.session, task_id, True, "/x.jsonl", "",
-                                                                        "2026-11-30T00:00:00Z"))
+                        await tx.sessions.put(
+                            scope.project,
+                            SessionRow(self.session, task_id, True, "/x.jsonl", "", "2026-11-30T00:00:00Z"),
+                        )
 
         anyio.run(save)
 
@@ -120,17 +148,36 @@ class Claude:
 
 
 def bash(command: str, stdout: str, **response: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    return "Bash", {"command": command}, {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False, **response}
+    return (
+        "Bash",
+        {"command": command},
+        {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False, **response},
+    )
 
 
 def tool_use(name: str, data: dict[str, Any], use_id: str, session: str = "s-1") -> dict[str, Any]:
-    return {"type": "assistant", "sessionId": session, "timestamp": "2026-11-30T10:00:00Z",
-            "message": {"role": "assistant", "id": f"msg_{use_id}", "content": [{"type": "tool_use", "id": use_id, "name": name, "input": data}]}}
+    return {
+        "type": "assistant",
+        "sessionId": session,
+        "timestamp": "2026-11-30T10:00:00Z",
+        "message": {
+            "role": "assistant",
+            "id": f"msg_{use_id}",
+            "content": [{"type": "tool_use", "id": use_id, "name": name, "input": data}],
+        },
+    }
 
 
 def tool_result(use_id: str, text: str, error: bool = False, session: str = "s-1") -> dict[str, Any]:
-    return {"type": "user", "sessionId": session, "timestamp": "2026-11-30T10:00:01Z",
-            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use_id, "content": text, "is_error": error}]}}
+    return {
+        "type": "user",
+        "sessionId": session,
+        "timestamp": "2026-11-30T10:00:01Z",
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": use_id, "content": text, "is_error": error}],
+        },
+    }
 
 
 def user(text: str, session: str = "s-1", at: str = "2026-11-30T09:00:00Z") -> dict[str, Any]:
@@ -139,6 +186,15 @@ def user(text: str, session: str = "s-1", at: str = "2026-11-30T09:00:00Z") -> d
 
 def compaction(summary: str, session: str = "s-1") -> list[dict[str, Any]]:
     """A compact_boundary record and the summary record Claude Code writes after it."""
-    return [{"type": "system", "subtype": "compact_boundary", "sessionId": session, "compactMetadata": {"trigger": "auto"}},
-            {"type": "user", "sessionId": session, "isCompactSummary": True,
-             "message": {"role": "user", "content": f"This session is being continued from a previous conversation.\n\n<summary>{summary}</summary>"}}]
+    return [
+        {"type": "system", "subtype": "compact_boundary", "sessionId": session, "compactMetadata": {"trigger": "auto"}},
+        {
+            "type": "user",
+            "sessionId": session,
+            "isCompactSummary": True,
+            "message": {
+                "role": "user",
+                "content": f"This session is being continued from a previous conversation.\n\n<summary>{summary}</summary>",
+            },
+        },
+    ]

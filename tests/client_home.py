@@ -34,13 +34,27 @@ class Agent:
         self.log = self.db.parent / "ctxkeep-hooks.log"
 
     def env(self, **extra: str) -> dict[str, str]:
-        return {"HOME": str(self.home), "PATH": os.environ.get("PATH", ""), "CTXKEEP_DB": str(self.db),
-                "CTXKEEP_PROJECT": str(self.project), "CTXKEEP_WORKER_WAIT_S": "60", **extra}
+        return {
+            "HOME": str(self.home),
+            "PATH": os.environ.get("PATH", ""),
+            "CTXKEEP_DB": str(self.db),
+            "CTXKEEP_PROJECT": str(self.project),
+            "CTXKEEP_WORKER_WAIT_S": "60",
+            **extra,
+        }
 
-    def hook(self, client: str, event: str, stdin: str | bytes | dict[str, Any], **extra: str) -> subprocess.CompletedProcess[bytes]:
+    def hook(
+        self, client: str, event: str, stdin: str | bytes | dict[str, Any], **extra: str
+    ) -> subprocess.CompletedProcess[bytes]:
         data = stdin if isinstance(stdin, bytes) else (stdin if isinstance(stdin, str) else json.dumps(stdin)).encode()
-        return subprocess.run([sys.executable, "-m", "ctxkeep", "hook", client, event], input=data, capture_output=True,
-                              env=self.env(**extra), cwd=ROOT, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "ctxkeep", "hook", client, event],
+            input=data,
+            capture_output=True,
+            env=self.env(**extra),
+            cwd=ROOT,
+            timeout=120,
+        )
 
     def output(self, done: subprocess.CompletedProcess[bytes]) -> dict[str, Any] | None:
         assert done.returncode == 0 and done.stderr == b"", done.stderr[-2000:]
@@ -55,8 +69,10 @@ class Agent:
             return conn.execute(sql, params).fetchall()
 
     def records(self, kind: str) -> list[tuple[Any, ...]]:
-        return self.rows("SELECT key, text, status FROM session_records WHERE kind = ? AND session_id = ? ORDER BY at",
-                         (kind, self.session))
+        return self.rows(
+            "SELECT key, text, status FROM session_records WHERE kind = ? AND session_id = ? ORDER BY at",
+            (kind, self.session),
+        )
 
     def inbox(self) -> dict[str, str]:
         return {ref: zlib.decompress(data).decode() for ref, data in self.rows("SELECT ref, data FROM evidence_inbox")}
@@ -64,8 +80,13 @@ class Agent:
     def wait_for_worker(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            rows = self.rows("SELECT worker_started_at, worker_done_at FROM session_hooks WHERE session_id = ?",
-                             (self.session,)) if self.db.exists() else []
+            rows = (
+                self.rows(
+                    "SELECT worker_started_at, worker_done_at FROM session_hooks WHERE session_id = ?", (self.session,)
+                )
+                if self.db.exists()
+                else []
+            )
             if not rows or not rows[0][0] or (rows[0][1] and rows[0][1] >= rows[0][0]):
                 return
             time.sleep(0.05)
@@ -74,13 +95,23 @@ class Agent:
     # Where each client keeps a session's transcript (the hooks read only these).
 
     def codex_rollout(self, fixture: str) -> Path:
-        path = self.home / ".codex" / "sessions" / "2026" / "12" / "01" / f"rollout-2026-12-01T08-12-33-{self.session}.jsonl"
+        path = (
+            self.home
+            / ".codex"
+            / "sessions"
+            / "2026"
+            / "12"
+            / "01"
+            / f"rollout-2026-12-01T08-12-33-{self.session}.jsonl"
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(FIXTURES / fixture, path)
         return path
 
     def gemini_chat(self, fixture: str | None = None) -> Path:
-        path = self.home / ".gemini" / "tmp" / "project" / "chats" / f"session-2026-12-01T08-15-{self.session[:8]}.jsonl"
+        path = (
+            self.home / ".gemini" / "tmp" / "project" / "chats" / f"session-2026-12-01T08-15-{self.session[:8]}.jsonl"
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         if fixture:
             shutil.copy(FIXTURES / fixture, path)

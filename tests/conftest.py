@@ -76,8 +76,12 @@ def _named_in(nodeid: str, names: dict[str, str]) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave out the PostgreSQL runs of the tests that read the SQLite file itself, and the SQLite runs of the tests
     of what only PostgreSQL has."""
-    left_out = [item for item in items if ("postgres" in _params(item) and _named_in(item.nodeid, SQLITE_ONLY))
-                or ("sqlite" in _params(item) and _named_in(item.nodeid, POSTGRES_ONLY))]
+    left_out = [
+        item
+        for item in items
+        if ("postgres" in _params(item) and _named_in(item.nodeid, SQLITE_ONLY))
+        or ("sqlite" in _params(item) and _named_in(item.nodeid, POSTGRES_ONLY))
+    ]
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = [item for item in items if item not in set(left_out)]
@@ -109,7 +113,8 @@ async def client(db_path: Path) -> AsyncIterator[Client]:
 def stdio_params(db_path: Path, project: str = PROJECT) -> StdioServerParameters:
     """A real `ctxkeep serve` subprocess; the SDK forwards only a few variables, so pass ours."""
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "ctxkeep", "serve"],
+        command=sys.executable,
+        args=["-m", "ctxkeep", "serve"],
         env={"CTXKEEP_DB": str(db_path), "CTXKEEP_PROJECT": project},
     )
 
@@ -127,8 +132,16 @@ def procurement_state(**changes: Any) -> dict[str, Any]:
         "pending": ["Supplier C freight missing"],
         "decisions": ["Normalize all prices to USD/piece"],
         "facts": [{"key": "Supplier C freight", "value": 0.48, "unit": "USD/piece", "source_ref": "mail-1"}],
-        "approvals": [{"id": "PO-1", "action": "issue purchase order", "amount": 184300, "currency": "USD",
-                       "status": "pending", "reason": "waiting for the procurement director"}],
+        "approvals": [
+            {
+                "id": "PO-1",
+                "action": "issue purchase order",
+                "amount": 184300,
+                "currency": "USD",
+                "status": "pending",
+                "reason": "waiting for the procurement director",
+            }
+        ],
         "next_action": "Ask for Supplier C freight",
     }
     state.update(changes)

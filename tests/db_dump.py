@@ -55,8 +55,12 @@ def stored(location: Path | str, tables: list[str]) -> tuple[list[tuple[Any, ...
     with sqlite3.connect(location) as conn:
         for table in tables:
             if table in _SQLITE_INDEX:
-                found = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE name GLOB ? ORDER BY name",
-                                                        (_SQLITE_INDEX[table],))]
+                found = [
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT name FROM sqlite_master WHERE name GLOB ? ORDER BY name", (_SQLITE_INDEX[table],)
+                    )
+                ]
                 assert found, f"no {table} in {location}"
                 out += [conn.execute(f'SELECT * FROM "{name}" ORDER BY 1, 2').fetchall() for name in found]
             else:
@@ -73,7 +77,7 @@ def _streams(raw: bytes) -> list[bytes]:
         inflate, out = zlib.decompressobj(), []
         try:
             for offset in range(start, len(raw), 256):
-                out.append(inflate.decompress(raw[offset:offset + 256]))
+                out.append(inflate.decompress(raw[offset : offset + 256]))
                 if inflate.eof:
                     break
         except zlib.error:
@@ -88,8 +92,13 @@ def _pg_bytes(url: str) -> bytes:
     """Every value of every table of the schema: text as UTF-8, bytea as stored."""
     [tables] = _pg_fetch(url, ["SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1"])
     rows = _pg_fetch(url, [f"SELECT * FROM {name}" for (name,) in tables])
-    parts = [value if isinstance(value, bytes) else str(value).encode("utf-8")
-             for table in rows for row in table for value in row if value is not None]
+    parts = [
+        value if isinstance(value, bytes) else str(value).encode("utf-8")
+        for table in rows
+        for row in table
+        for value in row
+        if value is not None
+    ]
     return b"\0".join(parts)
 
 

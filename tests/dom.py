@@ -29,8 +29,11 @@ class Element:
         found = []
         for child in self.children:
             if isinstance(child, Element):
-                if ((tag is None or child.tag == tag) and (cls is None or cls in child.classes)
-                        and all(child.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items())):
+                if (
+                    (tag is None or child.tag == tag)
+                    and (cls is None or cls in child.classes)
+                    and all(child.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items())
+                ):
                     found.append(child)
                 found += child.all(tag, cls, **attrs)
         return found

@@ -17,10 +17,14 @@ from typing import Any
 ACCEPT = "application/json, text/event-stream"
 
 
-def post(url: str, message: Any, headers: dict[str, str], body: bytes | Iterable[bytes] | None = None) -> tuple[int, dict[str, str], bytes]:
+def post(
+    url: str, message: Any, headers: dict[str, str], body: bytes | Iterable[bytes] | None = None
+) -> tuple[int, dict[str, str], bytes]:
     """POST one JSON-RPC message (or a raw `body`, pieces sent chunked); the status, the headers (lower-case names) and the body."""
     data = body if body is not None else json.dumps(message).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", "Accept": ACCEPT, **headers})
+    request = urllib.request.Request(
+        url, data=data, headers={"Content-Type": "application/json", "Accept": ACCEPT, **headers}
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return int(response.status), {k.lower(): v for k, v in response.headers.items()}, response.read()
@@ -39,8 +43,20 @@ def decode(headers: dict[str, str], body: bytes) -> Any:
 def session(url: str, token: str | None, scheme: str = "Bearer") -> tuple[int, dict[str, str]]:
     """Initialize; the status, and the headers every later request of this session must carry."""
     headers = {"Authorization": f"{scheme} {token}"} if token else {}
-    status, got, _ = post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}, headers)
+    status, got, _ = post(
+        url,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"},
+            },
+        },
+        headers,
+    )
     if status != 200:
         return status, headers
     headers = {**headers, "Mcp-Session-Id": got.get("mcp-session-id", ""), "Mcp-Protocol-Version": "2025-06-18"}
@@ -53,8 +69,11 @@ def call(url: str, token: str | None, tool: str, arguments: dict[str, Any]) -> d
     status, headers = session(url, token)
     report: dict[str, Any] = {"initialize": status}
     if status == 200:
-        code, got, body = post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}},
-                               headers)
+        code, got, body = post(
+            url,
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}},
+            headers,
+        )
         report.update(call=code, answer=decode(got, body))
     return report
 

@@ -19,12 +19,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(port: int, extra: tuple[str, ...], env: Mapping[str, str], log: Path,
-                cwd: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def http_server(
+    port: int, extra: tuple[str, ...], env: Mapping[str, str], log: Path, cwd: Path | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """The running server (its stderr in `log`); AssertionError with the log when it never listens."""
     with log.open("w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(port), *extra],
-                                env=dict(env), stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(port), *extra],
+            env=dict(env),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            cwd=cwd,
+        )
     try:
         deadline = time.monotonic() + 30
         while True:

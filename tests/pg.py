@@ -15,8 +15,10 @@ from contextlib import contextmanager
 import pytest
 
 URL_VARIABLE = "CTXKEEP_TEST_POSTGRES_URL"
-SKIP_REASON = (f"no PostgreSQL: {URL_VARIABLE} is not set (run .ci/postgres start DIR and export the URL it prints to "
-               "run the storage tests on PostgreSQL too)")
+SKIP_REASON = (
+    f"no PostgreSQL: {URL_VARIABLE} is not set (run .ci/postgres start DIR and export the URL it prints to "
+    "run the storage tests on PostgreSQL too)"
+)
 
 
 def server_url() -> str | None:

@@ -9,16 +9,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
 
 
 class RawServer:
     """A `ctxkeep serve` subprocess; `initialize=False` leaves the handshake to the test."""
 
     def __init__(self, db_path: Path, initialize: bool = True, **env: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "ctxkeep", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env={**os.environ, "CTXKEEP_DB": str(db_path), "CTXKEEP_PROJECT": "/hostile", **env})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ctxkeep", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "CTXKEEP_DB": str(db_path), "CTXKEEP_PROJECT": "/hostile", **env},
+        )
         self.sentinels = 0
         if initialize:
             self.send(INITIALIZE)
@@ -58,7 +67,14 @@ class RawServer:
         return replies
 
     def call(self, request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            }
+        )
         return self.answer(request_id)
 
     def memory(self, field: str) -> int:

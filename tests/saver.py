@@ -25,8 +25,11 @@ async def main(db_path: str, task_id: str) -> None:
         while True:
             step += 1
             # completed grows (never shrinks: a vanished completed item is refused), up to 1,500 items
-            state = TaskState(goal="survive SIGKILL", completed=[f"step {i}" for i in range(min(step, 1_500))],
-                              extra={"padding": "x" * 4000, "step": step})
+            state = TaskState(
+                goal="survive SIGKILL",
+                completed=[f"step {i}" for i in range(min(step, 1_500))],
+                extra={"padding": "x" * 4000, "step": step},
+            )
             saved = await checkpoint_save(scope, CheckpointSaveRequest(task_id=task_id, state=state))
             print(f"saved {saved.version} {step}", flush=True)
     finally:

@@ -21,17 +21,49 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("checkpoint_save", {"task_id": "proc", "state": "goal: x"}, "state: must be a JSON object"),
     ("checkpoint_save", {"task_id": "proc", "state": {"goal": "   "}}, "state.goal: must not be empty"),
     ("checkpoint_save", {"task_id": "proc", "state": {"goal": "x\u0007y"}}, "control character U+0007"),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "pending": ["a", ""]}}, "list items must not be empty"),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "pending": "a"}}, "state.pending: Input should be a valid list"),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "facts": [{"key": "k"}]}}, "state.facts.0.value: required field is missing"),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "approvals": [{"id": "A", "action": "pay", "status": "done"}]}}, "'pending', 'approved' or 'rejected'"),
+    (
+        "checkpoint_save",
+        {"task_id": "proc", "state": {"goal": "g", "pending": ["a", ""]}},
+        "list items must not be empty",
+    ),
+    (
+        "checkpoint_save",
+        {"task_id": "proc", "state": {"goal": "g", "pending": "a"}},
+        "state.pending: Input should be a valid list",
+    ),
+    (
+        "checkpoint_save",
+        {"task_id": "proc", "state": {"goal": "g", "facts": [{"key": "k"}]}},
+        "state.facts.0.value: required field is missing",
+    ),
+    (
+        "checkpoint_save",
+        {"task_id": "proc", "state": {"goal": "g", "approvals": [{"id": "A", "action": "pay", "status": "done"}]}},
+        "'pending', 'approved' or 'rejected'",
+    ),
     ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "colour": "red"}}, "state.colour: unknown field"),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "pending": ["p"] * 2 + [f"p{i}" for i in range(MAX_ITEMS)]}}, f"at most {MAX_ITEMS} items"),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g", "extra": {"blob": "x" * MAX_STATE_BYTES}}}, f"over the {MAX_STATE_BYTES:,} limit"),
+    (
+        "checkpoint_save",
+        {"task_id": "proc", "state": {"goal": "g", "pending": ["p"] * 2 + [f"p{i}" for i in range(MAX_ITEMS)]}},
+        f"at most {MAX_ITEMS} items",
+    ),
+    (
+        "checkpoint_save",
+        {"task_id": "proc", "state": {"goal": "g", "extra": {"blob": "x" * MAX_STATE_BYTES}}},
+        f"over the {MAX_STATE_BYTES:,} limit",
+    ),
     ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g" * 5000}}, "at most 4000 characters"),
     ("checkpoint_save", {"task_id": "", "state": {"goal": "g"}}, "task_id: String should have at least 1 character"),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g"}, "trigger": "whenever"}, "trigger: Input should be 'manual'"),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g"}, "expected_version": -1}, "expected_version: Input should be greater than or equal to 0"),
+    (
+        "checkpoint_save",
+        {"task_id": "proc", "state": {"goal": "g"}, "trigger": "whenever"},
+        "trigger: Input should be 'manual'",
+    ),
+    (
+        "checkpoint_save",
+        {"task_id": "proc", "state": {"goal": "g"}, "expected_version": -1},
+        "expected_version: Input should be greater than or equal to 0",
+    ),
     ("checkpoint_list", {"limit": 0}, "limit: Input should be greater than or equal to 1"),
     ("checkpoint_diff", {"task_id": "proc", "from_version": 1, "to_version": 5}, "versions 1 to 1"),
     ("checkpoint_diff", {"task_id": "ghost", "from_version": 1, "to_version": 2}, "no task 'ghost'"),
@@ -43,8 +75,12 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("tool", "arguments", "expected"), BAD_CALLS, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(BAD_CALLS)])
-async def test_bad_input_gets_a_clear_error_and_changes_nothing(client: Client, tool: str, arguments: dict[str, Any], expected: str) -> None:
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"), BAD_CALLS, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(BAD_CALLS)]
+)
+async def test_bad_input_gets_a_clear_error_and_changes_nothing(
+    client: Client, tool: str, arguments: dict[str, Any], expected: str
+) -> None:
     await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state()})
     before = (await client.call_tool("checkpoint_load", {"format": "json", "task_id": "proc"})).structured_content
 
@@ -65,7 +101,9 @@ async def test_a_lone_surrogate_is_refused(client: Client) -> None:
 
 async def test_rejected_values_are_not_echoed_back(client: Client) -> None:
     secret = "sk-this-value-must-not-come-back"
-    result = await client.call_tool("checkpoint_save", {"task_id": "proc", "state": {"goal": secret, "pending": secret}})
+    result = await client.call_tool(
+        "checkpoint_save", {"task_id": "proc", "state": {"goal": secret, "pending": secret}}
+    )
     assert result.is_error and secret not in tool_text(result)
 
 
@@ -75,8 +113,10 @@ async def test_unknown_resource_task_is_a_not_found_error(client: Client) -> Non
 
 
 async def test_huge_version_numbers_are_a_clear_error(client: Client) -> None:
-    for tool, arguments in (("checkpoint_load", {"task_id": "proc", "version": 2**63}),
-                            ("checkpoint_diff", {"task_id": "proc", "from_version": 1, "to_version": 2**63}),
-                            ("verify_checkpoint", {"task_id": "proc", "from_version": 1, "to_version": 2**63})):
+    for tool, arguments in (
+        ("checkpoint_load", {"task_id": "proc", "version": 2**63}),
+        ("checkpoint_diff", {"task_id": "proc", "from_version": 1, "to_version": 2**63}),
+        ("verify_checkpoint", {"task_id": "proc", "from_version": 1, "to_version": 2**63}),
+    ):
         result = await client.call_tool(tool, arguments)
         assert result.is_error and "less than or equal to 9007199254740992" in tool_text(result), tool_text(result)

@@ -54,22 +54,37 @@ def alice_scope(store: Store) -> Scope:
 
 
 async def save(scope: Scope, **changes: Any) -> str:
-    return (await checkpoint_save(scope, CheckpointSaveRequest(task_id="proc", state=TaskState.model_validate(procurement_state(**changes))))).hash
+    return (
+        await checkpoint_save(
+            scope, CheckpointSaveRequest(task_id="proc", state=TaskState.model_validate(procurement_state(**changes)))
+        )
+    ).hash
 
 
 async def history(scope: Scope) -> list[str]:
     """Three versions citing two evidence records, and a digest."""
-    stored = await evidence_put(scope, [EvidenceItem(content="Supplier C: freight 0.48 USD/piece, quote valid to Dec 15", source="mail"),
-                                        EvidenceItem(content="PO-1 waits for the procurement director's signature", source="erp")])
+    stored = await evidence_put(
+        scope,
+        [
+            EvidenceItem(content="Supplier C: freight 0.48 USD/piece, quote valid to Dec 15", source="mail"),
+            EvidenceItem(content="PO-1 waits for the procurement director's signature", source="erp"),
+        ],
+    )
     quote, order = stored.refs
     facts = [{"key": "Supplier C freight", "value": 0.48, "unit": "USD/piece", "source_ref": quote}]
     hashes = [await save(scope)]
     hashes.append(await save(scope, facts=facts, evidence_refs=[quote]))
-    hashes.append(await save(scope, facts=facts, evidence_refs=[quote, order[:10]], pending=["Supplier C freight missing", "sign PO-1"]))
+    hashes.append(
+        await save(
+            scope, facts=facts, evidence_refs=[quote, order[:10]], pending=["Supplier C freight missing", "sign PO-1"]
+        )
+    )
     return hashes
 
 
-async def test_export_then_import_on_a_fresh_database_gives_identical_loads_and_hashes(store: Store, bob: Scope) -> None:
+async def test_export_then_import_on_a_fresh_database_gives_identical_loads_and_hashes(
+    store: Store, bob: Scope
+) -> None:
     alice = alice_scope(store)
     hashes = await history(alice)
     bundle = await export_bundle(alice, "proc")
@@ -77,7 +92,10 @@ async def test_export_then_import_on_a_fresh_database_gives_identical_loads_and_
     assert imported.added_versions == [1, 2, 3] and imported.added_evidence == 2 and imported.latest_hash == hashes[-1]
     bob_same_clock = Scope(bob.store, OTHER, clock=alice.clock)
     for version in (1, 2, 3):
-        here, there = await checkpoint_load(alice, "proc", version), await checkpoint_load(bob_same_clock, "proc", version)
+        here, there = (
+            await checkpoint_load(alice, "proc", version),
+            await checkpoint_load(bob_same_clock, "proc", version),
+        )
         assert there.model_dump() == here.model_dump()
     assert [row.hash for row in await _chain(bob)] == hashes and await verify_chain(bob, "proc") == []
     ref = json.loads(bundle)["evidence"][0]["ref"]
@@ -115,13 +133,23 @@ async def test_a_changed_bundle_is_refused_and_nothing_is_written(store: Store, 
         assert await tx.evidence.existing_refs(OTHER, [e["ref"] for e in data["evidence"]]) == set()
 
 
-async def test_a_bundle_that_only_adds_versions_merges_them_and_a_second_import_adds_nothing(store: Store, bob: Scope) -> None:
+async def test_a_bundle_that_only_adds_versions_merges_them_and_a_second_import_adds_nothing(
+    store: Store, bob: Scope
+) -> None:
     alice = alice_scope(store)
     hashes = await history(alice)
     first = await export_bundle(alice, "proc")
     await import_bundle(bob, first)
-    hashes.append(await save(alice, next_action="Ask Supplier C again", facts=[], pending=["Supplier C freight missing", "sign PO-1"],
-                             dropped=[{"kind": "fact", "item": "Supplier C freight", "reason": "quote expired"}], evidence_refs=[]))
+    hashes.append(
+        await save(
+            alice,
+            next_action="Ask Supplier C again",
+            facts=[],
+            pending=["Supplier C freight missing", "sign PO-1"],
+            dropped=[{"kind": "fact", "item": "Supplier C freight", "reason": "quote expired"}],
+            evidence_refs=[],
+        )
+    )
     merged = await import_bundle(bob, await export_bundle(alice, "proc"))
     assert merged.added_versions == [4] and merged.latest_hash == hashes[-1]
     again = await import_bundle(bob, await export_bundle(alice, "proc"))
@@ -135,7 +163,9 @@ async def test_a_diverging_history_is_refused_naming_the_fork(store: Store, bob:
     alice = alice_scope(store)
     hashes = await history(alice)
     await import_bundle(bob, await export_bundle(alice, "proc"))
-    theirs = await save(alice, next_action="alice: call Supplier C", pending=["Supplier C freight missing", "sign PO-1"])
+    theirs = await save(
+        alice, next_action="alice: call Supplier C", pending=["Supplier C freight missing", "sign PO-1"]
+    )
     mine = await save(bob, next_action="bob: email Supplier C", pending=["Supplier C freight missing", "sign PO-1"])
     with pytest.raises(Refused) as refused:
         await import_bundle(bob, await export_bundle(alice, "proc"))
@@ -157,11 +187,20 @@ async def test_an_import_into_a_task_another_executor_holds_is_refused(store: St
 
 def _cli(db: Path, project: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": project}
-    return subprocess.run([sys.executable, "-m", "ctxkeep", *args], env=env, cwd=ROOT, capture_output=True, text=True,
-                          input=stdin, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxkeep", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=120,
+    )
 
 
-async def test_the_export_and_import_commands_carry_a_task_through_a_file(db_path: Path, other_db: Path, tmp_path: Path) -> None:
+async def test_the_export_and_import_commands_carry_a_task_through_a_file(
+    db_path: Path, other_db: Path, tmp_path: Path
+) -> None:
     store = await Store.open(db_path)
     try:
         hashes = await history(alice_scope(store))
@@ -172,9 +211,15 @@ async def test_the_export_and_import_commands_carry_a_task_through_a_file(db_pat
     assert done.returncode == 0, done.stderr
     assert bundle.read_text() == _cli(db_path, PROJECT, "export", "proc").stdout  # -o and stdout: the same bytes
     imported = _cli(other_db, OTHER, "import", str(bundle))
-    assert imported.returncode == 0 and "versions 1 to 3 added, 2 evidence record(s)" in imported.stdout, imported.stderr
+    assert imported.returncode == 0 and "versions 1 to 3 added, 2 evidence record(s)" in imported.stdout, (
+        imported.stderr
+    )
     assert [row[0] for row in sorted(query(other_db, "SELECT version, hash FROM checkpoints"))] == [1, 2, 3]
     assert [row[1] for row in sorted(query(other_db, "SELECT version, hash FROM checkpoints"))] == hashes
     broken = bundle.read_text().replace("0.48", "0.38")
     refused = _cli(other_db, OTHER, "import", "-", stdin=broken)
-    assert refused.returncode == 1 and "changed after it was exported" in refused.stderr and "Traceback" not in refused.stderr
+    assert (
+        refused.returncode == 1
+        and "changed after it was exported" in refused.stderr
+        and "Traceback" not in refused.stderr
+    )

@@ -33,7 +33,9 @@ async def test_save_then_load_returns_the_same_state(client: Client) -> None:
 
 async def test_versions_chain_by_hash(client: Client) -> None:
     first = (await save(client, procurement_state())).structured_content
-    second = (await save(client, procurement_state(next_action="Compare landed cost"), expected_version=1)).structured_content
+    second = (
+        await save(client, procurement_state(next_action="Compare landed cost"), expected_version=1)
+    ).structured_content
     assert second["version"] == 2
     assert second["parent_hash"] == first["hash"]
     assert second["hash"] != first["hash"]
@@ -42,7 +44,9 @@ async def test_versions_chain_by_hash(client: Client) -> None:
 async def test_load_a_past_version(client: Client) -> None:
     await save(client, procurement_state())
     await save(client, procurement_state(next_action="Compare landed cost"), expected_version=1)
-    old = (await client.call_tool("checkpoint_load", {"format": "json", "task_id": "proc", "version": 1})).structured_content
+    old = (
+        await client.call_tool("checkpoint_load", {"format": "json", "task_id": "proc", "version": 1})
+    ).structured_content
     assert old["state"]["next_action"] == "Ask for Supplier C freight"
     assert old["resume_checks"]["is_latest"] is False
     assert any("latest is 2" in w for w in old["resume_checks"]["warnings"])
@@ -121,8 +125,16 @@ async def test_list_shows_tasks_newest_first(client: Client) -> None:
 async def test_diff_reports_moved_items(client: Client) -> None:
     await save(client, procurement_state())
     await save(client, procurement_state(pending=[], completed=["Supplier C freight missing"]), expected_version=1)
-    changes = (await client.call_tool("checkpoint_diff", {"task_id": "proc", "from_version": 1, "to_version": 2})).structured_content["changes"]
-    assert {"field": "pending", "op": "removed", "item": "Supplier C freight missing", "before": None, "after": None} in changes
+    changes = (
+        await client.call_tool("checkpoint_diff", {"task_id": "proc", "from_version": 1, "to_version": 2})
+    ).structured_content["changes"]
+    assert {
+        "field": "pending",
+        "op": "removed",
+        "item": "Supplier C freight missing",
+        "before": None,
+        "after": None,
+    } in changes
     assert any(c["field"] == "completed" and c["op"] == "added" for c in changes)
 
 
@@ -135,14 +147,20 @@ async def test_verify_two_stored_versions(client: Client) -> None:
 
 
 async def test_verify_two_states_without_storing(client: Client) -> None:
-    result = await client.call_tool("verify_checkpoint", {"before": procurement_state(), "after": procurement_state(decisions=[])})
+    result = await client.call_tool(
+        "verify_checkpoint", {"before": procurement_state(), "after": procurement_state(decisions=[])}
+    )
     assert [v["rule"] for v in result.structured_content["violations"]] == ["decision_dropped"]
     assert (await client.call_tool("checkpoint_list", {})).structured_content["tasks"] == []
 
 
 async def test_chinese_text_round_trips_unchanged(client: Client) -> None:
-    state = procurement_state(goal="比较20家供应商的报价", constraints=["数据完整之前不能给出最终推荐"],
-                              pending=["供应商C的运费缺失"], extra={"备注": "单位：美元/件"})
+    state = procurement_state(
+        goal="比较20家供应商的报价",
+        constraints=["数据完整之前不能给出最终推荐"],
+        pending=["供应商C的运费缺失"],
+        extra={"备注": "单位：美元/件"},
+    )
     await save(client, state, task_id="采购-任务")
     loaded = (await client.call_tool("checkpoint_load", {"format": "json", "task_id": "采购-任务"})).structured_content
     assert loaded["state"]["goal"] == "比较20家供应商的报价"
@@ -153,14 +171,30 @@ async def test_chinese_text_round_trips_unchanged(client: Client) -> None:
 
 async def test_tools_are_listed_with_schemas_and_honest_annotations(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert {"checkpoint_save", "checkpoint_load", "checkpoint_list", "checkpoint_diff", "verify_checkpoint"} <= set(tools)
-    text_tools = {"checkpoint_load", "evidence_get", "evidence_search", "build_working_set"}  # text by default: no outputSchema
+    assert {"checkpoint_save", "checkpoint_load", "checkpoint_list", "checkpoint_diff", "verify_checkpoint"} <= set(
+        tools
+    )
+    text_tools = {
+        "checkpoint_load",
+        "evidence_get",
+        "evidence_search",
+        "build_working_set",
+    }  # text by default: no outputSchema
     for tool in tools.values():
         assert (tool.output_schema is None) == (tool.name in text_tools) and tool.input_schema["type"] == "object"
         assert tool.description and len(tool.description) < 400
-    writers = {"checkpoint_save", "checkpoint_load",  # checkpoint_load with an owner claims the task's lease
-               "evidence_put", "evidence_delete", "compress_history", "build_working_set",
-               "memory_write", "memory_forget", "action_intent", "action_result"}
+    writers = {
+        "checkpoint_save",
+        "checkpoint_load",  # checkpoint_load with an owner claims the task's lease
+        "evidence_put",
+        "evidence_delete",
+        "compress_history",
+        "build_working_set",
+        "memory_write",
+        "memory_forget",
+        "action_intent",
+        "action_result",
+    }
     assert all(tools[name].annotations.read_only_hint is False for name in writers & set(tools))
     assert all(tools[name].annotations.read_only_hint for name in set(tools) - writers)
 
@@ -174,7 +208,9 @@ async def test_projects_on_one_file_never_see_each_others_tasks(db_path: Path) -
         assert missing.is_error and "no task 'shared-name'" in tool_text(missing)
         await save(two, procurement_state(goal="Project two's goal"), task_id="shared-name")
     async with Client(build_server(Settings(db_path=db_path, project="/projects/one"))) as one:
-        loaded = (await one.call_tool("checkpoint_load", {"format": "json", "task_id": "shared-name"})).structured_content
+        loaded = (
+            await one.call_tool("checkpoint_load", {"format": "json", "task_id": "shared-name"})
+        ).structured_content
         assert loaded["state"]["goal"] == "Compare 20 supplier quotes" and loaded["version"] == 1
 
 
@@ -190,9 +226,17 @@ async def test_resources_and_resume_prompt(client: Client) -> None:
 
 async def test_verify_across_versions_respects_what_each_step_declared(client: Client) -> None:
     await save(client, procurement_state())
-    declared = procurement_state(goal="Compare 25 supplier quotes", constraints=[],
-                                 dropped=[{"kind": "constraint", "item": "No final recommendation before the data is complete",
-                                           "reason": "data complete"}])
+    declared = procurement_state(
+        goal="Compare 25 supplier quotes",
+        constraints=[],
+        dropped=[
+            {
+                "kind": "constraint",
+                "item": "No final recommendation before the data is complete",
+                "reason": "data complete",
+            }
+        ],
+    )
     await save(client, declared, goal_change_reason="5 late quotes")
     await save(client, {**declared, "next_action": "Compare landed cost"})
     result = await client.call_tool("verify_checkpoint", {"task_id": "proc", "from_version": 1, "to_version": 3})
@@ -211,8 +255,10 @@ async def test_refusal_lines_stay_one_per_violation_whatever_the_item_holds(clie
 
 async def test_verify_a_summary_against_its_state(client: Client) -> None:
     state = procurement_state()
-    summary = ("Goal: Compare 20 supplier quotes. No final recommendation before the data is complete. "
-               "Pending: Supplier C freight missing. Freight 0.48 USD/piece. PO-1 for 184,300 USD waits for the director.")
+    summary = (
+        "Goal: Compare 20 supplier quotes. No final recommendation before the data is complete. "
+        "Pending: Supplier C freight missing. Freight 0.48 USD/piece. PO-1 for 184,300 USD waits for the director."
+    )
     ok = await client.call_tool("verify_checkpoint", {"state": state, "summary": summary})
     assert ok.structured_content == {"ok": True, "violations": []}
     bad = await client.call_tool("verify_checkpoint", {"state": state, "summary": summary.replace("0.48", "0.84")})
@@ -225,7 +271,9 @@ async def test_handoff_and_compress_prompts_come_from_the_checkpoint(client: Cli
     assert "## Remaining, in priority order\n- Supplier C freight missing" in handoff
     assert "Supplier C freight = 0.48 USD/piece (source: mail-1)" in handoff
     assert "## Assumptions (not verified)\n- Supplier C will confirm by Friday" in handoff
-    assert "approval PO-1 is pending" in handoff and "precondition" not in handoff  # the next action does not issue the PO
+    assert (
+        "approval PO-1 is pending" in handoff and "precondition" not in handoff
+    )  # the next action does not issue the PO
     compress = (await client.get_prompt("compress", {"task_id": "proc"})).messages[0].content.text
     assert "Keep with its negation: No final recommendation before the data is complete" in compress
     assert "Copy exactly: Supplier C freight = 0.48 USD/piece" in compress
@@ -236,8 +284,10 @@ async def test_handoff_and_compress_prompts_come_from_the_checkpoint(client: Cli
 async def test_a_huge_state_gives_a_brief_within_6000_tokens(client: Client) -> None:
     from ctxkeep.tokens import count_tokens
 
-    state = procurement_state(pending=[f"pending item {i}: " + "detail " * 120 for i in range(150)],
-                              constraints=[f"Constraint {i} must hold " + "x " * 100 for i in range(40)])
+    state = procurement_state(
+        pending=[f"pending item {i}: " + "detail " * 120 for i in range(150)],
+        constraints=[f"Constraint {i} must hold " + "x " * 100 for i in range(40)],
+    )
     assert not (await save(client, state)).is_error
     loaded = (await client.call_tool("checkpoint_load", {"format": "json", "task_id": "proc"})).structured_content
     assert count_tokens(loaded["brief"]) <= 6_000
@@ -261,7 +311,9 @@ async def test_prompts_default_to_the_active_task_and_task_ids_complete(client: 
     assert "Third task" in compress
     by_prompt = await client.complete(PromptReference(name="handoff"), {"name": "task_id", "value": "pro"})
     assert sorted(by_prompt.completion.values) == ["proc", "proc-2"]
-    by_resource = await client.complete(ResourceTemplateReference(uri="ctxkeep://tasks/{task_id}"), {"name": "task_id", "value": "OTH"})
+    by_resource = await client.complete(
+        ResourceTemplateReference(uri="ctxkeep://tasks/{task_id}"), {"name": "task_id", "value": "OTH"}
+    )
     assert by_resource.completion.values == ["other"]
     nothing = await client.complete(PromptReference(name="handoff"), {"name": "other_argument", "value": "p"})
     assert nothing.completion.values == []
@@ -270,6 +322,13 @@ async def test_prompts_default_to_the_active_task_and_task_ids_complete(client: 
 def test_the_instructions_say_when_to_checkpoint_and_to_offload() -> None:
     from ctxkeep.server.app import INSTRUCTIONS
 
-    for phrase in ("semantic boundary", "before a risky step", "evidence_put", "action_intent", "build_working_set", "memory_write"):
+    for phrase in (
+        "semantic boundary",
+        "before a risky step",
+        "evidence_put",
+        "action_intent",
+        "build_working_set",
+        "memory_write",
+    ):
         assert phrase in INSTRUCTIONS, phrase
     assert len(INSTRUCTIONS) <= 2_000  # Claude Code cut them at 2,048 characters before 2.1.332

@@ -14,8 +14,29 @@ import pytest
 from ctxkeep.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS = ["serve", "demo", "doctor", "tasks", "show", "diff", "handoff", "evidence", "search", "working-set", "stats", "gc",
-            "install", "uninstall", "hook", "memory", "journal", "ui", "token", "export", "import"]
+COMMANDS = [
+    "serve",
+    "demo",
+    "doctor",
+    "tasks",
+    "show",
+    "diff",
+    "handoff",
+    "evidence",
+    "search",
+    "working-set",
+    "stats",
+    "gc",
+    "install",
+    "uninstall",
+    "hook",
+    "memory",
+    "journal",
+    "ui",
+    "token",
+    "export",
+    "import",
+]
 
 
 def project_env(tmp_path: Path) -> dict[str, str]:
@@ -25,8 +46,14 @@ def project_env(tmp_path: Path) -> dict[str, str]:
 
 
 def ctxkeep(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ctxkeep", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxkeep", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        cwd=ROOT,
+    )
 
 
 def test_every_command_has_help() -> None:
@@ -115,7 +142,9 @@ def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
     assert ctxkeep("demo", "--db", str(db), env=env).returncode == 0
     diff = ctxkeep("diff", "procurement", "1", "2", env=env)
     assert diff.returncode == 0 and re.search(r"^\+ +completed +Supplier C freight missing", diff.stdout, re.MULTILINE)
-    assert {c["op"] for c in json.loads(ctxkeep("diff", "procurement", "1", "2", "--json", env=env).stdout)["changes"]} >= {"added", "removed"}
+    assert {
+        c["op"] for c in json.loads(ctxkeep("diff", "procurement", "1", "2", "--json", env=env).stdout)["changes"]
+    } >= {"added", "removed"}
     handoff = ctxkeep("handoff", "procurement", env=env)
     assert "# Handoff: procurement" in handoff.stdout and "approval PO-7731 is pending" in handoff.stdout
     assert "precondition" not in handoff.stdout  # the next step compares costs: the PO approval is not its precondition
@@ -133,7 +162,11 @@ def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
     built = json.loads(ctxkeep("working-set", "procurement", "--json", env=env).stdout)
     assert built["tokens_total"] <= 8000 and built["blocks"]
     stats = json.loads(ctxkeep("stats", "--json", env=env).stdout)
-    assert stats["counts"]["tasks"] == 1 and stats["counts"]["checkpoint versions"] == 2 and stats["counts"]["side effects journaled"] == 1
+    assert (
+        stats["counts"]["tasks"] == 1
+        and stats["counts"]["checkpoint versions"] == 2
+        and stats["counts"]["side effects journaled"] == 1
+    )
     assert "tasks" in ctxkeep("stats", env=env).stdout
     assert isinstance(json.loads(ctxkeep("doctor", "--json", env=env).stdout), list)
     assert json.loads(ctxkeep("tasks", "--json", env=env).stdout)["tasks"][0]["task_id"] == "procurement"
@@ -146,7 +179,7 @@ def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
 
 def test_every_test_the_security_notes_cite_exists() -> None:
     readme = (ROOT / "README.md").read_text()
-    notes = readme[readme.index("## Security notes"):readme.index("## Token counting")]
+    notes = readme[readme.index("## Security notes") : readme.index("## Token counting")]
     cited = re.findall(r"`(test_\w+|tests/\w+\.py)`", notes)
     assert len(cited) >= 10
     sources = "\n".join(path.read_text() for path in (ROOT / "tests").glob("test_*.py"))

@@ -24,8 +24,20 @@ from ctxkeep.tools.refs import evidence_ref
 from ctxkeep.tools.scope import Scope
 
 ROOT = Path(__file__).resolve().parent.parent
-MCP_TOOLS = ("checkpoint_list", "checkpoint_save", "checkpoint_load", "evidence_put", "evidence_search", "evidence_get",
-             "memory_search", "memory_write", "memory_forget", "action_intent", "action_result", "build_working_set")
+MCP_TOOLS = (
+    "checkpoint_list",
+    "checkpoint_save",
+    "checkpoint_load",
+    "evidence_put",
+    "evidence_search",
+    "evidence_get",
+    "memory_search",
+    "memory_write",
+    "memory_forget",
+    "action_intent",
+    "action_result",
+    "build_working_set",
+)
 
 
 def project_env(tmp_path: Path) -> dict[str, str]:
@@ -36,7 +48,9 @@ def project_env(tmp_path: Path) -> dict[str, str]:
 def ctxkeep(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, **env}
     full.pop("CTXKEEP_HTTP_TOKEN", None)
-    return subprocess.run([sys.executable, "-m", "ctxkeep", *args], capture_output=True, text=True, env=full, timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxkeep", *args], capture_output=True, text=True, env=full, timeout=120, cwd=ROOT
+    )
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -51,8 +65,9 @@ def store_evidence(env: dict[str, str], contents: list[str]) -> list[str]:
     async def put() -> list[str]:
         store = await Store.open(Path(env["CTXKEEP_DB"]))
         try:
-            done = await evidence_put(Scope(store=store, project=env["CTXKEEP_PROJECT"]),
-                                      [EvidenceItem(content=text) for text in contents])
+            done = await evidence_put(
+                Scope(store=store, project=env["CTXKEEP_PROJECT"]), [EvidenceItem(content=text) for text in contents]
+            )
             return list(done.refs or [])
         finally:
             await store.close()
@@ -66,7 +81,7 @@ def two_contents_sharing_a_ref_prefix(project: str, hex_digits: int = 6) -> tupl
     for n in range(1_000_000):
         text = f"build log {n}"
         ref = evidence_ref(project, hashlib.sha256(text.encode()).hexdigest(), "tool_result", None, None, None)
-        prefix = ref[:3 + hex_digits]
+        prefix = ref[: 3 + hex_digits]
         if prefix in seen:
             return seen[prefix], text
         seen[prefix] = text
@@ -150,8 +165,14 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
 def _stderr_in_a_terminal(args: list[str], env: dict[str, str], until: bytes) -> bytes:
     """Run ctxkeep with stderr on a pseudo-terminal (stdin a pipe kept open) until `until` shows; then stop it."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "ctxkeep", *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=follower, env={**os.environ, **env}, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctxkeep", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env={**os.environ, **env},
+        cwd=ROOT,
+    )
     os.close(follower)
     out, deadline = b"", time.monotonic() + 60
     try:
@@ -186,10 +207,19 @@ def test_serve_http_says_its_address_database_and_project(tmp_path: Path) -> Non
         port = probe.getsockname()[1]
     out = _stderr_in_a_terminal(["serve", "--http", "--port", str(port)], env, b"Bearer").decode(errors="replace")
     first = out.splitlines()[0]
-    assert f"http://127.0.0.1:{port}/mcp" in first and env["CTXKEEP_DB"] in first and env["CTXKEEP_PROJECT"] in first, out
+    assert f"http://127.0.0.1:{port}/mcp" in first and env["CTXKEEP_DB"] in first and env["CTXKEEP_PROJECT"] in first, (
+        out
+    )
 
 
 def test_serve_piped_prints_nothing_before_the_protocol(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "ctxkeep", "serve"], input="", capture_output=True, text=True,
-                          env={**os.environ, **project_env(tmp_path)}, timeout=60, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "serve"],
+        input="",
+        capture_output=True,
+        text=True,
+        env={**os.environ, **project_env(tmp_path)},
+        timeout=60,
+        cwd=ROOT,
+    )
     assert done.stdout == "" and "database" not in done.stderr

@@ -14,7 +14,9 @@ from ctxkeep.cli.main import build_parser
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+def commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
     """Every (sub)command under `parser`, nested ones (`evidence get`, `memory list`) included, with its words."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -55,8 +57,13 @@ def test_the_top_level_help_lists_every_command_with_its_summary() -> None:
 
 
 def test_the_help_of_a_nested_command_runs_and_names_its_arguments() -> None:
-    done = subprocess.run([sys.executable, "-m", "ctxkeep", "evidence", "get", "--help"], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "evidence", "get", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert done.returncode == 0
     for word in ("--n", "--start", "--end", "--chunk", "--max-tokens", "--mode", "ref"):
         assert word in done.stdout

@@ -25,8 +25,10 @@ def _store(db: Path, project: Path) -> str:
     async def put() -> str:
         store = await Store.open(db)
         try:
-            done = await evidence_put(Scope(store=store, project=str(project)),
-                                      [EvidenceItem(content=f"build log line\n{OSC52}{TITLE}clipboard payload here\n", source="Bash")])
+            done = await evidence_put(
+                Scope(store=store, project=str(project)),
+                [EvidenceItem(content=f"build log line\n{OSC52}{TITLE}clipboard payload here\n", source="Bash")],
+            )
             return done.refs[0]
         finally:
             await store.close()
@@ -66,5 +68,7 @@ def test_stored_escape_sequences_are_shown_escaped_in_a_terminal_and_kept_when_p
         assert b"clipboard" in shown, shown[-500:]
         assert b"\x1b]52" not in shown and b"\x1b]0;" not in shown and b"\x07" not in shown, args
         assert b"\\x1b]52" in shown or args[0] == "search"
-    piped = subprocess.run([sys.executable, "-m", "ctxkeep", "evidence", "get", ref], capture_output=True, env=env, timeout=60)
+    piped = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "evidence", "get", ref], capture_output=True, env=env, timeout=60
+    )
     assert OSC52.encode() in piped.stdout  # a pipe gets the stored bytes

@@ -44,8 +44,12 @@ class Home:
         return list(changes)
 
     def files(self) -> dict[str, bytes]:
-        return {str(p.relative_to(p.parents[len(p.parents) - 1])): p.read_bytes()
-                for root in (self.home, self.project) for p in sorted(root.rglob("*")) if p.is_file() and ".ctxkeep.bak" not in p.name}
+        return {
+            str(p.relative_to(p.parents[len(p.parents) - 1])): p.read_bytes()
+            for root in (self.home, self.project)
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and ".ctxkeep.bak" not in p.name
+        }
 
 
 def _json(path: Path) -> Any:
@@ -69,12 +73,27 @@ def test_codex_writes_its_documented_toml_table_and_hook_groups(tmp_path: Path) 
     home = Home(tmp_path)
     home.run("install", "codex")
     config = tomllib.loads((home.home / ".codex" / "config.toml").read_text())
-    assert config["mcp_servers"]["ctxkeep"] == {"command": EXE, "args": ["serve"], "default_tools_approval_mode": "approve",
-                                                "required": True}
+    assert config["mcp_servers"]["ctxkeep"] == {
+        "command": EXE,
+        "args": ["serve"],
+        "default_tools_approval_mode": "approve",
+        "required": True,
+    }
     hooks = _json(home.home / ".codex" / "hooks.json")["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact"}
-    assert hooks["SessionStart"] == [{"matcher": "resume|compact", "hooks": [
-        {"type": "command", "command": f"{QUOTED} hook codex SessionStart", "timeout": 30, "additionalContextLimit": 4000}]}]
+    assert hooks["SessionStart"] == [
+        {
+            "matcher": "resume|compact",
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": f"{QUOTED} hook codex SessionStart",
+                    "timeout": 30,
+                    "additionalContextLimit": 4000,
+                }
+            ],
+        }
+    ]
     assert hooks["Stop"] == [{"hooks": [{"type": "command", "command": f"{QUOTED} hook codex Stop", "timeout": 30}]}]
 
 
@@ -93,8 +112,19 @@ def test_gemini_writes_its_documented_server_and_hook_groups(tmp_path: Path) -> 
     home.run("install", "gemini")
     settings = _json(home.home / ".gemini" / "settings.json")
     assert settings["mcpServers"] == {"ctxkeep": {"command": EXE, "args": ["serve"], "trust": True}}
-    assert settings["hooks"]["AfterTool"] == [{"matcher": "*", "hooks": [{"name": "ctxkeep-AfterTool", "type": "command",
-                                                                          "command": f"{QUOTED} hook gemini AfterTool", "timeout": 30000}]}]
+    assert settings["hooks"]["AfterTool"] == [
+        {
+            "matcher": "*",
+            "hooks": [
+                {
+                    "name": "ctxkeep-AfterTool",
+                    "type": "command",
+                    "command": f"{QUOTED} hook gemini AfterTool",
+                    "timeout": 30000,
+                }
+            ],
+        }
+    ]
     assert set(settings["hooks"]) == {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"}
 
 
@@ -104,12 +134,23 @@ def test_cursor_writes_its_documented_mcp_json_and_version_1_hooks(tmp_path: Pat
     afterShellExecution, afterMCPExecution, afterFileEdit, stop)."""
     home = Home(tmp_path)
     home.run("install", "cursor")
-    assert _json(home.project / ".cursor" / "mcp.json") == {"mcpServers": {"ctxkeep": {"command": "ctxkeep", "args": ["serve"]}}}
+    assert _json(home.project / ".cursor" / "mcp.json") == {
+        "mcpServers": {"ctxkeep": {"command": "ctxkeep", "args": ["serve"]}}
+    }
     hooks = _json(home.project / ".cursor" / "hooks.json")
     assert hooks["version"] == 1 and hooks["hooks"]["stop"] == [{"command": "ctxkeep hook cursor stop"}]
-    assert set(hooks["hooks"]) == {"sessionStart", "beforeSubmitPrompt", "afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop"}
+    assert set(hooks["hooks"]) == {
+        "sessionStart",
+        "beforeSubmitPrompt",
+        "afterShellExecution",
+        "afterMCPExecution",
+        "afterFileEdit",
+        "stop",
+    }
     home.run("install", "cursor", "user")
-    assert _json(home.home / ".cursor" / "hooks.json")["hooks"]["sessionStart"] == [{"command": f"{QUOTED} hook cursor sessionStart"}]
+    assert _json(home.home / ".cursor" / "hooks.json")["hooks"]["sessionStart"] == [
+        {"command": f"{QUOTED} hook cursor sessionStart"}
+    ]
 
 
 def test_vscode_writes_its_documented_servers_and_a_hooks_file_of_its_own(tmp_path: Path) -> None:
@@ -118,12 +159,16 @@ def test_vscode_writes_its_documented_servers_and_a_hooks_file_of_its_own(tmp_pa
     {"hooks": {Event: [{type: "command", command, timeout (s)}]}})."""
     home = Home(tmp_path)
     home.run("install", "vscode")
-    assert _json(home.project / ".vscode" / "mcp.json") == {"servers": {"ctxkeep": {"type": "stdio", "command": "ctxkeep", "args": ["serve"]}}}
+    assert _json(home.project / ".vscode" / "mcp.json") == {
+        "servers": {"ctxkeep": {"type": "stdio", "command": "ctxkeep", "args": ["serve"]}}
+    }
     hooks = _json(home.project / ".github" / "hooks" / "ctxkeep.json")["hooks"]
     assert hooks["Stop"] == [{"type": "command", "command": "ctxkeep hook vscode Stop", "timeout": 30}]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}
     home.run("install", "vscode", "user")
-    assert (home.home / ".config" / "Code" / "User" / "mcp.json").exists() and (home.home / ".copilot" / "hooks" / "ctxkeep.json").exists()
+    assert (home.home / ".config" / "Code" / "User" / "mcp.json").exists() and (
+        home.home / ".copilot" / "hooks" / "ctxkeep.json"
+    ).exists()
 
 
 def test_windsurf_writes_its_documented_mcp_config_hooks_and_an_always_on_rules_file(tmp_path: Path) -> None:
@@ -135,11 +180,16 @@ def test_windsurf_writes_its_documented_mcp_config_hooks_and_an_always_on_rules_
     home.run("install", "windsurf")
     base = home.home / ".codeium" / "windsurf"
     assert _json(base / "mcp_config.json") == {"mcpServers": {"ctxkeep": {"command": EXE, "args": ["serve"]}}}
-    assert _json(base / "hooks.json")["hooks"]["pre_user_prompt"] == [{"command": f"{QUOTED} hook windsurf pre_user_prompt", "show_output": False}]
+    assert _json(base / "hooks.json")["hooks"]["pre_user_prompt"] == [
+        {"command": f"{QUOTED} hook windsurf pre_user_prompt", "show_output": False}
+    ]
     home.run("install", "windsurf", "project")
     rules = (home.project / ".windsurf" / "rules" / "ctxkeep.md").read_text()
     assert rules.startswith("---\ntrigger: always_on\n---\n") and len(rules) < 6_000 and "checkpoint_load" in rules
-    assert _json(home.project / ".windsurf" / "hooks.json")["hooks"]["post_write_code"][0]["command"] == "ctxkeep hook windsurf post_write_code"
+    assert (
+        _json(home.project / ".windsurf" / "hooks.json")["hooks"]["post_write_code"][0]["command"]
+        == "ctxkeep hook windsurf post_write_code"
+    )
 
 
 def test_cline_writes_executable_hooks_named_after_their_events_and_its_mcp_settings(tmp_path: Path) -> None:
@@ -153,7 +203,16 @@ def test_cline_writes_executable_hooks_named_after_their_events_and_its_mcp_sett
     script = (folder / "TaskResume").read_text()
     assert script.startswith("#!/bin/sh\n") and script.endswith("exec ctxkeep hook cline TaskResume\n")
     assert stat.S_IMODE((folder / "TaskResume").stat().st_mode) & 0o111
-    settings = home.home / ".config" / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev" / "settings" / "cline_mcp_settings.json"
+    settings = (
+        home.home
+        / ".config"
+        / "Code"
+        / "User"
+        / "globalStorage"
+        / "saoudrizwan.claude-dev"
+        / "settings"
+        / "cline_mcp_settings.json"
+    )
     assert _json(settings) == {"mcpServers": {"ctxkeep": {"command": EXE, "args": ["serve"], "disabled": False}}}
     done = subprocess.run(["sh", "-n", str(folder / "TaskStart")], capture_output=True)  # valid shell
     assert done.returncode == 0
@@ -163,17 +222,35 @@ def test_cline_writes_executable_hooks_named_after_their_events_and_its_mcp_sett
 
 
 EXISTING: dict[str, list[tuple[str, Any]]] = {
-    "codex": [(".codex/config.toml", 'model = "gpt-5"\n\n[mcp_servers.github]\ncommand = "gh-mcp"\n'),
-              (".codex/hooks.json", {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}})],
-    "gemini": [(".gemini/settings.json", {"model": {"name": "gemini-2.5-pro"}, "mcpServers": {"gh": {"command": "gh-mcp"}},
-                                          "hooks": {"AfterTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "fmt"}]}]}})],
-    "cursor": [("@.cursor/mcp.json", {"mcpServers": {"gh": {"command": "gh-mcp"}}}),
-               ("@.cursor/hooks.json", {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}})],
+    "codex": [
+        (".codex/config.toml", 'model = "gpt-5"\n\n[mcp_servers.github]\ncommand = "gh-mcp"\n'),
+        (".codex/hooks.json", {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}}),
+    ],
+    "gemini": [
+        (
+            ".gemini/settings.json",
+            {
+                "model": {"name": "gemini-2.5-pro"},
+                "mcpServers": {"gh": {"command": "gh-mcp"}},
+                "hooks": {"AfterTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "fmt"}]}]},
+            },
+        )
+    ],
+    "cursor": [
+        ("@.cursor/mcp.json", {"mcpServers": {"gh": {"command": "gh-mcp"}}}),
+        ("@.cursor/hooks.json", {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}),
+    ],
     "vscode": [("@.vscode/mcp.json", {"inputs": [], "servers": {"gh": {"type": "stdio", "command": "gh-mcp"}}})],
-    "windsurf": [(".codeium/windsurf/mcp_config.json", {"mcpServers": {"gh": {"command": "gh-mcp", "disabled": True}}}),
-                 (".codeium/windsurf/hooks.json", {"hooks": {"post_write_code": [{"command": "fmt", "show_output": True}]}})],
-    "cline": [(".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
-               {"mcpServers": {"gh": {"command": "gh-mcp", "autoApprove": []}}})],
+    "windsurf": [
+        (".codeium/windsurf/mcp_config.json", {"mcpServers": {"gh": {"command": "gh-mcp", "disabled": True}}}),
+        (".codeium/windsurf/hooks.json", {"hooks": {"post_write_code": [{"command": "fmt", "show_output": True}]}}),
+    ],
+    "cline": [
+        (
+            ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+            {"mcpServers": {"gh": {"command": "gh-mcp", "autoApprove": []}}},
+        )
+    ],
 }
 
 
@@ -186,7 +263,9 @@ def _seed(home: Home, client: str) -> dict[Path, bytes]:
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_install_keeps_everything_else_is_idempotent_and_uninstall_restores_the_bytes(tmp_path: Path, client: str) -> None:
+def test_install_keeps_everything_else_is_idempotent_and_uninstall_restores_the_bytes(
+    tmp_path: Path, client: str
+) -> None:
     home = Home(tmp_path)
     original = _seed(home, client)
     before = home.files()
@@ -215,7 +294,9 @@ def test_a_reinstall_from_another_path_replaces_the_old_commands(tmp_path: Path,
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_after_a_reinstall_from_another_path_uninstall_still_restores_the_original_bytes(tmp_path: Path, client: str) -> None:
+def test_after_a_reinstall_from_another_path_uninstall_still_restores_the_original_bytes(
+    tmp_path: Path, client: str
+) -> None:
     home = Home(tmp_path)
     _seed(home, client)
     before = home.files()
@@ -246,7 +327,10 @@ def test_another_server_named_ctxkeep_is_never_overwritten(tmp_path: Path, clien
         target.write_text(target.read_text() + '\n[mcp_servers.ctxkeep]\ncommand = "/usr/bin/other-ctxkeep"\n')
     else:
         data = _json(target)
-        data["mcpServers" if client != "vscode" else "servers"]["ctxkeep"] = {"command": "npx", "args": ["some-other-ctxkeep"]}
+        data["mcpServers" if client != "vscode" else "servers"]["ctxkeep"] = {
+            "command": "npx",
+            "args": ["some-other-ctxkeep"],
+        }
         target.write_text(json.dumps(data))
     before = home.files()
     with pytest.raises(InvalidInput, match="ctxkeep install did not write"):
@@ -277,16 +361,33 @@ def test_a_codex_block_edited_by_hand_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_command_line_lists_every_client_and_a_dry_run_writes_nothing(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path), "CTXKEEP_PROJECT": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".config")}
-    listed = subprocess.run([sys.executable, "-m", "ctxkeep", "install", "--list"], capture_output=True, text=True, env=env, timeout=60)
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "CTXKEEP_PROJECT": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / ".config"),
+    }
+    listed = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "install", "--list"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert listed.returncode == 0 and all(f"ctxkeep install {c}" in listed.stdout for c in ["claude-code", *CLIENTS])
     for client in CLIENTS:
-        done = subprocess.run([sys.executable, "-m", "ctxkeep", "install", client, "--dry-run"], capture_output=True, text=True,
-                              env=env, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "ctxkeep", "install", client, "--dry-run"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert done.returncode == 0 and "+++" in done.stdout, done.stderr
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
-    wrong = subprocess.run([sys.executable, "-m", "ctxkeep", "install", "windsurf", "--scope", "local"], capture_output=True,
-                           text=True, env=env, timeout=60)
+    wrong = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "install", "windsurf", "--scope", "local"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert wrong.returncode == 1 and "windsurf has no 'local' scope" in wrong.stderr
 
 
@@ -299,11 +400,15 @@ def test_doctor_says_codex_hooks_and_the_project_are_not_trusted_yet_and_how_to_
     home = Home(tmp_path)
     home.run("install", "codex", "project")
     found = {c.name: c for c in checks(home.project, home.env)}
-    assert found["codex hook trust (project)"].status == "warn" and "/hooks" in found["codex hook trust (project)"].detail
+    assert (
+        found["codex hook trust (project)"].status == "warn" and "/hooks" in found["codex hook trust (project)"].detail
+    )
     assert "codex exec --trust" in found["codex project trust"].detail
     hooks = home.project / ".codex" / "hooks.json"
-    state = "".join(f'[hooks.state."{hooks}:{event}:0:0"]\ntrusted_hash = "sha256:x"\n'
-                    for event in ("session_start", "user_prompt_submit", "post_tool_use", "stop", "pre_compact"))
+    state = "".join(
+        f'[hooks.state."{hooks}:{event}:0:0"]\ntrusted_hash = "sha256:x"\n'
+        for event in ("session_start", "user_prompt_submit", "post_tool_use", "stop", "pre_compact")
+    )
     _write(home.home / ".codex" / "config.toml", f'[projects."{home.project}"]\ntrust_level = "trusted"\n\n{state}')
     found = {c.name: c for c in checks(home.project, home.env)}
     assert "codex hook trust (project)" not in found and "codex project trust" not in found
@@ -318,7 +423,10 @@ def test_doctor_says_gemini_does_not_trust_the_folder_yet_and_how_to_trust_it(tm
     assert trust.status == "warn" and "exits with code 55" in trust.detail and "TRUST_FOLDER" in trust.detail
     _write(home.home / ".gemini" / "trustedFolders.json", {str(home.project.parent): "TRUST_FOLDER"})
     assert {c.name: c for c in checks(home.project, home.env)}["gemini folder trust"].status == "ok"
-    _write(home.home / ".gemini" / "trustedFolders.json", {str(home.project.parent): "TRUST_FOLDER", str(home.project): "DO_NOT_TRUST"})
+    _write(
+        home.home / ".gemini" / "trustedFolders.json",
+        {str(home.project.parent): "TRUST_FOLDER", str(home.project): "DO_NOT_TRUST"},
+    )
     assert {c.name: c for c in checks(home.project, home.env)}["gemini folder trust"].status == "warn"
 
 
@@ -330,4 +438,6 @@ def test_doctor_checks_each_installed_client_and_says_nothing_of_the_others(tmp_
     found = clients.doctor_checks(home.project, home.env)
     assert found and all(c.name.startswith(client) for c in found), found
     broken = [c for c in found if c.status == "fail"]
-    assert broken and all("missing or not executable" in c.detail and f"ctxkeep install {client}" in c.detail for c in broken)
+    assert broken and all(
+        "missing or not executable" in c.detail and f"ctxkeep install {client}" in c.detail for c in broken
+    )

@@ -35,30 +35,75 @@ def test_a_codex_rollout_holds_its_compaction_summary_and_the_last_one_is_found_
     reading = read_rollout(_lines("codex-rollout-compacted.jsonl"))
     assert reading.summaries == ["SUMMARY_MARKER: the user asked to call probe_echo; it returned STRUCT_MARKER."]
     big = tmp_path / "rollout.jsonl"
-    later = json.dumps({"timestamp": "2026-12-01T09:00:00.000Z", "type": "compacted", "payload": {"message": "Another language "
-                        "model started to solve this problem and produced a summary.\nSECOND SUMMARY"}}, separators=(",", ":"))
-    filler = "\n".join(json.dumps({"type": "event_msg", "payload": {"type": "token_count", "n": n, "pad": "x" * 200}},
-                                  separators=(",", ":")) for n in range(20_000))  # ~5 MB after it, as Codex writes JSON
+    later = json.dumps(
+        {
+            "timestamp": "2026-12-01T09:00:00.000Z",
+            "type": "compacted",
+            "payload": {
+                "message": "Another language "
+                "model started to solve this problem and produced a summary.\nSECOND SUMMARY"
+            },
+        },
+        separators=(",", ":"),
+    )
+    filler = "\n".join(
+        json.dumps(
+            {"type": "event_msg", "payload": {"type": "token_count", "n": n, "pad": "x" * 200}}, separators=(",", ":")
+        )
+        for n in range(20_000)
+    )  # ~5 MB after it, as Codex writes JSON
     big.write_text((FIXTURES / "codex-rollout-compacted.jsonl").read_text() + later + "\n" + filler + "\n")
     assert last_summary(str(big)) == "SECOND SUMMARY"
 
 
 def test_a_codex_mcp_call_to_ctxkeeps_checkpoint_save_binds_the_task_and_patches_count_as_edits() -> None:
-    save = {"type": "event_msg", "timestamp": "2026-12-01T09:00:01.000Z", "payload": {"type": "item_completed", "item": {
-        "type": "McpToolCall", "id": "call_9", "server": "ctxkeep", "tool": "checkpoint_save", "arguments": {"task_id": "proc"},
-        "status": "completed", "result": {"content": [{"type": "text", "text": "saved proc v1"}], "isError": False}}}}
-    patch = {"type": "event_msg", "timestamp": "2026-12-01T09:00:02.000Z", "payload": {"type": "item_completed", "item": {
-        "type": "FileChange", "id": "call_10", "status": "completed", "changes": [{"path": "/p/src/a.py", "kind": "update"}]}}}
+    save = {
+        "type": "event_msg",
+        "timestamp": "2026-12-01T09:00:01.000Z",
+        "payload": {
+            "type": "item_completed",
+            "item": {
+                "type": "McpToolCall",
+                "id": "call_9",
+                "server": "ctxkeep",
+                "tool": "checkpoint_save",
+                "arguments": {"task_id": "proc"},
+                "status": "completed",
+                "result": {"content": [{"type": "text", "text": "saved proc v1"}], "isError": False},
+            },
+        },
+    }
+    patch = {
+        "type": "event_msg",
+        "timestamp": "2026-12-01T09:00:02.000Z",
+        "payload": {
+            "type": "item_completed",
+            "item": {
+                "type": "FileChange",
+                "id": "call_10",
+                "status": "completed",
+                "changes": [{"path": "/p/src/a.py", "kind": "update"}],
+            },
+        },
+    }
     reading = read_rollout([json.dumps(save), json.dumps(patch)])
     assert reading.bound_task == "proc" and [r.key for r in reading.records if r.kind == "edit"] == ["/p/src/a.py"]
 
 
 @pytest.mark.parametrize("reader", [read_rollout, lambda lines: read_chat(lines, "/p")], ids=["codex", "gemini"])
 def test_broken_and_unknown_lines_are_skipped_and_counted_never_a_crash(reader: object) -> None:
-    lines = ["not json", "[1, 2]", '{"type": "event_msg", "payload": 7}', '{"type": "event_msg", "payload": {"type": "item_completed", '
-             '"item": {"type": "CommandExecution", "command": {"odd": 1}, "exit_code": "x"}}}', '{"id": 5, "type": "user"}',
-             '{"$set": {"messages": "nope"}}', '{"id": "m1", "type": "gemini", "content": 5, "toolCalls": [{"name": 3}, 7]}',
-             '{"timestamp": "2026-12-01T09:00:00.000Z", "type": "compacted", "payload": {"message": 12}}', '{"half": "writ']
+    lines = [
+        "not json",
+        "[1, 2]",
+        '{"type": "event_msg", "payload": 7}',
+        '{"type": "event_msg", "payload": {"type": "item_completed", '
+        '"item": {"type": "CommandExecution", "command": {"odd": 1}, "exit_code": "x"}}}',
+        '{"id": 5, "type": "user"}',
+        '{"$set": {"messages": "nope"}}',
+        '{"id": "m1", "type": "gemini", "content": 5, "toolCalls": [{"name": 3}, 7]}',
+        '{"timestamp": "2026-12-01T09:00:00.000Z", "type": "compacted", "payload": {"message": 12}}',
+        '{"half": "writ',
+    ]
     reading = reader(lines)  # type: ignore[operator]
     assert reading.lines == len(lines) and reading.skipped >= 3
 
@@ -70,19 +115,44 @@ def test_a_gemini_chat_file_gives_each_prompt_once_and_the_compression_summary()
 
 
 def test_a_gemini_tool_call_in_the_chat_file_gives_the_live_hooks_records() -> None:
-    message = {"id": "g1", "timestamp": "2026-12-01T09:00:00.000Z", "type": "gemini", "content": "", "toolCalls": [
-        {"id": "c1", "name": "write_file", "args": {"file_path": "a.txt", "content": "x"}, "status": "success",
-         "result": [{"functionResponse": {"response": {"output": "Successfully created a.txt"}}}]},
-        {"id": "c2", "name": "mcp_ctxkeep_checkpoint_save", "args": {"task_id": "proc"}, "status": "success", "result": []},
-        {"id": "c3", "name": "run_shell_command", "args": {"command": "pytest"}, "status": "success",
-         "result": [{"functionResponse": {"response": {"output": "Output: 2 failed\nExit Code: 1"}}}]}]}
+    message = {
+        "id": "g1",
+        "timestamp": "2026-12-01T09:00:00.000Z",
+        "type": "gemini",
+        "content": "",
+        "toolCalls": [
+            {
+                "id": "c1",
+                "name": "write_file",
+                "args": {"file_path": "a.txt", "content": "x"},
+                "status": "success",
+                "result": [{"functionResponse": {"response": {"output": "Successfully created a.txt"}}}],
+            },
+            {
+                "id": "c2",
+                "name": "mcp_ctxkeep_checkpoint_save",
+                "args": {"task_id": "proc"},
+                "status": "success",
+                "result": [],
+            },
+            {
+                "id": "c3",
+                "name": "run_shell_command",
+                "args": {"command": "pytest"},
+                "status": "success",
+                "result": [{"functionResponse": {"response": {"output": "Output: 2 failed\nExit Code: 1"}}}],
+            },
+        ],
+    }
     reading = read_chat([json.dumps(message)], "/p")
     assert [r.key for r in reading.records if r.kind == "edit"] == ["/p/a.txt"] and reading.bound_task == "proc"
     assert [r.status for r in reading.records if r.kind == "check"] == ["failed"]
 
 
 async def _load(agent: Agent, task_id: str) -> object:
-    settings = Settings.from_env({"CTXKEEP_DB": str(agent.db), "CTXKEEP_PROJECT": str(agent.project), "HOME": str(agent.home)})
+    settings = Settings.from_env(
+        {"CTXKEEP_DB": str(agent.db), "CTXKEEP_PROJECT": str(agent.project), "HOME": str(agent.home)}
+    )
     async with open_scope(settings) as scope:
         return await checkpoint_load(scope, task_id)
 
@@ -100,7 +170,10 @@ def test_codex_pre_compact_starts_the_worker_that_saves_the_session_task_from_th
     assert state.goal == "go" and state.constraints == ["Find why ls fails. Never delete files."]  # rollout + live hook
     assert any("echo hi" in q for q in state.open_questions)  # the command that failed (exit code 2)
     resumed = agent.output(agent.hook("codex", "SessionStart", agent.base(source="resume")))
-    assert resumed is not None and 'checkpoint_load(task_id="codex-s-1")' in resumed["hookSpecificOutput"]["additionalContext"]
+    assert (
+        resumed is not None
+        and 'checkpoint_load(task_id="codex-s-1")' in resumed["hookSpecificOutput"]["additionalContext"]
+    )
     again = agent.hook("codex", "PreCompact", agent.base(trigger="auto", transcript_path=str(rollout)))
     assert again.returncode == 0 and "rollout unchanged since the last ingest" in agent.logged()
 

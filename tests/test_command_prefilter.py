@@ -11,12 +11,28 @@ import pytest
 from ctxkeep.clients.core import commands
 from tests.claude_home import DATA
 
-PATTERNS = {**commands._CHECKS, "vcs": commands._VCS,
-            "spec": commands._SPEC_COMMANDS}
-WRITTEN = ["pytest -q", "cd app && python3 -m pytest tests/", "npm run test -- --watch=false", "make test-unit",
-           "uv run -m pytest", "./gradlew test", "cargo clippy --all", "go vet ./...", "(cd web; yarn build)",
-           "mise run lint", "tsc --noEmit", "bundle exec rspec", "git -C repo commit -m x", "gh pr create --fill",
-           "bd show spotter-42", "make", "echo done; ruff check .", "FOO=1 pytest", "time go test ./..."]
+PATTERNS = {**commands._CHECKS, "vcs": commands._VCS, "spec": commands._SPEC_COMMANDS}
+WRITTEN = [
+    "pytest -q",
+    "cd app && python3 -m pytest tests/",
+    "npm run test -- --watch=false",
+    "make test-unit",
+    "uv run -m pytest",
+    "./gradlew test",
+    "cargo clippy --all",
+    "go vet ./...",
+    "(cd web; yarn build)",
+    "mise run lint",
+    "tsc --noEmit",
+    "bundle exec rspec",
+    "git -C repo commit -m x",
+    "gh pr create --fill",
+    "bd show spotter-42",
+    "make",
+    "echo done; ruff check .",
+    "FOO=1 pytest",
+    "time go test ./...",
+]
 
 
 def _shell_commands() -> list[str]:
@@ -29,8 +45,13 @@ def _shell_commands() -> list[str]:
                 content = json.loads(line)["message"]["content"]
             except (ValueError, KeyError, TypeError):
                 continue
-            found += [block["input"]["command"] for block in content if isinstance(block, dict)
-                      and block.get("name") == "Bash" and isinstance(block.get("input", {}).get("command"), str)]
+            found += [
+                block["input"]["command"]
+                for block in content
+                if isinstance(block, dict)
+                and block.get("name") == "Bash"
+                and isinstance(block.get("input", {}).get("command"), str)
+            ]
     return found
 
 

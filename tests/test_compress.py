@@ -52,9 +52,15 @@ def edited_in_swe(messages: list[dict[str, Any]]) -> set[str]:
 
 
 def edited_in_transcript(messages: list[dict[str, Any]]) -> set[str]:
-    return {block["input"]["file_path"] for m in messages for block in m["content"]
-            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") in ("Edit", "Write", "MultiEdit")
-            and "file_path" in block.get("input", {})}
+    return {
+        block["input"]["file_path"]
+        for m in messages
+        for block in m["content"]
+        if isinstance(block, dict)
+        and block.get("type") == "tool_use"
+        and block.get("name") in ("Edit", "Write", "MultiEdit")
+        and "file_path" in block.get("input", {})
+    }
 
 
 def pairs_intact(messages: list[dict[str, Any]]) -> bool:
@@ -71,8 +77,11 @@ def pairs_intact(messages: list[dict[str, Any]]) -> bool:
 
 async def check_offloads(scope: Scope, raw: list[dict[str, Any]], result: CompressResult, fmt: str) -> None:
     parsed = parse(raw, fmt)  # type: ignore[arg-type]
-    first, last = result.bands["digest"][0] if result.bands["digest"] else result.bands["shaped"][0], result.bands["shaped"][1]
-    outputs = [o.text for m in parsed[first:last + 1] for o in m.outputs]
+    first, last = (
+        result.bands["digest"][0] if result.bands["digest"] else result.bands["shaped"][0],
+        result.bands["shaped"][1],
+    )
+    outputs = [o.text for m in parsed[first : last + 1] for o in m.outputs]
     assert len(result.evidence_refs) == len(outputs)
     for ref, text in zip(result.evidence_refs, outputs):
         assert await full_content(scope, ref) == redact_secrets(text)[0]
@@ -87,11 +96,11 @@ async def test_swe_runs_compress_with_nothing_lost(scope: Scope, run: Path) -> N
     assert result.format == "generic"
     messages = result.messages or json.loads(await full_content(scope, result.messages_ref or ""))
     recent = result.bands["recent"]
-    assert messages[-(recent[1] - recent[0] + 1):] == raw[recent[0]:]
+    assert messages[-(recent[1] - recent[0] + 1) :] == raw[recent[0] :]
     assert messages[:2] == raw[:2]  # system prompt and task statement pinned
     assert result.span_tokens_after < result.span_tokens_before
     await check_offloads(scope, raw, result, "generic")
-    digest_band = raw[result.bands["digest"][0]:result.bands["digest"][1] + 1] if result.bands["digest"] else []
+    digest_band = raw[result.bands["digest"][0] : result.bands["digest"][1] + 1] if result.bands["digest"] else []
     for path in edited_in_swe(digest_band):
         assert path in result.digest, path
 
@@ -132,9 +141,9 @@ async def test_long_transcripts_compress_by_95_percent_with_nothing_lost(scope: 
     messages = result.messages or json.loads(await full_content(scope, result.messages_ref or ""))
     assert pairs_intact(messages)
     recent = result.bands["recent"]
-    assert messages[-(recent[1] - recent[0] + 1):] == raw[recent[0]:]
+    assert messages[-(recent[1] - recent[0] + 1) :] == raw[recent[0] :]
     await check_offloads(scope, raw, result, "claude_code")
-    digest_band = raw[result.bands["digest"][0]:result.bands["digest"][1] + 1]
+    digest_band = raw[result.bands["digest"][0] : result.bands["digest"][1] + 1]
     for path_edited in edited_in_transcript(digest_band):
         assert path_edited in result.digest, path_edited
 
@@ -142,26 +151,67 @@ async def test_long_transcripts_compress_by_95_percent_with_nothing_lost(scope: 
 OPENAI = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Fix the failing test in app.py"},
-    *[m for i in range(6) for m in (
-        {"role": "assistant", "content": f"step {i}", "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": f"pytest -k t{i}"})}}]},
-        {"role": "tool", "tool_call_id": f"c{i}", "content": f"FAILED test_{i}\nAssertionError at app.py:{10 + i}\n" + "x\n" * 200},
-    )],
+    *[
+        m
+        for i in range(6)
+        for m in (
+            {
+                "role": "assistant",
+                "content": f"step {i}",
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": json.dumps({"command": f"pytest -k t{i}"})},
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "content": f"FAILED test_{i}\nAssertionError at app.py:{10 + i}\n" + "x\n" * 200,
+            },
+        )
+    ],
     {"role": "assistant", "content": "Done for now."},
 ]
 ANTHROPIC = [
     {"role": "user", "content": "Fix the failing test in app.py"},
-    *[m for i in range(6) for m in (
-        {"role": "assistant", "content": [{"type": "text", "text": f"step {i}"}, {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": f"pytest -k t{i}"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": [{"type": "text", "text": f"1 failed\nValueError in app.py:{i}\n" + "y\n" * 200}]}]},
-    )],
+    *[
+        m
+        for i in range(6)
+        for m in (
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"step {i}"},
+                    {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": f"pytest -k t{i}"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"t{i}",
+                        "content": [{"type": "text", "text": f"1 failed\nValueError in app.py:{i}\n" + "y\n" * 200}],
+                    }
+                ],
+            },
+        )
+    ],
 ]
 GENERIC = [
     {"role": "system", "content": "You are a shell agent."},
     {"role": "user", "content": "Fix app.py"},
-    *[m for i in range(6) for m in (
-        {"role": "assistant", "content": f"THOUGHT: try {i}\n```bash\nsed -i 's/a/b/' src/file_{i}.py\n```"},
-        {"role": "user", "content": f"<returncode>{i % 2}</returncode>\n<output>\n" + "z\n" * 200 + "</output>"},
-    )],
+    *[
+        m
+        for i in range(6)
+        for m in (
+            {"role": "assistant", "content": f"THOUGHT: try {i}\n```bash\nsed -i 's/a/b/' src/file_{i}.py\n```"},
+            {"role": "user", "content": f"<returncode>{i % 2}</returncode>\n<output>\n" + "z\n" * 200 + "</output>"},
+        )
+    ],
 ]
 
 
@@ -178,7 +228,9 @@ async def test_each_format_keeps_its_shape_and_its_pairs(scope: Scope, fmt: str,
         assert pairs_intact(result.messages)
     await check_offloads(scope, history, result, fmt)
     again = await compress_history(scope, CompressRequest(messages=history, keep_recent=3, shape_window=2))
-    assert json.dumps(again.model_dump(mode="json"), sort_keys=True) == json.dumps(result.model_dump(mode="json"), sort_keys=True)
+    assert json.dumps(again.model_dump(mode="json"), sort_keys=True) == json.dumps(
+        result.model_dump(mode="json"), sort_keys=True
+    )
 
 
 async def test_the_generic_digest_names_edited_files_and_exit_codes(scope: Scope) -> None:
@@ -196,9 +248,31 @@ async def test_malformed_and_partial_transcript_records_are_skipped(scope: Scope
     records = [
         json.dumps({"type": "progress", "data": {}}),
         json.dumps({"type": "user", "message": {"role": "user", "content": "Fix the bug"}}),
-        json.dumps({"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Looking"}]}}),
-        json.dumps({"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "Read", "input": {"file_path": "a.py"}}]}}),
-        json.dumps({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": "print(1)"}]}}),
+        json.dumps(
+            {
+                "type": "assistant",
+                "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Looking"}]},
+            }
+        ),
+        json.dumps(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "m1",
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "u1", "name": "Read", "input": {"file_path": "a.py"}}],
+                },
+            }
+        ),
+        json.dumps(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "u1", "content": "print(1)"}],
+                },
+            }
+        ),
         "not json at all",
         json.dumps(["a list"]),
         json.dumps({"type": "mystery-record", "x": 1}),
@@ -206,7 +280,9 @@ async def test_malformed_and_partial_transcript_records_are_skipped(scope: Scope
     ]
     path = tmp_path / "t.jsonl"
     write_transcript(path, records)
-    result = await compress_history(scope, CompressRequest(transcript_path=str(path), keep_recent=8), env={"CTXKEEP_ALLOWED_ROOTS": str(tmp_path)})
+    result = await compress_history(
+        scope, CompressRequest(transcript_path=str(path), keep_recent=8), env={"CTXKEEP_ALLOWED_ROOTS": str(tmp_path)}
+    )
     assert result.skipped_records == 5
     assert result.messages is not None and len(result.messages) == 3
     assert result.messages[1]["content"][1]["type"] == "tool_use"  # two records of one reply became one message
@@ -233,17 +309,26 @@ async def test_transcript_paths_outside_the_allowed_roots_are_refused(scope: Sco
 
 
 async def test_a_summary_is_checked_against_the_checkpoint(client: Client) -> None:
-    state = {"goal": "Fix the failing test in app.py", "pending": ["Rerun the suite"], "constraints": ["Do not modify the tests"],
-             "facts": [{"key": "failing test", "value": "test_3"}]}
+    state = {
+        "goal": "Fix the failing test in app.py",
+        "pending": ["Rerun the suite"],
+        "constraints": ["Do not modify the tests"],
+        "facts": [{"key": "failing test", "value": "test_3"}],
+    }
     await client.call_tool("checkpoint_save", {"task_id": "fix", "state": state})
     args = {"messages": GENERIC, "task_id": "fix", "keep_recent": 2}
     first = await client.call_tool("compress_history", args)
     assert "Copy exactly: failing test = test_3" in first.structured_content["summary_request"]
     bad = await client.call_tool("compress_history", {**args, "summary": "Fixed everything, tests can be modified."})
     assert bad.structured_content["verification"]["ok"] is False
-    assert {v["rule"] for v in bad.structured_content["verification"]["violations"]} >= {"summary_goal_missing", "summary_pending_missing"}
-    good = ("Goal: Fix the failing test in app.py. Do not modify the tests. Pending: Rerun the suite. "
-            "The failing test is test_3.")
+    assert {v["rule"] for v in bad.structured_content["verification"]["violations"]} >= {
+        "summary_goal_missing",
+        "summary_pending_missing",
+    }
+    good = (
+        "Goal: Fix the failing test in app.py. Do not modify the tests. Pending: Rerun the suite. "
+        "The failing test is test_3."
+    )
     ok = await client.call_tool("compress_history", {**args, "summary": good})
     assert ok.structured_content["verification"] == {"ok": True, "violations": []}
     assert "summary accepted" in tool_text(ok)
@@ -263,7 +348,9 @@ async def test_bad_compress_input_is_a_clear_error(client: Client) -> None:
 
 
 async def test_a_huge_compressed_history_comes_back_as_a_ref(scope: Scope) -> None:
-    big = [{"role": "user", "content": "task"}] + [{"role": "assistant", "content": f"note {i} " + "word " * 3_000} for i in range(12)]
+    big = [{"role": "user", "content": "task"}] + [
+        {"role": "assistant", "content": f"note {i} " + "word " * 3_000} for i in range(12)
+    ]
     result = await compress_history(scope, CompressRequest(messages=big, keep_recent=10))
     assert result.messages is None and result.messages_ref is not None
     stored = await full_content(scope, result.messages_ref)
@@ -274,26 +361,38 @@ async def _cursor_keys(scope: Scope) -> list[str]:
     from tests.db_dump import query
 
     location = getattr(scope.store, "url", scope.store.path)  # the PostgreSQL store's URL, else the file
-    return [str(row[0]) for row in query(location, "SELECT source, project FROM compress_cursors") if row[1] == scope.project]
+    return [
+        str(row[0])
+        for row in query(location, "SELECT source, project FROM compress_cursors")
+        if row[1] == scope.project
+    ]
 
 
 async def test_compressing_a_grown_history_reuses_the_earlier_offloads(scope: Scope, tmp_path: Path) -> None:
     from ctxkeep.storage import Store
 
-    grown = GENERIC + [m for i in range(6, 9) for m in (
-        {"role": "assistant", "content": f"THOUGHT: more {i}\n```bash\ncat > notes_{i}.txt <<'EOF'\nx\nEOF\n```"},
-        {"role": "user", "content": f"<returncode>0</returncode>\n<output>\nwrote {i}\n</output>"},
-    )]
+    grown = GENERIC + [
+        m
+        for i in range(6, 9)
+        for m in (
+            {"role": "assistant", "content": f"THOUGHT: more {i}\n```bash\ncat > notes_{i}.txt <<'EOF'\nx\nEOF\n```"},
+            {"role": "user", "content": f"<returncode>0</returncode>\n<output>\nwrote {i}\n</output>"},
+        )
+    ]
     first = await compress_history(scope, CompressRequest(messages=GENERIC, task_id="grow", keep_recent=2))
     async with scope.store.snapshot() as tx:
         cursors = [await tx.cursors.get(scope.project, key) for key in await _cursor_keys(scope)]
     assert len(cursors) == 1 and cursors[0] is not None
-    assert cursors[0].prefix_count == first.bands["recent"][0] and json.loads(cursors[0].refs_json) == first.evidence_refs
+    assert (
+        cursors[0].prefix_count == first.bands["recent"][0] and json.loads(cursors[0].refs_json) == first.evidence_refs
+    )
     again = await compress_history(scope, CompressRequest(messages=grown, task_id="grow", keep_recent=2))
-    assert again.evidence_refs[:len(first.evidence_refs)] == first.evidence_refs
+    assert again.evidence_refs[: len(first.evidence_refs)] == first.evidence_refs
     other = await Store.open(tmp_path / "fresh.db")
     try:
-        fresh = await compress_history(Scope(store=other, project=scope.project), CompressRequest(messages=grown, task_id="grow", keep_recent=2))
+        fresh = await compress_history(
+            Scope(store=other, project=scope.project), CompressRequest(messages=grown, task_id="grow", keep_recent=2)
+        )
     finally:
         await other.close()
     assert fresh.digest == again.digest  # the same history gives the same digest, with or without a cursor
@@ -313,7 +412,10 @@ async def test_semantic_boundaries_are_reported(scope: Scope) -> None:
     result = await compress_history(scope, CompressRequest(messages=asking))
     assert result.semantic_boundary is not None and result.semantic_boundary.kind == "approval_requested"
     subagent = ANTHROPIC + [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "s1", "name": "Task", "input": {"description": "research"}}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "s1", "name": "Task", "input": {"description": "research"}}],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s1", "content": "findings"}]},
     ]
     result = await compress_history(scope, CompressRequest(messages=subagent))
@@ -327,9 +429,17 @@ async def test_the_digest_says_whether_a_later_step_resolved_an_error(scope: Sco
         {"role": "system", "content": "agent"},
         {"role": "user", "content": "Fix it"},
         {"role": "assistant", "content": "```bash\npytest -q\n```"},
-        {"role": "user", "content": "<returncode>1</returncode>\n<output>\n" + "collecting tests\n" * 80 + "ValueError: bad freight\n</output>"},
+        {
+            "role": "user",
+            "content": "<returncode>1</returncode>\n<output>\n"
+            + "collecting tests\n" * 80
+            + "ValueError: bad freight\n</output>",
+        },
         {"role": "assistant", "content": "```bash\npython check_other.py\n```"},
-        {"role": "user", "content": "<returncode>1</returncode>\n<output>\n" + "checking\n" * 80 + "KeyError: 'x'\n</output>"},
+        {
+            "role": "user",
+            "content": "<returncode>1</returncode>\n<output>\n" + "checking\n" * 80 + "KeyError: 'x'\n</output>",
+        },
         {"role": "assistant", "content": "```bash\npytest -q\n```"},
         {"role": "user", "content": "<returncode>0</returncode>\n<output>\n3 passed\n</output>"},
     ]
@@ -338,18 +448,32 @@ async def test_the_digest_says_whether_a_later_step_resolved_an_error(scope: Sco
     assert "KeyError (message 5; not seen resolved)" in result.digest
 
 
-@pytest.mark.parametrize("history", [
-    [{"role": "user", "content": "task"}, {"role": "tool", "tool_call_id": "gone", "content": "trimmed call's output"},
-     *[{"role": "assistant", "content": f"a{i}"} for i in range(3)]],
-    [{"role": "user", "content": "task"}, {"role": "assistant", "content": "x", "tool_calls": ["junk", {"function": "ls"}, 7]},
-     {"role": "user", "content": "more"}],
-    [{"role": "user", "content": "task"}, {"role": "assistant", "content": "x", "tool_calls": 7}],
-    [{"role": "user", "content": [{"type": "text", "text": "task"}]},
-     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "half an emoji \ud83d"}]},
-     *[{"role": "assistant", "content": [{"type": "text", "text": f"a{i}"}]} for i in range(3)]],
-    [{"role": "system", "content": "only a system prompt"}],
-    [{"role": "user", "content": None}, {"role": "assistant", "content": 42}],
-])
+@pytest.mark.parametrize(
+    "history",
+    [
+        [
+            {"role": "user", "content": "task"},
+            {"role": "tool", "tool_call_id": "gone", "content": "trimmed call's output"},
+            *[{"role": "assistant", "content": f"a{i}"} for i in range(3)],
+        ],
+        [
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": "x", "tool_calls": ["junk", {"function": "ls"}, 7]},
+            {"role": "user", "content": "more"},
+        ],
+        [{"role": "user", "content": "task"}, {"role": "assistant", "content": "x", "tool_calls": 7}],
+        [
+            {"role": "user", "content": [{"type": "text", "text": "task"}]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "half an emoji \ud83d"}],
+            },
+            *[{"role": "assistant", "content": [{"type": "text", "text": f"a{i}"}]} for i in range(3)],
+        ],
+        [{"role": "system", "content": "only a system prompt"}],
+        [{"role": "user", "content": None}, {"role": "assistant", "content": 42}],
+    ],
+)
 async def test_odd_histories_compress_without_crashing(scope: Scope, history: list[dict[str, Any]]) -> None:
     result = await compress_history(scope, CompressRequest(messages=history, keep_recent=1, shape_window=1))
     assert result.messages is not None and result.messages[-1] == history[-1]
@@ -362,17 +486,21 @@ async def test_nothing_folded_into_the_digest_is_out_of_reach(scope: Scope) -> N
     band_ref = re.search(r"the messages verbatim: (ev_[0-9a-f]+)", result.digest)
     assert band_ref is not None
     first, last = result.bands["digest"]
-    assert json.loads(await full_content(scope, band_ref.group(1))) == history[first:last + 1]
+    assert json.loads(await full_content(scope, band_ref.group(1))) == history[first : last + 1]
 
 
 async def test_the_digest_ignores_errors_in_successful_reads_and_harness_reminders(scope: Scope) -> None:
     history = [
-        {"role": "system", "content": "agent"}, {"role": "user", "content": "Fix it"},
+        {"role": "system", "content": "agent"},
+        {"role": "user", "content": "Fix it"},
         {"role": "assistant", "content": "```bash\ngrep -n AttributeError src/app.py\n```"},
-        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n12: except (KeyError, AttributeError):\n</output>"},
+        {
+            "role": "user",
+            "content": "<returncode>0</returncode>\n<output>\n12: except (KeyError, AttributeError):\n</output>",
+        },
         {"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks, found 2 actions."},
         {"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks, found 2 actions."},
-        {"role": "assistant", "content": "```bash\npython -c \"print(1 > 0)\" && str_replace_view\n```"},
+        {"role": "assistant", "content": '```bash\npython -c "print(1 > 0)" && str_replace_view\n```'},
         {"role": "user", "content": "<returncode>0</returncode>\n<output>\nTrue\n</output>"},
         {"role": "assistant", "content": "done"},
     ]
@@ -405,17 +533,28 @@ async def test_unusable_transcript_paths_are_clear_errors(scope: Scope, tmp_path
 
 async def test_blocks_that_carry_no_text_still_count_for_the_inline_limit(scope: Scope) -> None:
     thinking = [{"role": "user", "content": "task"}] + [
-        {"role": "assistant", "content": [{"type": "thinking", "thinking": "ponder " * 4_000, "signature": "s"},
-                                          {"type": "text", "text": f"step {i}"}]} for i in range(8)]
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "ponder " * 4_000, "signature": "s"},
+                {"type": "text", "text": f"step {i}"},
+            ],
+        }
+        for i in range(8)
+    ]
     result = await compress_history(scope, CompressRequest(messages=thinking, keep_recent=8))
     assert result.messages is None and result.messages_ref is not None
 
 
 async def test_short_tool_outputs_are_not_replaced_by_longer_previews(scope: Scope) -> None:
-    history = [{"role": "user", "content": "task"}] + [m for i in range(4) for m in (
-        {"role": "assistant", "content": f"```bash\necho {i}\n```"},
-        {"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{i}\n</output>"},
-    )]
+    history = [{"role": "user", "content": "task"}] + [
+        m
+        for i in range(4)
+        for m in (
+            {"role": "assistant", "content": f"```bash\necho {i}\n```"},
+            {"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{i}\n</output>"},
+        )
+    ]
     result = await compress_history(scope, CompressRequest(messages=history, keep_recent=2, shape_window=4))
     assert result.messages is not None and result.span_tokens_after <= result.span_tokens_before
     assert "ctxkeep: full output stored" not in json.dumps(result.messages)

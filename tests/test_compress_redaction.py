@@ -31,7 +31,9 @@ PLANTED = {
     "assistant": "sk-ant-api03-Pl4ntedKeyPl4ntedKeyPl4ntedKey-0042",
     "recent": "R3cent-Pw-8812",
 }
-ENV_FILE = "".join(f"{i:>6}→{line}\n" for i, line in enumerate(["# prod", f"STRIPE_SECRET={PLANTED['read']}", "PORT=80"], 1))
+ENV_FILE = "".join(
+    f"{i:>6}→{line}\n" for i, line in enumerate(["# prod", f"STRIPE_SECRET={PLANTED['read']}", "PORT=80"], 1)
+)
 
 
 def history() -> list[dict[str, Any]]:
@@ -39,22 +41,55 @@ def history() -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [
         {"role": "user", "content": "Deploy the API to staging"},
         {"role": "user", "content": f"Use DB_PASSWORD={PLANTED['user']} for the staging database"},
-        {"role": "assistant", "content": [
-            {"type": "text", "text": f"I will call the API with {PLANTED['assistant']} as the key."},
-            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {
-                "command": f"export API_TOKEN={PLANTED['command']} && curl -H 'Authorization: Bearer {JWT}' https://api.acme.io/deploy"}}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": f"I will call the API with {PLANTED['assistant']} as the key."},
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Bash",
+                    "input": {
+                        "command": f"export API_TOKEN={PLANTED['command']} && curl -H 'Authorization: Bearer {JWT}' https://api.acme.io/deploy"
+                    },
+                },
+            ],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "deployed\nexit code 0"}]},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": "/srv/app/.env"}}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": "/srv/app/.env"}}],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": ENV_FILE}]},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "python migrate.py"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t3", "is_error": True, "content":
-            'Traceback (most recent call last):\n  File "migrate.py", line 3\nsqlalchemy.exc.OperationalError: '
-            f"could not connect to postgres://app:{PLANTED['traceback']}@db.internal:5432/prod\nexit code 1"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "python migrate.py"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t3",
+                    "is_error": True,
+                    "content": 'Traceback (most recent call last):\n  File "migrate.py", line 3\nsqlalchemy.exc.OperationalError: '
+                    f"could not connect to postgres://app:{PLANTED['traceback']}@db.internal:5432/prod\nexit code 1",
+                }
+            ],
+        },
     ]
     for i in range(4):
         messages += [
-            {"role": "assistant", "content": [{"type": "tool_use", "id": f"r{i}", "name": "Bash", "input": {"command": f"pytest -k t{i}"}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"r{i}", "content": f"{i} passed\n" + "ok\n" * 100}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": f"r{i}", "name": "Bash", "input": {"command": f"pytest -k t{i}"}}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"r{i}", "content": f"{i} passed\n" + "ok\n" * 100}],
+            },
         ]
     messages.append({"role": "user", "content": f"Also rotate it: REDIS_PASSWORD={PLANTED['recent']}"})
     return messages
@@ -93,7 +128,9 @@ async def test_a_history_stored_as_a_ref_holds_no_planted_secret(scope: Scope, d
 
 
 async def test_an_accepted_summary_is_stored_redacted(scope: Scope, db_path: Path) -> None:
-    await checkpoint_save(scope, CheckpointSaveRequest(task_id="deploy", state=TaskState(goal="Deploy the API to staging")))
+    await checkpoint_save(
+        scope, CheckpointSaveRequest(task_id="deploy", state=TaskState(goal="Deploy the API to staging"))
+    )
     summary = f"Goal: Deploy the API to staging. The staging DB_PASSWORD={PLANTED['user']} works."
     result = await compress(scope, history(), redact=True, summary=summary)
     assert result.verification is not None and result.verification.ok, result.verification
@@ -103,16 +140,35 @@ async def test_an_accepted_summary_is_stored_redacted(scope: Scope, db_path: Pat
     assert found_in(database_bytes(db_path), [PLANTED["user"]]) == []
 
 
-async def test_a_claude_code_transcript_read_of_an_env_file_is_stored_redacted(scope: Scope, db_path: Path, tmp_path: Path) -> None:
+async def test_a_claude_code_transcript_read_of_an_env_file_is_stored_redacted(
+    scope: Scope, db_path: Path, tmp_path: Path
+) -> None:
     records = [{"type": "user", "message": {"role": "user", "content": "Check the config"}}]
     for i in range(6):
         records += [
-            {"type": "assistant", "message": {"id": f"m{i}", "role": "assistant", "content": [
-                {"type": "tool_use", "id": f"u{i}", "name": "Read", "input": {"file_path": f"/srv/app{i}/.env"}}]}},
-            {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"u{i}", "content": ENV_FILE}]}},
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"m{i}",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": f"u{i}", "name": "Read", "input": {"file_path": f"/srv/app{i}/.env"}}
+                    ],
+                },
+            },
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": f"u{i}", "content": ENV_FILE}],
+                },
+            },
         ]
     path = tmp_path / "session.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records))
-    await compress_history(scope, CompressRequest(transcript_path=str(path), task_id="deploy", keep_recent=2),
-                           env={"CTXKEEP_ALLOWED_ROOTS": str(tmp_path)})
+    await compress_history(
+        scope,
+        CompressRequest(transcript_path=str(path), task_id="deploy", keep_recent=2),
+        env={"CTXKEEP_ALLOWED_ROOTS": str(tmp_path)},
+    )
     assert found_in(database_bytes(db_path), [PLANTED["read"]]) == []

@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run_and_kill(db_path: Path, delay: float) -> tuple[int, int]:
     """Start the saver, kill it with SIGKILL `delay` seconds after its first save; return the last acknowledged (version, step)."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.saver", str(db_path), "t"], cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.saver", str(db_path), "t"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     first = proc.stdout.readline()
     assert first.startswith("saved"), first

@@ -25,23 +25,68 @@ BATCH = 50
 def _requests(kind: str, n: int) -> list[tuple[str, dict[str, Any]]]:
     """The tool calls of write number `n` of a kind (acknowledged when the last one is answered without error)."""
     if kind == "checkpoint":
-        return [("checkpoint_save", {"task_id": "crash", "expected_version": n, "state": {
-            "goal": "survive SIGKILL", "completed": [f"step {i}" for i in range(n)], "extra": {"padding": "x" * 4000, "step": n}}})]
+        return [
+            (
+                "checkpoint_save",
+                {
+                    "task_id": "crash",
+                    "expected_version": n,
+                    "state": {
+                        "goal": "survive SIGKILL",
+                        "completed": [f"step {i}" for i in range(n)],
+                        "extra": {"padding": "x" * 4000, "step": n},
+                    },
+                },
+            )
+        ]
     if kind == "evidence":
-        return [("evidence_put", {"items": [{"content": f"record {n}-{i}: " + "payload " * 200, "source": "crash"} for i in range(BATCH)]})]
+        return [
+            (
+                "evidence_put",
+                {
+                    "items": [
+                        {"content": f"record {n}-{i}: " + "payload " * 200, "source": "crash"} for i in range(BATCH)
+                    ]
+                },
+            )
+        ]
     if kind == "compress":
         messages: list[dict[str, Any]] = [{"role": "user", "content": f"run {n}: fix the build"}]
         for i in range(12):
-            messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{n}-{i}", "name": "Bash", "input": {"command": f"make {i}"}}]},
-                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}-{i}", "content": f"output {n}-{i}\n" * 300}]}]
+            messages += [
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": f"t{n}-{i}", "name": "Bash", "input": {"command": f"make {i}"}}
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": f"t{n}-{i}", "content": f"output {n}-{i}\n" * 300}
+                    ],
+                },
+            ]
         return [("compress_history", {"messages": messages, "task_id": "crash", "keep_recent": 4})]
     if kind == "forget":
-        return [("memory_write", {"kind": "user_preference", "key": f"pref {n}", "content": f"Preference number {n} " * 20,
-                                  "explicit_confirmation": True, "source_message_id": f"msg-{n}"}),
-                ("memory_forget", {"key": f"pref {n}"})]
+        return [
+            (
+                "memory_write",
+                {
+                    "kind": "user_preference",
+                    "key": f"pref {n}",
+                    "content": f"Preference number {n} " * 20,
+                    "explicit_confirmation": True,
+                    "source_message_id": f"msg-{n}",
+                },
+            ),
+            ("memory_forget", {"key": f"pref {n}"}),
+        ]
     key = f"crash:item-{n}:send"
-    return [("action_intent", {"task_id": "crash", "idempotency_key": key, "action": "send", "target": f"item {n}"}),
-            ("action_result", {"idempotency_key": key, "status": "succeeded", "external_id": f"ext-{n}"})]
+    return [
+        ("action_intent", {"task_id": "crash", "idempotency_key": key, "action": "send", "target": f"item {n}"}),
+        ("action_result", {"idempotency_key": key, "status": "succeeded", "external_id": f"ext-{n}"}),
+    ]
 
 
 def _write_until_killed(kind: str, db_path: Path, delay: float) -> int:
@@ -79,9 +124,15 @@ def _check(kind: str, conn: sqlite3.Connection, acknowledged: int) -> None:
     assert one("SELECT count(*) FROM evidence") == indexed("evidence")  # the index is whole
     assert one("SELECT count(*) FROM evidence WHERE blob_id NOT IN (SELECT id FROM blobs)") == 0
     if kind == "checkpoint":  # version 1 is the set-up save; each acknowledged write added one, at most one more landed
-        versions = conn.execute("SELECT version, hash, parent_hash FROM checkpoints WHERE task_id = 'crash' ORDER BY version").fetchall()
-        assert [v for v, _, _ in versions] == list(range(1, len(versions) + 1)) and acknowledged + 1 <= len(versions) <= acknowledged + 2
-        assert all(parent == previous[1] for previous, (_, _, parent) in zip(versions, versions[1:]))  # the chain is whole
+        versions = conn.execute(
+            "SELECT version, hash, parent_hash FROM checkpoints WHERE task_id = 'crash' ORDER BY version"
+        ).fetchall()
+        assert [v for v, _, _ in versions] == list(range(1, len(versions) + 1)) and acknowledged + 1 <= len(
+            versions
+        ) <= acknowledged + 2
+        assert all(
+            parent == previous[1] for previous, (_, _, parent) in zip(versions, versions[1:])
+        )  # the chain is whole
     elif kind == "evidence":
         records = one("SELECT count(*) FROM evidence")
         assert records % BATCH == 0 and acknowledged <= records // BATCH <= acknowledged + 1  # whole batches only
@@ -92,7 +143,9 @@ def _check(kind: str, conn: sqlite3.Connection, acknowledged: int) -> None:
             for ref in json.loads(refs_json):  # every offloaded output the cursor names is retrievable
                 assert conn.execute("SELECT count(*) FROM evidence WHERE ref = ?", (ref,)).fetchone()[0] == 1
     elif kind == "forget":
-        assert one("SELECT count(*) FROM memory_tombstones") >= acknowledged and one("SELECT count(*) FROM memories") <= 1
+        assert (
+            one("SELECT count(*) FROM memory_tombstones") >= acknowledged and one("SELECT count(*) FROM memories") <= 1
+        )
         assert one("SELECT count(*) FROM memories") == indexed("memory")
     else:
         assert one("SELECT count(*) FROM actions WHERE status = 'succeeded'") >= acknowledged
@@ -110,7 +163,9 @@ def test_sigkill_of_the_server_during_writes_leaves_no_half_written_record(tmp_p
             latest = conn.execute("SELECT MAX(version) FROM checkpoints WHERE task_id = 'crash'").fetchone()[0]
         restarted = RawServer(db_path)  # the next server starts on the same file and serves
         try:
-            loaded = restarted.call(1, "checkpoint_load", {"task_id": "crash", "format": "json"})["result"]["structuredContent"]
+            loaded = restarted.call(1, "checkpoint_load", {"task_id": "crash", "format": "json"})["result"][
+                "structuredContent"
+            ]
             assert loaded["version"] == latest and (kind == "checkpoint" or latest == 1)
         finally:
             restarted.close()

@@ -14,8 +14,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def ctxkeep(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ctxkeep", *args], capture_output=True, text=True, env={**os.environ, **env},
-                          timeout=180, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxkeep", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=180,
+        cwd=ROOT,
+    )
 
 
 @pytest.mark.slow

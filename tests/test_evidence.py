@@ -80,7 +80,9 @@ async def test_the_same_record_is_stored_once_and_the_same_content_shares_a_blob
 
 
 async def test_a_batch_returns_refs_in_input_order(client: Client) -> None:
-    items = [{"content": f"output {i}", "source": "Bash"} for i in range(5)] + [{"content": "output 2", "source": "Bash"}]
+    items = [{"content": f"output {i}", "source": "Bash"} for i in range(5)] + [
+        {"content": "output 2", "source": "Bash"}
+    ]
     result = await client.call_tool("evidence_put", {"items": items})
     data = result.structured_content
     assert len(data["refs"]) == 6 and data["refs"][5] == data["refs"][2]
@@ -95,7 +97,11 @@ LINES = "".join(f"line {i}: {'ERROR (code 7) a.b' if i % 10 == 0 else 'ok'}\n" f
 async def test_head_tail_and_lines(client: Client) -> None:
     ref = (await put(client, LINES, kind="file"))["ref"]
     head = await get(client, ref, mode="head", n=3)
-    assert head["content"] == "line 1: ok\nline 2: ok\nline 3: ok\n" and head["next"] == {"ref": ref, "mode": "lines", "start": 4}
+    assert head["content"] == "line 1: ok\nline 2: ok\nline 3: ok\n" and head["next"] == {
+        "ref": ref,
+        "mode": "lines",
+        "start": 4,
+    }
     tail = await get(client, ref, mode="tail", n=2)
     assert tail["content"] == "line 99: ok\nline 100: ERROR (code 7) a.b\n"
     assert tail["next"] == {"ref": ref, "mode": "lines", "start": 1, "end": 98}
@@ -112,17 +118,23 @@ async def test_ranges_past_the_end_and_empty_ranges(client: Client) -> None:
     assert beyond["content"] == "" and beyond["next"] is None and beyond["total_lines"] == 100
     single = await get(client, ref, mode="lines", start=5, end=5)
     assert single["content"] == "line 5: ok\n"
-    reversed_range = await client.call_tool("evidence_get", {"format": "json", "ref": ref, "mode": "lines", "start": 9, "end": 3})
+    reversed_range = await client.call_tool(
+        "evidence_get", {"format": "json", "ref": ref, "mode": "lines", "start": 9, "end": 3}
+    )
     assert reversed_range.is_error and "end (3) is before start (9)" in tool_text(reversed_range)
 
 
 async def test_grep_with_context_and_metacharacters(client: Client) -> None:
     ref = (await put(client, LINES, kind="file"))["ref"]
     found = await get(client, ref, mode="grep", pattern=r"\(code 7\) a\.b", context=1, end=25)
-    assert found["content"] == ("9-line 9: ok\n10:line 10: ERROR (code 7) a.b\n11-line 11: ok\n--\n"
-                                "19-line 19: ok\n20:line 20: ERROR (code 7) a.b\n21-line 21: ok\n")
+    assert found["content"] == (
+        "9-line 9: ok\n10:line 10: ERROR (code 7) a.b\n11-line 11: ok\n--\n"
+        "19-line 19: ok\n20:line 20: ERROR (code 7) a.b\n21-line 21: ok\n"
+    )
     literal_dot = await get(client, ref, mode="grep", pattern="a.b", context=0)
-    assert [line.split(":")[0] for line in literal_dot["content"].splitlines() if line != "--"] == [str(i) for i in range(10, 101, 10)]
+    assert [line.split(":")[0] for line in literal_dot["content"].splitlines() if line != "--"] == [
+        str(i) for i in range(10, 101, 10)
+    ]
     nothing = await get(client, ref, mode="grep", pattern="no such text")
     assert nothing["content"] == "" and nothing["next"] is None
     bad = await client.call_tool("evidence_get", {"format": "json", "ref": ref, "mode": "grep", "pattern": "(unclosed"})
@@ -168,8 +180,25 @@ async def test_search_finds_short_and_long_chinese_terms(client: Client, query: 
     assert query in hits[0]["snippet"]
 
 
-HOSTILE = ['"unbalanced', "a AND OR NOT b", "NEAR(freight 5)", "fre*", "-freight", "^freight", "(freight", "freight)",
-           "col:freight", "'; DROP TABLE evidence; --", "*", "\"\"", "NOT", "🙂", "  ", "{\"json\": 1}", "a" * 2000]
+HOSTILE = [
+    '"unbalanced',
+    "a AND OR NOT b",
+    "NEAR(freight 5)",
+    "fre*",
+    "-freight",
+    "^freight",
+    "(freight",
+    "freight)",
+    "col:freight",
+    "'; DROP TABLE evidence; --",
+    "*",
+    '""',
+    "NOT",
+    "🙂",
+    "  ",
+    '{"json": 1}',
+    "a" * 2000,
+]
 
 
 @pytest.mark.parametrize("query", HOSTILE)
@@ -183,16 +212,24 @@ async def test_hostile_queries_never_error(client: Client, query: str) -> None:
 async def test_hostile_query_words_still_match_as_text(client: Client) -> None:
     ref = (await put(client, "Supplier C freight is 0.48 USD per piece."))["ref"]
     for query in ['"freight', "NEAR(freight", "freight)", "-freight"]:
-        hits = (await client.call_tool("evidence_search", {"format": "json", "query": query})).structured_content["hits"]
+        hits = (await client.call_tool("evidence_search", {"format": "json", "query": query})).structured_content[
+            "hits"
+        ]
         assert [h["ref"] for h in hits] == [ref], query
 
 
 async def test_search_filters_validity_and_expiry(client: Client) -> None:
-    old = (await put(client, "price list freight 0.52", effective_at="2026-01-01T00:00:00Z", expires_at="2026-06-01T00:00:00Z"))["ref"]
+    old = (
+        await put(
+            client, "price list freight 0.52", effective_at="2026-01-01T00:00:00Z", expires_at="2026-06-01T00:00:00Z"
+        )
+    )["ref"]
     new = (await put(client, "price list freight 0.48", effective_at="2026-06-01T00:00:00Z"))["ref"]
 
     async def refs(**arguments: Any) -> list[str]:
-        hits = (await client.call_tool("evidence_search", {"format": "json", "query": "freight price", **arguments})).structured_content["hits"]
+        hits = (
+            await client.call_tool("evidence_search", {"format": "json", "query": "freight price", **arguments})
+        ).structured_content["hits"]
         return sorted(h["ref"] for h in hits)
 
     assert await refs() == [new]  # expired by default
@@ -206,7 +243,9 @@ async def test_search_filters_task_kind_and_tags(client: Client) -> None:
     b = (await put(client, "freight quote B", task_id="t2", kind="web", tags=["quote"]))["ref"]
 
     async def refs(**arguments: Any) -> list[str]:
-        hits = (await client.call_tool("evidence_search", {"format": "json", "query": "freight", **arguments})).structured_content["hits"]
+        hits = (
+            await client.call_tool("evidence_search", {"format": "json", "query": "freight", **arguments})
+        ).structured_content["hits"]
         return sorted(h["ref"] for h in hits)
 
     assert await refs(task_id="t1") == [a]
@@ -221,7 +260,9 @@ async def test_projects_never_see_each_others_evidence(db_path: Path) -> None:
     async with Client(build_server(Settings(db_path=db_path, project="/projects/b"))) as b:
         missing = await b.call_tool("evidence_get", {"format": "json", "ref": ref_a})
         assert missing.is_error and "no evidence" in tool_text(missing)
-        assert (await b.call_tool("evidence_search", {"format": "json", "query": "freight"})).structured_content["hits"] == []
+        assert (await b.call_tool("evidence_search", {"format": "json", "query": "freight"})).structured_content[
+            "hits"
+        ] == []
         ref_b = (await put(b, "shared text about freight"))["ref"]
         assert ref_b != ref_a
         deleted = await b.call_tool("evidence_delete", {"ref": ref_a})
@@ -240,14 +281,19 @@ def test_search_keeps_the_rarest_terms_within_the_postings_budget() -> None:
     from ctxkeep.tools.evidence.search import selective_terms
 
     frequencies = {"common": 90_000, "rare": 3, "middle": 15_000, "second": 6_000}
-    assert selective_terms(["common", "rare", "middle", "second", "absent"], frequencies, budget=20_000) == ["rare", "second"]
+    assert selective_terms(["common", "rare", "middle", "second", "absent"], frequencies, budget=20_000) == [
+        "rare",
+        "second",
+    ]
     assert selective_terms(["common"], frequencies, budget=20_000) == ["common"]  # at least the rarest one
     assert selective_terms(["absent"], frequencies) == []
 
 
 async def test_scores_are_positive_even_in_a_store_of_one(client: Client) -> None:
     await put(client, "the only record mentions freight")
-    hits = (await client.call_tool("evidence_search", {"format": "json", "query": "freight"})).structured_content["hits"]
+    hits = (await client.call_tool("evidence_search", {"format": "json", "query": "freight"})).structured_content[
+        "hits"
+    ]
     assert len(hits) == 1 and hits[0]["score"] > 0
 
 
@@ -293,24 +339,34 @@ async def test_grep_continues_with_the_context_of_the_next_match(client: Client)
 
 async def test_a_repeated_put_leaves_the_stored_record_as_it_was(client: Client) -> None:
     first = await put(client, "price list 0.52", expires_at="2020-01-01T00:00:00Z", tags=["old"])
-    assert (await client.call_tool("evidence_search", {"format": "json", "query": "price list"})).structured_content["hits"] == []
+    assert (await client.call_tool("evidence_search", {"format": "json", "query": "price list"})).structured_content[
+        "hits"
+    ] == []
     again = await put(client, "price list 0.52", tags=["current"])
     assert again["ref"] == first["ref"] and again["deduplicated"]
-    assert (await client.call_tool("evidence_search", {"format": "json", "query": "price list"})).structured_content["hits"] == []  # still expired
+    assert (await client.call_tool("evidence_search", {"format": "json", "query": "price list"})).structured_content[
+        "hits"
+    ] == []  # still expired
     kept = await client.call_tool("evidence_search", {"format": "json", "query": "price list", "include_expired": True})
     assert [h["ref"] for h in kept.structured_content["hits"]] == [first["ref"]]
-    tagged = await client.call_tool("evidence_search", {"format": "json", "query": "price list", "include_expired": True, "tags": ["current"]})
+    tagged = await client.call_tool(
+        "evidence_search", {"format": "json", "query": "price list", "include_expired": True, "tags": ["current"]}
+    )
     assert tagged.structured_content["hits"] == []  # the second put's tags are ignored too
     fresh = await put(client, "price list 0.52", title="price list, fetched again", tags=["current"])
     assert not fresh["deduplicated"]  # a new record (another title) is how a refetched copy becomes current
-    hits = (await client.call_tool("evidence_search", {"format": "json", "query": "price list"})).structured_content["hits"]
+    hits = (await client.call_tool("evidence_search", {"format": "json", "query": "price list"})).structured_content[
+        "hits"
+    ]
     assert [h["ref"] for h in hits] == [fresh["ref"]]
 
 
 async def test_snippets_hold_the_match_in_long_texts(client: Client) -> None:
     text = "filler words here. " * 200 + "The team was studying the freight contract. " + "more filler. " * 200
     await put(client, text)
-    hit = (await client.call_tool("evidence_search", {"format": "json", "query": "studies"})).structured_content["hits"][0]
+    hit = (await client.call_tool("evidence_search", {"format": "json", "query": "studies"})).structured_content[
+        "hits"
+    ][0]
     assert "studying" in hit["snippet"] and len(hit["snippet"]) < 400
     cjk = "无关的文字。" * 100 + "数据完整之前不能推荐。" + "其他内容。" * 100
     await put(client, cjk)
@@ -319,13 +375,20 @@ async def test_snippets_hold_the_match_in_long_texts(client: Client) -> None:
 
 
 async def test_secrets_in_source_and_title_are_redacted(client: Client) -> None:
-    stored = await put(client, "ok", source='Bash(curl -H "Authorization: Bearer abcdef1234567890")', title="DB_PASSWORD=hunter2hunter2")
+    stored = await put(
+        client,
+        "ok",
+        source='Bash(curl -H "Authorization: Bearer abcdef1234567890")',
+        title="DB_PASSWORD=hunter2hunter2",
+    )
     assert stored["redactions"] == 2
     part = await get(client, stored["ref"])
     assert "abcdef1234567890" not in str(part["source"]) and "hunter2hunter2" not in str(part["title"])
 
 
-async def test_search_widens_when_the_rarest_terms_live_in_another_project(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_search_widens_when_the_rarest_terms_live_in_another_project(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ctxkeep.tools.evidence import search as evidence_search
 
     monkeypatch.setattr(evidence_search, "POSTINGS_BUDGET", 5)
@@ -336,7 +399,9 @@ async def test_search_widens_when_the_rarest_terms_live_in_another_project(db_pa
     async with Client(build_server(Settings(db_path=db_path, project="/projects/a"))) as a:
         for i in range(6):
             await put(a, f"freight quote {i}")
-        hits = (await a.call_tool("evidence_search", {"format": "json", "query": "freight zebra"})).structured_content["hits"]
+        hits = (await a.call_tool("evidence_search", {"format": "json", "query": "freight zebra"})).structured_content[
+            "hits"
+        ]
         assert len(hits) == 6
 
 
@@ -345,7 +410,11 @@ async def test_search_results_keep_to_their_token_budget(client: Client) -> None
 
     for i in range(30):
         await put(client, f"freight report {i} " + "运费数据 " * 200, title="T" * 3_000 + str(i))
-    result = (await client.call_tool("evidence_search", {"format": "json", "query": "freight", "limit": 50, "max_tokens": 2_000})).structured_content
+    result = (
+        await client.call_tool(
+            "evidence_search", {"format": "json", "query": "freight", "limit": 50, "max_tokens": 2_000}
+        )
+    ).structured_content
     assert result["truncated"] is True and 0 < len(result["hits"]) < 30
     assert count_tokens(json.dumps(result["hits"], ensure_ascii=False)) <= 2_200
     assert all(len(h["title"]) <= 201 for h in result["hits"])

@@ -55,8 +55,12 @@ async def open_scope(db: Path) -> Scope:
 
 
 async def remember(scope: Scope, key: str = "delivery address", content: str = SECRET) -> None:
-    await memory_write(scope, MemoryWriteRequest(kind="user_preference", key=key, content=content, explicit_confirmation=True,
-                                                 source_message_id="msg-3"))
+    await memory_write(
+        scope,
+        MemoryWriteRequest(
+            kind="user_preference", key=key, content=content, explicit_confirmation=True, source_message_id="msg-3"
+        ),
+    )
 
 
 async def forget_under_a_reader(db: Path) -> Scope:

@@ -29,8 +29,10 @@ async def test_an_approval_for_another_action_is_not_a_precondition_of_the_next_
     assert "PO-1" in text.split("## Next action")[0]
 
 
-@pytest.mark.parametrize("next_action", ["Issue the purchase order to Supplier A", "Send PO-1 to the winning supplier",
-                                         "issue purchase order"])
+@pytest.mark.parametrize(
+    "next_action",
+    ["Issue the purchase order to Supplier A", "Send PO-1 to the winning supplier", "issue purchase order"],
+)
 async def test_an_approval_the_next_action_needs_stays_its_precondition(scope: Scope, next_action: str) -> None:
     preconditions, text = await _handoff_for(scope, next_action)
     assert preconditions == ["approval PO-1 (issue purchase order) must be granted first"]

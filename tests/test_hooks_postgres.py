@@ -25,7 +25,9 @@ from tests.db_dump import query
 from tests.pg import fresh_schema
 
 pytestmark = pytest.mark.slow
-BIG = "\n".join(f"line {n}: linking module_{n}.o ... ok" for n in range(3_000)) + "\nERROR: module_2999 failed to link\n"
+BIG = (
+    "\n".join(f"line {n}: linking module_{n}.o ... ok" for n in range(3_000)) + "\nERROR: module_2999 failed to link\n"
+)
 
 
 class SharedClaude(Claude):
@@ -65,12 +67,16 @@ async def _server_get(claude: SharedClaude, ref: str) -> str:
             return "\n".join(block.text for block in got.content if hasattr(block, "text"))
 
 
-def test_the_hooks_offload_into_a_private_local_spool_and_the_mcp_server_serves_the_ref_from_the_shared_store(claude: SharedClaude) -> None:
+def test_the_hooks_offload_into_a_private_local_spool_and_the_mcp_server_serves_the_ref_from_the_shared_store(
+    claude: SharedClaude,
+) -> None:
     view = _view(claude.post_tool_use(*bash("make", BIG)))
     assert claude.db.exists() and stat.S_IMODE(claude.db.stat().st_mode) == 0o600
     [(ref, data)] = claude.rows("SELECT ref, data FROM evidence_inbox")
     assert zlib.decompress(data).decode() == BIG and ref in view
-    assert claude.shared("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") == [(0,)]  # hooks never reach it
+    assert claude.shared("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") == [
+        (0,)
+    ]  # hooks never reach it
     text = anyio.run(_server_get, claude, ref)
     assert "ERROR: module_2999 failed to link" in text
     assert [row[0] for row in claude.shared("SELECT ref FROM evidence")] == [ref]  # taken in under the ref shown
@@ -78,13 +84,20 @@ def test_the_hooks_offload_into_a_private_local_spool_and_the_mcp_server_serves_
     assert "post-tool-use ok" in claude.logged()  # the log lives beside the spool, in the data folder
 
 
-def test_the_worker_binds_in_the_shared_store_and_session_start_reads_the_task_from_the_spool(claude: SharedClaude) -> None:
-    state = {"goal": "Get mix phx.server to start on port 4001", "constraints": ["Do not touch the production config"],
-             "pending": ["Find what holds port 4000"]}
+def test_the_worker_binds_in_the_shared_store_and_session_start_reads_the_task_from_the_spool(
+    claude: SharedClaude,
+) -> None:
+    state = {
+        "goal": "Get mix phx.server to start on port 4001",
+        "constraints": ["Do not touch the production config"],
+        "pending": ["Find what holds port 4000"],
+    }
     claude.append(user("start the phoenix server on 4001"))
     claude.save_task("phx-start", state)  # saved by the agent, in the shared store
-    claude.append(tool_use("mcp__ctxkeep__checkpoint_save", {"task_id": "phx-start", "state": state}, "toolu_save1"),
-                  tool_result("toolu_save1", "saved phx-start v1"))
+    claude.append(
+        tool_use("mcp__ctxkeep__checkpoint_save", {"task_id": "phx-start", "state": state}, "toolu_save1"),
+        tool_result("toolu_save1", "saved phx-start v1"),
+    )
     assert claude.pre_compact().returncode == 0
     assert claude.shared("SELECT task_id, bound FROM sessions") == [("phx-start", 1)]
     assert claude.rows("SELECT task_id, bound FROM sessions") == [("phx-start", 1)]  # copied back for the hooks

@@ -22,16 +22,67 @@ from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.scope import Scope
 from tests.conftest import PROJECT, tool_text
 
-TOOLS = ["checkpoint_save", "checkpoint_load", "checkpoint_list", "checkpoint_diff", "verify_checkpoint", "evidence_put", "evidence_get",
-         "evidence_search", "evidence_delete", "compress_history", "build_working_set", "memory_write", "memory_search", "memory_forget",
-         "action_intent", "action_result"]
-FIELDS = ["task_id", "state", "version", "expected_version", "from_version", "to_version", "content", "items", "ref", "mode", "query",
-          "messages", "focus", "budget_tokens", "slot_budgets", "recent_messages", "kind", "key", "memory_id", "idempotency_key",
-          "action", "target", "status", "goal", "pending", "summary", "before", "after", "transcript_path", "format", "extra_field"]
-text = st.one_of(st.text(max_size=30), st.just("\x00"), st.just("\ud800 lone"), st.just("x" * 5_000), st.just("ev_" + "0" * 24))
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=True) | text,
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), inner, max_size=4),
-                           max_leaves=25)
+TOOLS = [
+    "checkpoint_save",
+    "checkpoint_load",
+    "checkpoint_list",
+    "checkpoint_diff",
+    "verify_checkpoint",
+    "evidence_put",
+    "evidence_get",
+    "evidence_search",
+    "evidence_delete",
+    "compress_history",
+    "build_working_set",
+    "memory_write",
+    "memory_search",
+    "memory_forget",
+    "action_intent",
+    "action_result",
+]
+FIELDS = [
+    "task_id",
+    "state",
+    "version",
+    "expected_version",
+    "from_version",
+    "to_version",
+    "content",
+    "items",
+    "ref",
+    "mode",
+    "query",
+    "messages",
+    "focus",
+    "budget_tokens",
+    "slot_budgets",
+    "recent_messages",
+    "kind",
+    "key",
+    "memory_id",
+    "idempotency_key",
+    "action",
+    "target",
+    "status",
+    "goal",
+    "pending",
+    "summary",
+    "before",
+    "after",
+    "transcript_path",
+    "format",
+    "extra_field",
+]
+text = st.one_of(
+    st.text(max_size=30), st.just("\x00"), st.just("\ud800 lone"), st.just("x" * 5_000), st.just("ev_" + "0" * 24)
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats(allow_nan=True) | text,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
 deep = st.integers(50, 400).map(lambda depth: json.loads("[" * depth + "]" * depth))
 arguments = st.dictionaries(st.sampled_from(FIELDS), json_values | deep, max_size=5)
 
@@ -53,10 +104,13 @@ async def _call_all(db_path: Path, calls: list[tuple[str, dict[str, Any]]]) -> l
     return problems
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(calls=st.lists(st.tuples(st.sampled_from(TOOLS), arguments), min_size=1, max_size=8))
-def test_random_arguments_to_every_tool_never_reach_the_client_as_a_traceback(tmp_path_factory: pytest.TempPathFactory,
-                                                                             calls: list[tuple[str, dict[str, Any]]]) -> None:
+def test_random_arguments_to_every_tool_never_reach_the_client_as_a_traceback(
+    tmp_path_factory: pytest.TempPathFactory, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
     db_path = tmp_path_factory.mktemp("hostile") / "ctxkeep.db"
     assert anyio.run(_call_all, db_path, calls) == []
 
@@ -64,12 +118,20 @@ def test_random_arguments_to_every_tool_never_reach_the_client_as_a_traceback(tm
 @pytest.mark.anyio
 async def test_a_transcript_with_invalid_utf8_on_disk_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     transcript = tmp_path / "session.jsonl"
-    good = [json.dumps({"type": "user", "message": {"role": "user", "content": f"step {i}: fix the build"}}) for i in range(20)]
-    transcript.write_bytes(b"\xff\xfe garbage\n" + "\n".join(good).encode() + b"\n\x80\x81\n{\"type\": \"user\", \"message\": \xc3\x28}\n")
+    good = [
+        json.dumps({"type": "user", "message": {"role": "user", "content": f"step {i}: fix the build"}})
+        for i in range(20)
+    ]
+    transcript.write_bytes(
+        b"\xff\xfe garbage\n" + "\n".join(good).encode() + b'\n\x80\x81\n{"type": "user", "message": \xc3\x28}\n'
+    )
     store = await Store.open(tmp_path / "db.sqlite")
     try:
-        result = await compress_history(Scope(store=store, project=str(tmp_path)), CompressRequest(transcript_path=str(transcript)),
-                                        env={"HOME": str(tmp_path)})
+        result = await compress_history(
+            Scope(store=store, project=str(tmp_path)),
+            CompressRequest(transcript_path=str(transcript)),
+            env={"HOME": str(tmp_path)},
+        )
     finally:
         await store.close()
     assert result.tokens_before > 0 and result.skipped_records >= 2

@@ -93,7 +93,9 @@ async def test_the_same_tool_calls_over_http_on_loopback(db_path: Path) -> None:
             loaded = await client.call_tool("checkpoint_load", {"format": "json", "task_id": "proc"})
             assert loaded.structured_content["state"]["pending"] == ["Supplier C freight missing"]
             put = await client.call_tool("evidence_put", {"content": "Freight: 0.48 USD/piece", "task_id": "proc"})
-            built = await client.call_tool("build_working_set", {"format": "json", "task_id": "proc", "focus": "freight", "budget_tokens": 2000})
+            built = await client.call_tool(
+                "build_working_set", {"format": "json", "task_id": "proc", "focus": "freight", "budget_tokens": 2000}
+            )
             assert put.structured_content["ref"] in built.structured_content["evidence_refs"]
             assert "proc" in str((await client.read_resource("ctxkeep://tasks")).contents[0])
 
@@ -109,7 +111,11 @@ def test_loopback_http_requires_a_generated_token_by_default_kept_0600_beside_th
         assert _initialize(served.url, "wrong-" + "y" * 40) == 401
         assert _initialize(served.url, token) == 200
         log = served.stderr()
-        assert str(token_file) in log and "claude mcp add --transport http ctxkeep" in log and "Authorization: Bearer" in log
+        assert (
+            str(token_file) in log
+            and "claude mcp add --transport http ctxkeep" in log
+            and "Authorization: Bearer" in log
+        )
         assert token not in log  # the secret is in the file, not in whatever keeps the logs
     with _serving(db) as served:  # the next start keeps the token, so a registered client still connects
         assert _initialize(served.url, token) == 200
@@ -119,8 +125,10 @@ def test_loopback_http_requires_a_generated_token_by_default_kept_0600_beside_th
 OTHER_PYTHON = Path("/usr/bin/python3")
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or not OTHER_PYTHON.exists(),
-                    reason="needs root, to run a client as another local user (nobody)")
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0 or not OTHER_PYTHON.exists(),
+    reason="needs root, to run a client as another local user (nobody)",
+)
 def test_another_local_user_can_neither_read_nor_write_over_loopback_http() -> None:
     folder = Path(tempfile.mkdtemp(prefix="ctxkeep-other-user-"))
     try:
@@ -130,16 +138,43 @@ def test_another_local_user_can_neither_read_nor_write_over_loopback_http() -> N
         (folder / "http_probe.py").chmod(0o644)
         with _serving(db) as served:
             token = _token_file(db).read_text().strip() if _token_file(db).exists() else None
-            owner = http_probe.call(served.url, token, "checkpoint_save",
-                                    {"task_id": "root-task", "state": procurement_state(goal="root's secret goal")})
+            owner = http_probe.call(
+                served.url,
+                token,
+                "checkpoint_save",
+                {"task_id": "root-task", "state": procurement_state(goal="root's secret goal")},
+            )
             assert owner["call"] == 200 and "error" not in owner["answer"], owner
-            for tool, arguments in (("checkpoint_load", {"task_id": "root-task"}),
-                                    ("checkpoint_save", {"task_id": "intruder", "state": procurement_state()})):
-                done = subprocess.run([str(OTHER_PYTHON), str(folder / "http_probe.py"), served.url, "-", tool, json.dumps(arguments),
-                                       str(_token_file(db)), str(db)], user=65534, group=65534, extra_groups=[], cwd="/",
-                                      env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+            for tool, arguments in (
+                ("checkpoint_load", {"task_id": "root-task"}),
+                ("checkpoint_save", {"task_id": "intruder", "state": procurement_state()}),
+            ):
+                done = subprocess.run(
+                    [
+                        str(OTHER_PYTHON),
+                        str(folder / "http_probe.py"),
+                        served.url,
+                        "-",
+                        tool,
+                        json.dumps(arguments),
+                        str(_token_file(db)),
+                        str(db),
+                    ],
+                    user=65534,
+                    group=65534,
+                    extra_groups=[],
+                    cwd="/",
+                    env={"PATH": "/usr/bin:/bin"},
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
                 report = json.loads(done.stdout)
-                assert report == {"initialize": 401, str(_token_file(db)): "PermissionError", str(db): "PermissionError"}, report
+                assert report == {
+                    "initialize": 401,
+                    str(_token_file(db)): "PermissionError",
+                    str(db): "PermissionError",
+                }, report
     finally:
         shutil.rmtree(folder)
 
@@ -158,9 +193,19 @@ def test_an_existing_token_file_others_can_read_is_refused(tmp_path: Path) -> No
     _token_file(db).chmod(0o644)
     env = {**os.environ, "CTXKEEP_DB": str(db)}
     env.pop("CTXKEEP_HTTP_TOKEN", None)
-    done = subprocess.run([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(free_port())],
-                          env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and str(_token_file(db)) in done.stderr and "0644" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        done.returncode == 1
+        and str(_token_file(db)) in done.stderr
+        and "0644" in done.stderr
+        and "Traceback" not in done.stderr
+    )
 
 
 def test_bearer_token_guards_every_request(tmp_path: Path) -> None:
@@ -178,20 +223,30 @@ def test_the_bearer_scheme_is_case_insensitive(tmp_path: Path) -> None:
         assert _initialize(served.url, TOKEN, scheme="BEARER") == 200
 
 
-@pytest.mark.parametrize(("args", "token", "message"), [
-    (["--host", "0.0.0.0"], None, "is not 127.0.0.1, localhost or ::1; add --allow-remote"),
-    (["--host", "127.0.0.2"], None, "is not 127.0.0.1, localhost or ::1; add --allow-remote"),
-    (["--host", "0.0.0.0", "--allow-remote"], None, "needs a bearer token: set CTXKEEP_HTTP_TOKEN"),
-    (["--host", "0.0.0.0", "--allow-remote", "--no-token"], None, "needs a bearer token: set CTXKEEP_HTTP_TOKEN"),
-    (["--host", "127.0.0.1"], "short", "shorter than 24 characters"),
-    (["--no-token"], TOKEN, "--no-token and CTXKEEP_HTTP_TOKEN"),
-])
-def test_remote_serving_needs_a_flag_and_a_token(tmp_path: Path, args: list[str], token: str | None, message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "token", "message"),
+    [
+        (["--host", "0.0.0.0"], None, "is not 127.0.0.1, localhost or ::1; add --allow-remote"),
+        (["--host", "127.0.0.2"], None, "is not 127.0.0.1, localhost or ::1; add --allow-remote"),
+        (["--host", "0.0.0.0", "--allow-remote"], None, "needs a bearer token: set CTXKEEP_HTTP_TOKEN"),
+        (["--host", "0.0.0.0", "--allow-remote", "--no-token"], None, "needs a bearer token: set CTXKEEP_HTTP_TOKEN"),
+        (["--host", "127.0.0.1"], "short", "shorter than 24 characters"),
+        (["--no-token"], TOKEN, "--no-token and CTXKEEP_HTTP_TOKEN"),
+    ],
+)
+def test_remote_serving_needs_a_flag_and_a_token(
+    tmp_path: Path, args: list[str], token: str | None, message: str
+) -> None:
     env = {**os.environ, "CTXKEEP_DB": str(tmp_path / "db.sqlite"), **({"CTXKEEP_HTTP_TOKEN": token} if token else {})}
     if not token:
         env.pop("CTXKEEP_HTTP_TOKEN", None)
-    done = subprocess.run([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(free_port()), *args],
-                          env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(free_port()), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
 
 
@@ -217,9 +272,10 @@ async def test_a_body_over_the_limit_gets_a_json_rpc_error_naming_the_limit_at_i
         assert status == 200
         for chunked in (False, True):
             body = _oversize_body(2 * MiB)
-            data = iter([body[i:i + 65536] for i in range(0, len(body), 65536)]) if chunked else body
-            code, got, answer = http_probe.post(served.url, None, {**headers, **({"Transfer-Encoding": "chunked"} if chunked else {})},
-                                                body=data)
+            data = iter([body[i : i + 65536] for i in range(0, len(body), 65536)]) if chunked else body
+            code, got, answer = http_probe.post(
+                served.url, None, {**headers, **({"Transfer-Encoding": "chunked"} if chunked else {})}, body=data
+            )
             assert code == 413 and got["content-type"].startswith("application/json"), (code, got, answer[:300])
             error = json.loads(answer)
             assert error["jsonrpc"] == "2.0" and error["id"] == 77 and error["error"]["code"] == -32600
@@ -237,18 +293,38 @@ def test_a_body_that_is_not_one_valid_message_gets_the_stdio_errors_at_its_id(db
         status, headers = http_probe.session(served.url, TOKEN)
         assert status == 200
         for body, answer_id, code in (
-                (rb'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "x", "arguments": {"a": "\ud800"}}}', 5, -32700),
-                (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": []}', 7, -32600),
-                (b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', None, -32600),  # the SDK took it for a notification: 202
-                (b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "x", "arguments": {"a": ' + b"[" * 300 + b"]" * 300
-                 + b"}}}", 8, -32600)):
+            (
+                rb'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "x", "arguments": {"a": "\ud800"}}}',
+                5,
+                -32700,
+            ),
+            (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": []}', 7, -32600),
+            (
+                b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}',
+                None,
+                -32600,
+            ),  # the SDK took it for a notification: 202
+            (
+                b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "x", "arguments": {"a": '
+                + b"[" * 300
+                + b"]" * 300
+                + b"}}}",
+                8,
+                -32600,
+            ),
+        ):
             got, response_headers, answer = http_probe.post(served.url, None, headers, body=body)
             error = json.loads(answer)
             assert got == 400 and response_headers["content-type"].startswith("application/json"), (got, answer)
             assert (error["id"], error["error"]["code"]) == (answer_id, code), error
-        listed = http_probe.post(served.url, {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                                              "params": {"name": "checkpoint_list", "arguments": {}}}, headers)
-        assert listed[0] == 200 and http_probe.decode(listed[1], listed[2])["result"]["structuredContent"]["tasks"] == []
+        listed = http_probe.post(
+            served.url,
+            {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "checkpoint_list", "arguments": {}}},
+            headers,
+        )
+        assert (
+            listed[0] == 200 and http_probe.decode(listed[1], listed[2])["result"]["structuredContent"]["tasks"] == []
+        )
 
 
 def _memory(pid: int, field: str) -> int:
@@ -264,7 +340,9 @@ def test_a_100_mb_body_is_read_past_with_bounded_memory(db_path: Path) -> None:
     with _serving(db_path, token=TOKEN, CTXKEEP_MAX_REQUEST_BYTES=str(8 * MiB)) as served:
         status, headers = http_probe.session(served.url, TOKEN)
         before = _memory(served.pid, "VmRSS")
-        head = b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "evidence_put", "arguments": {"content": "'
+        head = (
+            b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "evidence_put", "arguments": {"content": "'
+        )
         pieces = iter([head, *(b"a" * MiB for _ in range(100)), b'"}}, "id": 3}'])
         code, _, answer = http_probe.post(served.url, None, {**headers, "Transfer-Encoding": "chunked"}, body=pieces)
         assert code == 413 and json.loads(answer)["id"] == 3

@@ -45,7 +45,7 @@ def hex_runs(data: bytes) -> set[bytes]:
 
 def still_there(runs: set[bytes], data: bytes) -> list[bytes]:
     """The runs any 10-character window of which is still in `data` (an index stores terms prefix-compressed)."""
-    return sorted(r for r in runs if any(r[i:i + 10] in data for i in range(len(r) - 9)))
+    return sorted(r for r in runs if any(r[i : i + 10] in data for i in range(len(r) - 9)))
 
 
 async def test_the_index_holds_no_term_hashed_with_the_public_constant(scope: Scope, db_path: Path) -> None:
@@ -88,18 +88,38 @@ async def test_one_projects_scores_do_not_move_when_another_project_stores_text(
 
     async def scores() -> list[tuple[str, float]]:
         async with store.snapshot() as tx:  # the raw BM25 scores (the tool shows them relative to the best hit)
-            return [(row.ref, score) for row, score in await ranked_hits(tx, alpha.project, "freight pallets", where, 10)]
+            return [
+                (row.ref, score) for row, score in await ranked_hits(tx, alpha.project, "freight pallets", where, 10)
+            ]
 
     before = await scores()
     assert len(before) == 2
-    await evidence_put(beta, [EvidenceItem(content=f"pallets pallets freight note {i} " + "filler " * i) for i in range(40)])
+    await evidence_put(
+        beta, [EvidenceItem(content=f"pallets pallets freight note {i} " + "filler " * i) for i in range(40)]
+    )
     assert await scores() == before
-    await memory_write(alpha, MemoryWriteRequest(kind="user_preference", key="pallets", content="Pallets go on the left dock",
-                                                 explicit_confirmation=True, source_message_id="m1"))
+    await memory_write(
+        alpha,
+        MemoryWriteRequest(
+            kind="user_preference",
+            key="pallets",
+            content="Pallets go on the left dock",
+            explicit_confirmation=True,
+            source_message_id="m1",
+        ),
+    )
     memory_before = (await memory_search(alpha, MemorySearchRequest(query="pallets dock"))).memories
     for i in range(10):
-        await memory_write(beta, MemoryWriteRequest(kind="user_preference", key=f"dock {i}", content=f"dock {i} pallets",
-                                                    explicit_confirmation=True, source_message_id=f"b{i}"))
+        await memory_write(
+            beta,
+            MemoryWriteRequest(
+                kind="user_preference",
+                key=f"dock {i}",
+                content=f"dock {i} pallets",
+                explicit_confirmation=True,
+                source_message_id=f"b{i}",
+            ),
+        )
     assert (await memory_search(alpha, MemorySearchRequest(query="pallets dock"))).memories == memory_before
 
 
@@ -115,7 +135,9 @@ async def test_a_file_written_before_keeps_every_search_result_under_its_own_key
     db = tmp_path / "old.db"
     shutil.copy(FIXTURE, db)
     data = raw_bytes(db)
-    assert public_hash("oskarsson")[2:].encode() in data and public_hash("zebra")[2:].encode() in data  # as the old code left it
+    assert (
+        public_hash("oskarsson")[2:].encode() in data and public_hash("zebra")[2:].encode() in data
+    )  # as the old code left it
     store = await Store.open(db)
     try:
         alpha, beta = Scope(store, "/projects/alpha"), Scope(store, "/projects/beta")
@@ -130,12 +152,18 @@ async def test_a_file_written_before_keeps_every_search_result_under_its_own_key
         assert await titles(alpha, "lighthouse") == await titles(alpha, "zebra unicorn") == []
         assert await titles(beta, "freight invoice") == ["invoice"] and await titles(beta, "lighthouse") == ["log"]
         assert await titles(beta, "run") == []
-        assert [m.key for m in (await memory_search(alpha, MemorySearchRequest(query="tables"))).memories] == ["report format"]
-        assert [m.key for m in (await memory_search(beta, MemorySearchRequest(query="harbour master"))).memories] == ["greeting"]
+        assert [m.key for m in (await memory_search(alpha, MemorySearchRequest(query="tables"))).memories] == [
+            "report format"
+        ]
+        assert [m.key for m in (await memory_search(beta, MemorySearchRequest(query="harbour master"))).memories] == [
+            "greeting"
+        ]
         assert [m.key for m in (await memory_search(beta, MemorySearchRequest(query="tables"))).memories] == []
         invoice = (await evidence_search(alpha, EvidenceSearchRequest(query="invoice"))).hits[0].ref
         assert (await evidence_delete(alpha, invoice)).blob_removed  # beta's copy is its own now
-        assert [h.title for h in (await evidence_search(beta, EvidenceSearchRequest(query="invoice"))).hits] == ["invoice"]
+        assert [h.title for h in (await evidence_search(beta, EvidenceSearchRequest(query="invoice"))).hits] == [
+            "invoice"
+        ]
     finally:
         await store.close()
     data = raw_bytes(db)

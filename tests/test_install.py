@@ -17,9 +17,11 @@ from ctxkeep.errors import InvalidInput
 EXE = "/opt/ctx keep/bin/ctxkeep"  # a space in the path: commands must quote it
 SETTINGS: dict[str, Any] = {
     "permissions": {"allow": ["Bash(ls)"]},
-    "hooks": {"PreCompact": [{"hooks": [{"type": "command", "command": "echo precompact-mine"}]}],
-              "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}],
-              "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "ruff format"}]}]},
+    "hooks": {
+        "PreCompact": [{"hooks": [{"type": "command", "command": "echo precompact-mine"}]}],
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}],
+        "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "ruff format"}]}],
+    },
     "model": "opus",
 }
 MCP: dict[str, Any] = {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--stdio"]}}}
@@ -31,7 +33,9 @@ def _write(path: Path, data: Any, indent: int = 4) -> bytes:
     return path.read_bytes()
 
 
-def _run(action: str, project: Path, home: Path, executable: str = EXE, scope: install.Scope = "project") -> list[install.FileChange]:
+def _run(
+    action: str, project: Path, home: Path, executable: str = EXE, scope: install.Scope = "project"
+) -> list[install.FileChange]:
     changes = install.plan(action, scope, project, home / ".claude", executable)  # type: ignore[arg-type]
     install.apply(changes, backup=action == "install")
     return changes
@@ -45,13 +49,27 @@ def test_install_keeps_everything_else_and_uninstall_restores_the_bytes(tmp_path
     after = json.loads(settings.read_text())
     assert after["permissions"] == SETTINGS["permissions"] and after["model"] == "opus"
     assert after["hooks"]["PostToolUse"] == SETTINGS["hooks"]["PostToolUse"] + [
-        {"matcher": "*", "hooks": [{"type": "command", "command": "ctxkeep hook post-tool-use"}]}]  # project scope: portable
+        {"matcher": "*", "hooks": [{"type": "command", "command": "ctxkeep hook post-tool-use"}]}
+    ]  # project scope: portable
     assert after["hooks"]["PreCompact"] == SETTINGS["hooks"]["PreCompact"] + [
-        {"hooks": [{"type": "command", "command": "ctxkeep hook pre-compact"}]}]
+        {"hooks": [{"type": "command", "command": "ctxkeep hook pre-compact"}]}
+    ]
     assert after["hooks"]["SessionStart"] == SETTINGS["hooks"]["SessionStart"] + [
-        {"matcher": "compact|resume", "hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}]
-    assert set(after["hooks"]) == {"PreCompact", "SessionStart", "PostCompact", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"}
-    assert json.loads(mcp.read_text())["mcpServers"] == {**MCP["mcpServers"], "ctxkeep": {"command": "ctxkeep", "args": ["serve"]}}
+        {"matcher": "compact|resume", "hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}
+    ]
+    assert set(after["hooks"]) == {
+        "PreCompact",
+        "SessionStart",
+        "PostCompact",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "UserPromptSubmit",
+        "Stop",
+    }
+    assert json.loads(mcp.read_text())["mcpServers"] == {
+        **MCP["mcpServers"],
+        "ctxkeep": {"command": "ctxkeep", "args": ["serve"]},
+    }
     assert EXE not in settings.read_text() + mcp.read_text()  # nothing machine-specific in files meant to be committed
     assert (tmp_path / ".claude" / "settings.json.ctxkeep.bak").read_bytes() == original_settings
     assert (tmp_path / ".mcp.json.ctxkeep.bak").read_bytes() == original_mcp
@@ -71,7 +89,17 @@ def test_local_scope_writes_absolute_paths_only_to_the_files_that_stay_on_this_m
     hooks = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())["hooks"]
     assert hooks["Stop"] == [{"hooks": [{"type": "command", "command": "'/opt/ctx keep/bin/ctxkeep' hook stop"}]}]
     assert not (tmp_path / ".mcp.json").exists() and not (tmp_path / ".claude" / "settings.json").exists()
-    assert install.mcp_command("install", "local", EXE) == ["claude", "mcp", "add", "--scope", "local", "ctxkeep", "--", EXE, "serve"]
+    assert install.mcp_command("install", "local", EXE) == [
+        "claude",
+        "mcp",
+        "add",
+        "--scope",
+        "local",
+        "ctxkeep",
+        "--",
+        EXE,
+        "serve",
+    ]
     _run("uninstall", tmp_path, tmp_path / "home", scope="local")
     assert not (tmp_path / ".claude" / "settings.local.json").exists()
 
@@ -110,16 +138,17 @@ def test_a_reinstall_from_another_path_replaces_the_old_hooks(tmp_path: Path) ->
     assert commands == [f"'/opt/ctx keep/bin/ctxkeep' hook {hook}" for hook, _ in install.HOOKS.values()]
 
 
-
 @pytest.mark.parametrize("scope", ["local", "project", "user"])
 @pytest.mark.parametrize("existed", [True, False], ids=["file-existed", "no-file"])
-def test_a_reinstall_from_another_path_then_uninstall_restores_the_original(tmp_path: Path, scope: install.Scope,
-                                                                           existed: bool) -> None:
+def test_a_reinstall_from_another_path_then_uninstall_restores_the_original(
+    tmp_path: Path, scope: install.Scope, existed: bool
+) -> None:
     """The second install must not back up the first install's file over the backup of the original."""
     home = tmp_path / "home"
     files = [change.path for change in install.plan("install", scope, tmp_path, home / ".claude", EXE)]
-    originals = {path: _write(path, SETTINGS if path.name.startswith("settings") else MCP) if existed else None
-                 for path in files}
+    originals = {
+        path: _write(path, SETTINGS if path.name.startswith("settings") else MCP) if existed else None for path in files
+    }
     _run("install", tmp_path, home, executable="/old/venv/bin/ctxkeep", scope=scope)
     _run("install", tmp_path, home, scope=scope)
     _run("uninstall", tmp_path, home, scope=scope)
@@ -127,7 +156,10 @@ def test_a_reinstall_from_another_path_then_uninstall_restores_the_original(tmp_
         assert (path.read_bytes() if path.exists() else None) == original, path
         assert not path.with_name(path.name + ".ctxkeep.bak").exists(), path
 
-@pytest.mark.parametrize("content", ['{"hooks": {', '["not", "an", "object"]', '{"hooks": []}', '{"hooks": {"PreCompact": {}}}'])
+
+@pytest.mark.parametrize(
+    "content", ['{"hooks": {', '["not", "an", "object"]', '{"hooks": []}', '{"hooks": {"PreCompact": {}}}']
+)
 def test_invalid_settings_are_refused_and_nothing_is_written(tmp_path: Path, content: str) -> None:
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
@@ -140,7 +172,9 @@ def test_invalid_settings_are_refused_and_nothing_is_written(tmp_path: Path, con
 
 def _ctxkeep(args: list[str], home: Path, project: Path, path: str) -> subprocess.CompletedProcess[str]:
     env = {"HOME": str(home), "PATH": path, "CTXKEEP_PROJECT": str(project), "CTXKEEP_DB": str(home / "db.sqlite")}
-    return subprocess.run([str(Path(sys.executable).parent / "ctxkeep"), *args], capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "ctxkeep"), *args], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 @pytest.mark.slow
@@ -150,26 +184,35 @@ def test_the_command_line_for_every_scope(tmp_path: Path) -> None:
     exe = str(Path(sys.executable).parent / "ctxkeep")
     dry = _ctxkeep(["install", "claude-code", "--dry-run"], home, project, "/usr/bin:/bin")
     assert dry.returncode == 0 and f"{exe} hook pre-compact" in dry.stdout and "settings.local.json" in dry.stdout
-    assert f"would run: claude mcp add --scope local ctxkeep -- {exe} serve" in dry.stdout and not (project / ".claude").exists()
+    assert (
+        f"would run: claude mcp add --scope local ctxkeep -- {exe} serve" in dry.stdout
+        and not (project / ".claude").exists()
+    )
 
     alone = _ctxkeep(["install", "claude-code", "--scope", "user"], home, project, "/usr/bin:/bin")
     assert alone.returncode == 0, alone.stderr
-    assert f"): claude mcp add --scope user ctxkeep -- {exe} serve" in alone.stdout and "run this yourself" in alone.stdout
+    assert (
+        f"): claude mcp add --scope user ctxkeep -- {exe} serve" in alone.stdout and "run this yourself" in alone.stdout
+    )
     assert f"{exe} hook session-start" in (home / ".claude" / "settings.json").read_text()
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "claude"
-    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'claude-calls'}\n")
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "claude-calls"}\n')
     fake.chmod(0o755)
     with_claude = _ctxkeep(["install", "claude-code", "--scope", "user"], home, project, f"{bin_dir}:/usr/bin:/bin")
     removed = _ctxkeep(["uninstall", "claude-code", "--scope", "user"], home, project, f"{bin_dir}:/usr/bin:/bin")
     assert with_claude.returncode == 0 and removed.returncode == 0
     assert (tmp_path / "claude-calls").read_text().splitlines() == [
-        f"mcp add --scope user ctxkeep -- {exe} serve", "mcp remove --scope user ctxkeep"]
+        f"mcp add --scope user ctxkeep -- {exe} serve",
+        "mcp remove --scope user ctxkeep",
+    ]
     assert not (home / ".claude" / "settings.json").exists()
 
-    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"ctxkeep": {"type": "stdio", "command": exe, "args": ["serve"]}}}))
+    (home / ".claude.json").write_text(
+        json.dumps({"mcpServers": {"ctxkeep": {"type": "stdio", "command": exe, "args": ["serve"]}}})
+    )
     again = _ctxkeep(["install", "claude-code", "--scope", "user"], home, project, f"{bin_dir}:/usr/bin:/bin")
     assert again.returncode == 0 and "the server is registered in Claude Code (user scope)" in again.stdout
     assert len((tmp_path / "claude-calls").read_text().splitlines()) == 2  # already registered: `claude` not run again
@@ -177,21 +220,42 @@ def test_the_command_line_for_every_scope(tmp_path: Path) -> None:
     (project / ".mcp.json").write_text("{broken")
     refused = _ctxkeep(["install", "claude-code", "--scope", "project"], home, project, "/usr/bin:/bin")
     assert refused.returncode == 1 and "is not valid JSON" in refused.stderr and "Traceback" not in refused.stderr
-    assert (project / ".mcp.json").read_text() == "{broken" and not os.path.exists(project / ".claude" / "settings.json")
+    assert (project / ".mcp.json").read_text() == "{broken" and not os.path.exists(
+        project / ".claude" / "settings.json"
+    )
 
 
 def test_hooks_and_servers_someone_wrote_by_hand_are_left_alone(tmp_path: Path) -> None:
-    theirs = {"hooks": {
-        "PreCompact": [{"hooks": [{"type": "command", "command": "ctxkeep hook pre-compact", "timeout": 30}]}],
-        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "/usr/local/bin/ctxkeep hook session-start"}]},
-                         {"hooks": [{"type": "command", "command": "notify-send compacting # won't hook session-start"}]}]}}
-    server = {"mcpServers": {"ctxkeep": {"command": "/srv/ctxkeep", "args": ["serve"], "env": {"CTXKEEP_DB": "/data/team.db"}}}}
+    theirs = {
+        "hooks": {
+            "PreCompact": [{"hooks": [{"type": "command", "command": "ctxkeep hook pre-compact", "timeout": 30}]}],
+            "SessionStart": [
+                {
+                    "matcher": "startup",
+                    "hooks": [{"type": "command", "command": "/usr/local/bin/ctxkeep hook session-start"}],
+                },
+                {"hooks": [{"type": "command", "command": "notify-send compacting # won't hook session-start"}]},
+            ],
+        }
+    }
+    server = {
+        "mcpServers": {
+            "ctxkeep": {"command": "/srv/ctxkeep", "args": ["serve"], "env": {"CTXKEEP_DB": "/data/team.db"}}
+        }
+    }
     settings, mcp = tmp_path / ".claude" / "settings.json", tmp_path / ".mcp.json"
     original_settings, original_mcp = _write(settings, theirs), _write(mcp, server)
     _run("install", tmp_path, tmp_path / "home")
     installed = json.loads(settings.read_text())["hooks"]
-    assert installed["PreCompact"][0] == theirs["hooks"]["PreCompact"][0] and installed["SessionStart"][:2] == theirs["hooks"]["SessionStart"]
-    assert json.loads(mcp.read_text())["mcpServers"]["ctxkeep"] == {"command": "ctxkeep", "args": ["serve"], "env": {"CTXKEEP_DB": "/data/team.db"}}
+    assert (
+        installed["PreCompact"][0] == theirs["hooks"]["PreCompact"][0]
+        and installed["SessionStart"][:2] == theirs["hooks"]["SessionStart"]
+    )
+    assert json.loads(mcp.read_text())["mcpServers"]["ctxkeep"] == {
+        "command": "ctxkeep",
+        "args": ["serve"],
+        "env": {"CTXKEEP_DB": "/data/team.db"},
+    }
     _run("uninstall", tmp_path, tmp_path / "home")
     assert settings.read_bytes() == original_settings and mcp.read_bytes() == original_mcp
 
@@ -210,7 +274,9 @@ def test_doctor_reads_odd_settings_without_a_traceback(tmp_path: Path) -> None:
 
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".mcp.json").write_text('{"mcpServers": ["ctxkeep"]}')
-    (tmp_path / ".claude" / "settings.json").write_text('{"hooks": {"PreCompact": [7, {"hooks": "x"}, {"hooks": [{"command": "/nowhere/ctxkeep hook pre-compact"}]}]}}')
+    (tmp_path / ".claude" / "settings.json").write_text(
+        '{"hooks": {"PreCompact": [7, {"hooks": "x"}, {"hooks": [{"command": "/nowhere/ctxkeep hook pre-compact"}]}]}}'
+    )
     checks = {c.name: c for c in claude_code_checks(tmp_path, tmp_path / "home", {"HOME": str(tmp_path / "home")})}
     assert checks["mcp server"].status == "warn"
     missing = next(c for name, c in checks.items() if name.startswith("PreCompact hook"))

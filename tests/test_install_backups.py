@@ -18,8 +18,10 @@ MCP = {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--stdio"]}}}
 
 
 def _run(action: str, project: Path) -> list[str]:
-    return install.apply(install.plan(action, "project", project, project / "home" / ".claude", EXE),  # type: ignore[arg-type]
-                         backup=action == "install")
+    return install.apply(
+        install.plan(action, "project", project, project / "home" / ".claude", EXE),  # type: ignore[arg-type]
+        backup=action == "install",
+    )
 
 
 def _backups(project: Path) -> list[str]:
@@ -57,11 +59,22 @@ def test_uninstall_through_the_command_leaves_no_backup_behind(tmp_path: Path) -
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "settings.json").write_text(json.dumps(SETTINGS))
-    env = {**os.environ, "CTXKEEP_PROJECT": str(project), "CTXKEEP_DB": str(tmp_path / "db.sqlite"), "HOME": str(tmp_path / "home"),
-           "CLAUDE_CONFIG_DIR": str(tmp_path / "home" / ".claude")}
+    env = {
+        **os.environ,
+        "CTXKEEP_PROJECT": str(project),
+        "CTXKEEP_DB": str(tmp_path / "db.sqlite"),
+        "HOME": str(tmp_path / "home"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "home" / ".claude"),
+    }
     for action in ("install", "uninstall"):
-        done = subprocess.run([sys.executable, "-m", "ctxkeep", action, "claude-code", "--scope", "project"], capture_output=True,
-                              text=True, env=env, timeout=120, cwd=project)
+        done = subprocess.run(
+            [sys.executable, "-m", "ctxkeep", action, "claude-code", "--scope", "project"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            cwd=project,
+        )
         assert done.returncode == 0, done.stderr
     assert json.loads((project / ".claude" / "settings.json").read_text()) == SETTINGS
     assert _backups(project) == []

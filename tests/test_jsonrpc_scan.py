@@ -13,11 +13,20 @@ from hypothesis import strategies as st
 from ctxkeep.server.jsonrpc_check import oversize
 from ctxkeep.server.jsonrpc_scan import CUT, STRING_BYTES, Scan
 
-tricky_text = st.lists(st.sampled_from(list('ab"\\{}[]:, \n\u00e9\U0001F600') + ["id", '"id"']), max_size=12).map("".join)
-scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | tricky_text
-           | st.just("long \\" * 300))
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(tricky_text, inner, max_size=4),
-                      max_leaves=20)
+tricky_text = st.lists(st.sampled_from(list('ab"\\{}[]:, \n\u00e9\U0001f600') + ["id", '"id"']), max_size=12).map(
+    "".join
+)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | tricky_text
+    | st.just("long \\" * 300)
+)
+values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(tricky_text, inner, max_size=4), max_leaves=20
+)
 
 
 def _collapsed(value: Any, level: int = 0, keep: int = 1) -> Any:
@@ -48,10 +57,14 @@ def _scan(text: bytes, cuts: list[int]) -> Scan:
 
 
 @settings(max_examples=400, deadline=None)
-@given(message=st.dictionaries(tricky_text, values, max_size=6), cuts=st.lists(st.integers(min_value=0), max_size=8),
-       ascii_only=st.booleans())
-def test_the_top_level_is_found_in_any_pieces_and_nested_values_never_leak_into_it(message: dict[str, Any], cuts: list[int],
-                                                                                     ascii_only: bool) -> None:
+@given(
+    message=st.dictionaries(tricky_text, values, max_size=6),
+    cuts=st.lists(st.integers(min_value=0), max_size=8),
+    ascii_only=st.booleans(),
+)
+def test_the_top_level_is_found_in_any_pieces_and_nested_values_never_leak_into_it(
+    message: dict[str, Any], cuts: list[int], ascii_only: bool
+) -> None:
     text = json.dumps(message, ensure_ascii=ascii_only).encode()
     scan = _scan(text, cuts)
     assert scan.values() == [_collapsed(message)]
@@ -59,7 +72,10 @@ def test_the_top_level_is_found_in_any_pieces_and_nested_values_never_leak_into_
 
 
 @settings(max_examples=200, deadline=None)
-@given(batch=st.lists(st.dictionaries(tricky_text, values, max_size=4), max_size=4), cuts=st.lists(st.integers(min_value=0), max_size=8))
+@given(
+    batch=st.lists(st.dictionaries(tricky_text, values, max_size=4), max_size=4),
+    cuts=st.lists(st.integers(min_value=0), max_size=8),
+)
 def test_a_batch_keeps_each_message_top_level(batch: list[dict[str, Any]], cuts: list[int]) -> None:
     scan = _scan(json.dumps(batch).encode(), cuts)
     assert scan.values() == [[_collapsed(message, 1, 2) for message in batch]]
@@ -85,8 +101,13 @@ def test_a_long_top_level_string_is_cut_and_a_cut_id_is_not_used() -> None:
 
 
 def test_a_text_cut_short_still_gives_its_top_level_id_and_garbage_gives_none() -> None:
-    for text, expected in ((b'{"jsonrpc": "2.0", "params": {"id": 1, "a": [', None), (b'{"jsonrpc": "2.0", "params": {"id": 1}, "id": 9, "x": [', 9),
-                           (b'{"id": "a\\"b", "params": {', 'a"b'), (b"]]", None), (b"not json", None)):
+    for text, expected in (
+        (b'{"jsonrpc": "2.0", "params": {"id": 1, "a": [', None),
+        (b'{"jsonrpc": "2.0", "params": {"id": 1}, "id": 9, "x": [', 9),
+        (b'{"id": "a\\"b", "params": {', 'a"b'),
+        (b"]]", None),
+        (b"not json", None),
+    ):
         scan = Scan()
         scan.feed(text)
         assert scan.values() is None and scan.fallback_id() == expected, text

@@ -99,8 +99,11 @@ def storage_imports_nothing_above_it(module: str, imports: set[str]) -> list[str
 def backends_are_private_to_storage(module: str, imports: set[str]) -> list[str]:
     if within(module, "ctxkeep.storage"):
         return []
-    return [f"{module} imports the backend {n} (use ctxkeep.storage)" for n in imports
-            if within(n, "ctxkeep.storage.sqlite") or within(n, "ctxkeep.storage.postgres")]
+    return [
+        f"{module} imports the backend {n} (use ctxkeep.storage)"
+        for n in imports
+        if within(n, "ctxkeep.storage.sqlite") or within(n, "ctxkeep.storage.postgres")
+    ]
 
 
 def clients_never_import_the_server(module: str, imports: set[str]) -> list[str]:
@@ -108,8 +111,14 @@ def clients_never_import_the_server(module: str, imports: set[str]) -> list[str]
         return []
     own = ".".join(module.split(".")[:3])
     bad = [f"{module} imports {n}" for n in imports if within(n, "ctxkeep.server")]
-    others = [n for n in imports if within(n, "ctxkeep.clients") and len(n.split(".")) > 2
-              and not within(n, own) and not within(n, "ctxkeep.clients.core")]
+    others = [
+        n
+        for n in imports
+        if within(n, "ctxkeep.clients")
+        and len(n.split(".")) > 2
+        and not within(n, own)
+        and not within(n, "ctxkeep.clients.core")
+    ]
     return bad + [f"{module} imports another client's folder: {n}" for n in others]
 
 
@@ -129,15 +138,23 @@ def only_the_server_imports_the_mcp_sdk(module: str, imports: set[str]) -> list[
     mcp = {n for n in imports if n.split(".")[0] == "mcp"}
     if within(module, "ctxkeep.server") or not mcp:
         return []
-    if module == "ctxkeep.cli.demo" and all(within(n, "mcp") and n in ("mcp", "mcp.Client", "mcp.client.stdio", "mcp.client.stdio.StdioServerParameters") for n in mcp):
+    if module == "ctxkeep.cli.demo" and all(
+        within(n, "mcp") and n in ("mcp", "mcp.Client", "mcp.client.stdio", "mcp.client.stdio.StdioServerParameters")
+        for n in mcp
+    ):
         return []
     return [f"{module} imports {sorted(mcp)}"]
 
 
 RULES: list[Rule] = [
-    capabilities_meet_only_at_their_init, tools_stay_below_the_adapters, storage_imports_nothing_above_it,
-    backends_are_private_to_storage, clients_never_import_the_server, prompts_use_only_capability_exports,
-    only_storage_imports_the_database_driver, only_the_server_imports_the_mcp_sdk,
+    capabilities_meet_only_at_their_init,
+    tools_stay_below_the_adapters,
+    storage_imports_nothing_above_it,
+    backends_are_private_to_storage,
+    clients_never_import_the_server,
+    prompts_use_only_capability_exports,
+    only_storage_imports_the_database_driver,
+    only_the_server_imports_the_mcp_sdk,
 ]
 
 
@@ -169,7 +186,7 @@ def package_cycles(modules: dict[str, set[str]]) -> list[list[str]]:
         state[node] = "open"
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
-                cycles.append(path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt])
+                cycles.append(path[path.index(nxt) :] + [nxt] if nxt in path else [node, nxt])
             elif nxt not in state:
                 visit(nxt, path + [nxt])
         state[node] = "done"
@@ -219,5 +236,9 @@ def test_a_deliberately_wrong_import_fails_each_rule() -> None:
 
 def test_an_import_cycle_between_rooms_is_found() -> None:
     modules = all_modules()
-    modules["ctxkeep.tools.evidence.records"] = modules["ctxkeep.tools.evidence.records"] | {"ctxkeep.tools.working_set"}
-    assert any("ctxkeep.tools.evidence" in cycle and "ctxkeep.tools.working_set" in cycle for cycle in package_cycles(modules))
+    modules["ctxkeep.tools.evidence.records"] = modules["ctxkeep.tools.evidence.records"] | {
+        "ctxkeep.tools.working_set"
+    }
+    assert any(
+        "ctxkeep.tools.evidence" in cycle and "ctxkeep.tools.working_set" in cycle for cycle in package_cycles(modules)
+    )

@@ -45,7 +45,9 @@ def state(**changes: Any) -> TaskState:
 
 
 async def save(scope: Scope, owner: str | None = None, seconds: int | None = None, **changes: Any) -> int:
-    saved = await checkpoint_save(scope, CheckpointSaveRequest(task_id="proc", state=state(**changes), owner=owner, lease_seconds=seconds))
+    saved = await checkpoint_save(
+        scope, CheckpointSaveRequest(task_id="proc", state=state(**changes), owner=owner, lease_seconds=seconds)
+    )
     return saved.version
 
 
@@ -59,14 +61,18 @@ def timed(store: Store, clock: Clock) -> Scope:
     return Scope(store, PROJECT, clock=clock)
 
 
-async def test_a_save_under_another_owners_live_lease_is_refused_naming_the_holder_and_the_expiry(timed: Scope, clock: Clock) -> None:
+async def test_a_save_under_another_owners_live_lease_is_refused_naming_the_holder_and_the_expiry(
+    timed: Scope, clock: Clock
+) -> None:
     assert await save(timed, owner="laptop-agent", seconds=300) == 1
     clock.now += timedelta(seconds=10)
     for owner in ("ci-runner", None):  # another owner, and a save that names none
         with pytest.raises(LeaseHeld) as refused:
             await save(timed, owner=owner, pending=["Supplier C freight missing", "check customs"])
         assert "'laptop-agent'" in str(refused.value) and "2026-11-30T12:05:00.000000Z" in str(refused.value)
-    assert await save(timed, owner="laptop-agent", pending=["Supplier C freight missing", "check customs"]) == 2  # the holder saves
+    assert (
+        await save(timed, owner="laptop-agent", pending=["Supplier C freight missing", "check customs"]) == 2
+    )  # the holder saves
 
 
 async def test_resume_checks_report_the_owner_and_the_expiry(timed: Scope, clock: Clock) -> None:
@@ -87,7 +93,9 @@ async def test_resume_checks_report_the_owner_and_the_expiry(timed: Scope, clock
 
 async def test_claiming_at_load_refuses_while_another_holds_it(timed: Scope, clock: Clock) -> None:
     await save(timed, owner="laptop-agent", seconds=300)
-    with pytest.raises(LeaseHeld, match="claim refused: task 'proc' is leased to 'laptop-agent' until 2026-11-30T12:05:00"):
+    with pytest.raises(
+        LeaseHeld, match="claim refused: task 'proc' is leased to 'laptop-agent' until 2026-11-30T12:05:00"
+    ):
         await checkpoint_load(timed, "proc", owner="ci-runner", lease_seconds=60)
 
 
@@ -123,9 +131,13 @@ async def test_a_lease_of_zero_seconds_releases_it(timed: Scope, clock: Clock) -
 
 
 async def test_the_lease_fields_go_through_the_mcp_tools(client: Client) -> None:
-    saved = await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state(), "owner": "agent-a", "lease_seconds": 300})
+    saved = await client.call_tool(
+        "checkpoint_save", {"task_id": "proc", "state": procurement_state(), "owner": "agent-a", "lease_seconds": 300}
+    )
     assert not saved.is_error
-    refused = await client.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state(next_action="x"), "owner": "agent-b"})
+    refused = await client.call_tool(
+        "checkpoint_save", {"task_id": "proc", "state": procurement_state(next_action="x"), "owner": "agent-b"}
+    )
     assert refused.is_error and "leased to 'agent-a' until" in tool_text(refused)
     held = await client.call_tool("checkpoint_load", {"task_id": "proc", "owner": "agent-b", "lease_seconds": 60})
     assert held.is_error and "claim refused" in tool_text(held)
@@ -134,11 +146,18 @@ async def test_the_lease_fields_go_through_the_mcp_tools(client: Client) -> None
 
 
 def _claimer(db: Path, task: str, owner: str, start: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tests.lease_claimer", str(db), task, owner, str(start)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.lease_claimer", str(db), task, owner, str(start)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
-async def test_two_executors_racing_for_one_task_one_wins_and_the_other_is_told_who(db_path: Path, tmp_path: Path) -> None:
+async def test_two_executors_racing_for_one_task_one_wins_and_the_other_is_told_who(
+    db_path: Path, tmp_path: Path
+) -> None:
     store = await Store.open(db_path)
     try:
         for n in range(3):
@@ -160,16 +179,23 @@ async def test_two_executors_racing_for_one_task_one_wins_and_the_other_is_told_
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and /bin/sh are POSIX")
-async def test_a_sigkilled_holder_keeps_the_task_until_its_lease_expires_then_it_is_taken_over(db_path: Path, tmp_path: Path) -> None:
+async def test_a_sigkilled_holder_keeps_the_task_until_its_lease_expires_then_it_is_taken_over(
+    db_path: Path, tmp_path: Path
+) -> None:
     pid_file = tmp_path / "server.pid"
     plain = stdio_params(db_path)
-    params = StdioServerParameters(command="/bin/sh", args=["-c", f'echo $$ > "{pid_file}"; exec "{sys.executable}" -m ctxkeep serve'],
-                                   env=plain.env)
+    params = StdioServerParameters(
+        command="/bin/sh",
+        args=["-c", f'echo $$ > "{pid_file}"; exec "{sys.executable}" -m ctxkeep serve'],
+        env=plain.env,
+    )
     with anyio.fail_after(90):
         connection = Client(params)
         holder = await connection.__aenter__()
-        saved = await holder.call_tool("checkpoint_save", {"task_id": "proc", "state": procurement_state(), "owner": "worker-1",
-                                                           "lease_seconds": 4})
+        saved = await holder.call_tool(
+            "checkpoint_save",
+            {"task_id": "proc", "state": procurement_state(), "owner": "worker-1", "lease_seconds": 4},
+        )
         assert not saved.is_error, tool_text(saved)
         os.kill(int(pid_file.read_text()), signal.SIGKILL)  # the holder dies without releasing anything
         try:
@@ -189,7 +215,11 @@ async def test_a_sigkilled_holder_keeps_the_task_until_its_lease_expires_then_it
             except LeaseHeld:
                 assert time.monotonic() < deadline
                 await anyio.sleep(0.25)
-        assert taken.trigger == "takeover" and taken.took_over is not None and taken.took_over.startswith("worker-1 (lease expired")
+        assert (
+            taken.trigger == "takeover"
+            and taken.took_over is not None
+            and taken.took_over.startswith("worker-1 (lease expired")
+        )
         assert await verify_chain(scope, "proc") == []
     finally:
         await store.close()

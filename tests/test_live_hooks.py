@@ -14,7 +14,9 @@ import pytest
 from tests.claude_home import Claude, bash
 
 pytestmark = pytest.mark.slow
-BIG = "\n".join(f"line {n}: building module_{n}.o ... ok" for n in range(3_000)) + "\nERROR: module_2999 failed to link\n"
+BIG = (
+    "\n".join(f"line {n}: building module_{n}.o ... ok" for n in range(3_000)) + "\nERROR: module_2999 failed to link\n"
+)
 
 
 def _view(out: dict[str, object] | None) -> str:
@@ -43,7 +45,11 @@ def test_the_shaped_bash_output_has_the_shape_claude_code_accepts(tmp_path: Path
     out = Claude(tmp_path).post_tool_use(*bash("make", BIG))
     assert out is not None
     replaced = out["hookSpecificOutput"]["updatedToolOutput"]
-    assert set(replaced) == {"stdout", "stderr", "interrupted"} and replaced["stderr"] == "" and replaced["interrupted"] is False
+    assert (
+        set(replaced) == {"stdout", "stderr", "interrupted"}
+        and replaced["stderr"] == ""
+        and replaced["interrupted"] is False
+    )
 
 
 def test_secrets_are_redacted_before_the_output_is_stored(tmp_path: Path) -> None:
@@ -51,21 +57,34 @@ def test_secrets_are_redacted_before_the_output_is_stored(tmp_path: Path) -> Non
     secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     view = _view(claude.post_tool_use(*bash("env", BIG + f"\nGITHUB_TOKEN={secret}\n")))
     assert secret not in view and all(secret not in content for content in _inbox(claude).values())
-    assert secret.encode() not in claude.db.read_bytes() + (claude.db.with_name(claude.db.name + "-wal").read_bytes()
-                                                             if claude.db.with_name(claude.db.name + "-wal").exists() else b"")
+    assert secret.encode() not in claude.db.read_bytes() + (
+        claude.db.with_name(claude.db.name + "-wal").read_bytes()
+        if claude.db.with_name(claude.db.name + "-wal").exists()
+        else b""
+    )
 
 
 def test_small_outputs_edits_and_ctxkeeps_own_tools_pass_through_untouched(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
     assert claude.post_tool_use(*bash("ls", "a.py\nb.py\n")) is None
-    assert claude.post_tool_use("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "y"}, {"filePath": "/p/a.py", "structuredPatch": BIG}) is None
+    assert (
+        claude.post_tool_use(
+            "Edit",
+            {"file_path": "/p/a.py", "old_string": "x", "new_string": "y"},
+            {"filePath": "/p/a.py", "structuredPatch": BIG},
+        )
+        is None
+    )
     assert claude.post_tool_use("mcp__ctxkeep__evidence_get", {"ref": "ev_x"}, BIG) is None
     assert claude.rows("SELECT COUNT(*) FROM evidence_inbox") == [(0,)]
 
 
 def test_read_is_shaped_only_when_the_user_opts_in(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
-    response = {"type": "text", "file": {"filePath": "/p/big.py", "content": BIG, "numLines": 3001, "startLine": 1, "totalLines": 3001}}
+    response = {
+        "type": "text",
+        "file": {"filePath": "/p/big.py", "content": BIG, "numLines": 3001, "startLine": 1, "totalLines": 3001},
+    }
     assert claude.post_tool_use("Read", {"file_path": "/p/big.py"}, response) is None
     out = claude.post_tool_use("Read", {"file_path": "/p/big.py"}, response, use_id="toolu_2", CTXKEEP_SHAPE_READ="1")
     assert out is not None and "evidence_get" in out["hookSpecificOutput"]["updatedToolOutput"]["file"]["content"]
@@ -75,7 +94,10 @@ def test_other_mcp_servers_tools_are_shaped_as_text(tmp_path: Path) -> None:
     out = Claude(tmp_path).post_tool_use("mcp__linear__list_issues", {"team": "ENG"}, BIG)
     assert out is not None
     shaped = out["hookSpecificOutput"]
-    assert shaped["updatedMCPToolOutput"] == shaped["updatedToolOutput"] and "evidence_get" in shaped["updatedMCPToolOutput"]
+    assert (
+        shaped["updatedMCPToolOutput"] == shaped["updatedToolOutput"]
+        and "evidence_get" in shaped["updatedMCPToolOutput"]
+    )
 
 
 def test_one_switch_turns_shaping_off_but_the_output_is_still_offloaded_and_recorded(tmp_path: Path) -> None:
@@ -103,7 +125,9 @@ def test_prompts_are_recorded_with_negated_instructions_verbatim(tmp_path: Path)
 
 
 def _edit(claude: Claude, path: str, use_id: str) -> None:
-    claude.post_tool_use("Edit", {"file_path": path, "old_string": "a", "new_string": "b"}, {"filePath": path}, use_id=use_id)
+    claude.post_tool_use(
+        "Edit", {"file_path": path, "old_string": "a", "new_string": "b"}, {"filePath": path}, use_id=use_id
+    )
 
 
 def test_a_stop_after_an_edit_is_blocked_once_then_allowed(tmp_path: Path) -> None:
@@ -127,7 +151,12 @@ def test_a_turn_that_changed_nothing_or_verified_its_change_is_not_blocked(tmp_p
     claude.post_tool_use(*bash("bash scripts/run.sh", "done"), use_id="toolu_4")  # running what was written verifies it
     assert claude.stop() is None
     _edit(claude, "/p/README.md", "toolu_5")
-    claude.post_tool_use("Read", {"file_path": "/p/README.md"}, {"type": "text", "file": {"filePath": "/p/README.md", "content": "x"}}, use_id="toolu_6")
+    claude.post_tool_use(
+        "Read",
+        {"file_path": "/p/README.md"},
+        {"type": "text", "file": {"filePath": "/p/README.md", "content": "x"}},
+        use_id="toolu_6",
+    )
     assert claude.stop() is None
 
 
@@ -137,9 +166,21 @@ def test_the_gate_has_an_off_switch(tmp_path: Path) -> None:
     assert claude.stop(CTXKEEP_GATE="off") is None
 
 
-@pytest.mark.parametrize("stdin", [b"", b"not json", b"[1, 2]", b'{"session_id": "../../etc"}', b'{"session_id": 7}',
-                                   b"\xff\xfe garbage", json.dumps({"session_id": "s-1", "tool_name": 5, "tool_response": [1]}).encode()])
-@pytest.mark.parametrize("event", ["post-tool-use", "user-prompt-submit", "stop", "session-start", "pre-compact", "post-compact"])
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        b"",
+        b"not json",
+        b"[1, 2]",
+        b'{"session_id": "../../etc"}',
+        b'{"session_id": 7}',
+        b"\xff\xfe garbage",
+        json.dumps({"session_id": "s-1", "tool_name": 5, "tool_response": [1]}).encode(),
+    ],
+)
+@pytest.mark.parametrize(
+    "event", ["post-tool-use", "user-prompt-submit", "stop", "session-start", "pre-compact", "post-compact"]
+)
 def test_garbage_input_exits_0_prints_nothing_and_logs(tmp_path: Path, event: str, stdin: bytes) -> None:
     claude = Claude(tmp_path)
     done = claude.hook(event, stdin)
@@ -149,9 +190,19 @@ def test_garbage_input_exits_0_prints_nothing_and_logs(tmp_path: Path, event: st
 def test_an_unknown_claude_code_version_with_new_fields_still_works(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
     name, data, response = bash("make", BIG)
-    out = claude.output(claude.hook("post-tool-use", claude.base("PostToolUse", tool_name=name, tool_input=data,
-                                                                 tool_response={**response, "newField": {"x": 1}},
-                                                                 tool_use_id="t", futureTopLevel=[1, 2])))
+    out = claude.output(
+        claude.hook(
+            "post-tool-use",
+            claude.base(
+                "PostToolUse",
+                tool_name=name,
+                tool_input=data,
+                tool_response={**response, "newField": {"x": 1}},
+                tool_use_id="t",
+                futureTopLevel=[1, 2],
+            ),
+        )
+    )
     assert out is not None and "evidence_get" in out["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
 
 
@@ -159,8 +210,16 @@ def test_a_failing_offload_never_hides_or_alters_the_output(tmp_path: Path) -> N
     claude = Claude(tmp_path)
     claude.db.parent.mkdir(parents=True)
     claude.db.write_bytes(b"this is not a database" * 100)
-    done = claude.hook("post-tool-use", claude.base("PostToolUse", tool_name="Bash", tool_input={"command": "make"},
-                                                    tool_response={"stdout": BIG, "stderr": "", "interrupted": False}, tool_use_id="t"))
+    done = claude.hook(
+        "post-tool-use",
+        claude.base(
+            "PostToolUse",
+            tool_name="Bash",
+            tool_input={"command": "make"},
+            tool_response={"stdout": BIG, "stderr": "", "interrupted": False},
+            tool_use_id="t",
+        ),
+    )
     assert (done.returncode, done.stdout) == (0, b"")  # nothing printed: Claude Code keeps the original output
     assert "post-tool-use failed" in claude.logged() and BIG[:30] not in claude.logged()
 
@@ -169,17 +228,26 @@ def test_the_fast_hooks_import_no_pydantic_asyncio_aiosqlite_tiktoken_mcp_inspec
     """Nor the standard library's slow imports: inspect (through dataclasses) costs a hook ~7 ms of a ~20 ms floor,
     typing ~3 ms (the hook modules declare their named tuples with ctxkeep.named_tuple)."""
     claude = Claude(tmp_path)
-    probe = ("import sys, io, json\nfrom ctxkeep.cli import main\n"
-             "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\nmain(['hook', sys.argv[1]])\n"
-             "heavy = [m for m in ('pydantic', 'asyncio', 'aiosqlite', 'tiktoken', 'mcp', 'anyio', 'inspect', 'dataclasses', 'typing') "
-             "if m in sys.modules]\n"
-             "sys.stderr.write(json.dumps(heavy))\n")
+    probe = (
+        "import sys, io, json\nfrom ctxkeep.cli import main\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\nmain(['hook', sys.argv[1]])\n"
+        "heavy = [m for m in ('pydantic', 'asyncio', 'aiosqlite', 'tiktoken', 'mcp', 'anyio', 'inspect', 'dataclasses', 'typing') "
+        "if m in sys.modules]\n"
+        "sys.stderr.write(json.dumps(heavy))\n"
+    )
     name, data, response = bash("make", BIG)
-    inputs = {"post-tool-use": claude.base("PostToolUse", tool_name=name, tool_input=data, tool_response=response, tool_use_id="t"),
-              "user-prompt-submit": claude.base("UserPromptSubmit", prompt="never push to main"),
-              "stop": claude.base("Stop", stop_hook_active=False), "session-start": claude.base("SessionStart", source="resume")}
+    inputs = {
+        "post-tool-use": claude.base(
+            "PostToolUse", tool_name=name, tool_input=data, tool_response=response, tool_use_id="t"
+        ),
+        "user-prompt-submit": claude.base("UserPromptSubmit", prompt="never push to main"),
+        "stop": claude.base("Stop", stop_hook_active=False),
+        "session-start": claude.base("SessionStart", source="resume"),
+    }
     for event, stdin in inputs.items():
-        done = subprocess.run([sys.executable, "-c", probe, event, json.dumps(stdin)], capture_output=True, env=claude.env(), timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-c", probe, event, json.dumps(stdin)], capture_output=True, env=claude.env(), timeout=60
+        )
         assert json.loads(done.stderr.decode().strip().splitlines()[-1]) == [], event
 
 
@@ -227,7 +295,9 @@ def test_a_search_alone_finds_an_offloaded_output(tmp_path: Path) -> None:
         store = await Store.open(claude.db)
         try:
             scope = Scope(store=store, project=str(claude.project.resolve()))
-            return [h.ref for h in (await evidence_search(scope, EvidenceSearchRequest(query="module_2999 failed"))).hits]
+            return [
+                h.ref for h in (await evidence_search(scope, EvidenceSearchRequest(query="module_2999 failed"))).hits
+            ]
         finally:
             await store.close()
 
@@ -254,4 +324,7 @@ def test_a_foreign_sqlite_file_is_never_written_by_a_hook_and_new_folders_are_pr
         deep.prompt("hello there, new database")
     finally:
         os.umask(old)
-    assert stat.S_IMODE(deep.db.parent.stat().st_mode) == 0o700 and stat.S_IMODE((tmp_path / "other" / "a").stat().st_mode) == 0o700
+    assert (
+        stat.S_IMODE(deep.db.parent.stat().st_mode) == 0o700
+        and stat.S_IMODE((tmp_path / "other" / "a").stat().st_mode) == 0o700
+    )

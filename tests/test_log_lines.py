@@ -21,11 +21,19 @@ def test_a_long_log_message_is_one_plain_line(tmp_path: Path) -> None:
     blocker.write_text("x")
     db = blocker / ("deeply-nested-folder-name-" * 4) / "ctxkeep.db"
     messages = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
-    done = subprocess.run([sys.executable, "-m", "ctxkeep", "serve"], input="".join(json.dumps(m) + "\n" for m in messages),
-                          capture_output=True, text=True, timeout=60, cwd=ROOT,
-                          env={**os.environ, "CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": str(tmp_path), "COLUMNS": "80"})
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "serve"],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": str(tmp_path), "COLUMNS": "80"},
+    )
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     logged = [line for line in lines if "cannot use its database" in line]
-    assert len(logged) == 1 and str(db) in logged[0] and "Not a directory" in logged[0], done.stderr  # whole, on one line
+    assert len(logged) == 1 and str(db) in logged[0] and "Not a directory" in logged[0], (
+        done.stderr
+    )  # whole, on one line
     assert "\x1b[" not in done.stderr  # no colour codes
     assert logged[0].split(" ")[1] == "ERROR" and " ctxkeep: " in logged[0], logged[0]  # time, level, logger: message

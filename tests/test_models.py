@@ -38,7 +38,10 @@ def test_a_naive_time_means_utc() -> None:
     assert state.canonical().count("2026-11-30T10:00:00Z") == 1
 
 
-@pytest.mark.parametrize("char", ["\u202e", "\u202d", "\u2066", "\u200b", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u061c", "\n", "\t", "\u2028"])
+@pytest.mark.parametrize(
+    "char",
+    ["\u202e", "\u202d", "\u2066", "\u200b", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u061c", "\n", "\t", "\u2028"],
+)
 def test_task_ids_that_could_be_spoofed_are_refused(char: str) -> None:
     with pytest.raises(ValidationError, match=f"U\\+{ord(char):04X}"):
         CheckpointSaveRequest(task_id=f"deploy{char}prod", state=TaskState(goal="g"))

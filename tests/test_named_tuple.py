@@ -58,6 +58,7 @@ def test_fields_defaults_methods_and_tuple_behaviour_match_typings(cls: type) ->
 
 def test_a_field_without_default_after_one_with_a_default_is_refused() -> None:
     with pytest.raises(TypeError, match="the fields with a default must come last"):
+
         class Wrong(NamedTuple):
             first: str = ""
             second: str

@@ -55,8 +55,11 @@ async def database_files(url: str) -> bytes:
     conn = await asyncpg.connect(url)
     try:
         await conn.execute("CHECKPOINT")
-        folder = Path(await conn.fetchval("SHOW data_directory")) / "base" / str(
-            await conn.fetchval("SELECT oid FROM pg_database WHERE datname = current_database()"))
+        folder = (
+            Path(await conn.fetchval("SHOW data_directory"))
+            / "base"
+            / str(await conn.fetchval("SELECT oid FROM pg_database WHERE datname = current_database()"))
+        )
     except asyncpg.InsufficientPrivilegeError as exc:
         _cannot(f"the test role may not CHECKPOINT or read data_directory: {exc}")
     finally:
@@ -81,8 +84,12 @@ def held(data: bytes, secret: str) -> bool:
 
 
 async def remember(scope: Scope, secret: str, key: str = "delivery address") -> None:
-    await memory_write(scope, MemoryWriteRequest(kind="user_preference", key=key, content=secret, explicit_confirmation=True,
-                                                 source_message_id="msg-3"))
+    await memory_write(
+        scope,
+        MemoryWriteRequest(
+            kind="user_preference", key=key, content=secret, explicit_confirmation=True, source_message_id="msg-3"
+        ),
+    )
 
 
 async def test_a_plain_vacuum_can_leave_a_deleted_rows_bytes_in_its_page(pg_url: str, secret: str) -> None:
@@ -91,7 +98,9 @@ async def test_a_plain_vacuum_can_leave_a_deleted_rows_bytes_in_its_page(pg_url:
     conn = await asyncpg.connect(pg_url)
     try:
         await conn.execute("CREATE TABLE scratch (id int PRIMARY KEY, body text)")
-        await conn.executemany("INSERT INTO scratch VALUES ($1, $2)", [(i, f"row {i} " * 20) for i in range(50)] + [(50, secret)])
+        await conn.executemany(
+            "INSERT INTO scratch VALUES ($1, $2)", [(i, f"row {i} " * 20) for i in range(50)] + [(50, secret)]
+        )
         await conn.execute("DELETE FROM scratch WHERE id = 50")  # the last row in, the lowest address on its page
         await conn.execute("VACUUM scratch")
     finally:
@@ -118,7 +127,9 @@ async def test_a_deleted_evidence_record_is_in_no_file_of_the_database(scope: Sc
     assert not held(await database_files(pg_url), secret)
 
 
-async def test_a_rewrite_a_lock_kept_from_running_is_owed_and_the_next_write_finishes_it(scope: Scope, pg_url: str, secret: str) -> None:
+async def test_a_rewrite_a_lock_kept_from_running_is_owed_and_the_next_write_finishes_it(
+    scope: Scope, pg_url: str, secret: str
+) -> None:
     await remember(scope, secret)
     reader = await asyncpg.connect(pg_url)
     transaction = reader.transaction()
@@ -150,7 +161,9 @@ async def test_the_next_open_finishes_a_rewrite_owed_across_a_restart(pg_url: st
         transaction = reader.transaction()
         await transaction.start()
         await reader.fetch("SELECT count(*) FROM memories")
-        assert (await memory_forget(Scope(store, PROJECT), MemoryForgetRequest(key="delivery address"))).wal_cleared is False
+        assert (
+            await memory_forget(Scope(store, PROJECT), MemoryForgetRequest(key="delivery address"))
+        ).wal_cleared is False
         await store.close()
         await transaction.rollback()
     finally:
@@ -163,10 +176,14 @@ async def test_the_next_open_finishes_a_rewrite_owed_across_a_restart(pg_url: st
         await reopened.close()
 
 
-async def test_an_evidence_delete_rewrites_the_records_and_blobs_but_only_vacuums_the_textless_postings(scope: Scope, pg_url: str) -> None:
+async def test_an_evidence_delete_rewrites_the_records_and_blobs_but_only_vacuums_the_textless_postings(
+    scope: Scope, pg_url: str
+) -> None:
     """Rewriting the postings (keyed hashes and counts, no text) would stop every search for seconds on a large store."""
     ref = (await evidence_put(scope, [EvidenceItem(content="a note to delete", redact=False)])).refs[0]
-    files = "SELECT relname, relfilenode FROM pg_class WHERE relname IN ('evidence', 'blobs', 'evidence_terms') ORDER BY 1"
+    files = (
+        "SELECT relname, relfilenode FROM pg_class WHERE relname IN ('evidence', 'blobs', 'evidence_terms') ORDER BY 1"
+    )
     conn = await asyncpg.connect(pg_url)
     try:
         before = dict(await conn.fetch(files))

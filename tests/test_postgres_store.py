@@ -69,7 +69,9 @@ async def test_a_schema_another_program_uses_is_refused_unchanged(pg_url: str) -
     await _sql(pg_url, "CREATE TABLE invoices (id int)")
     with pytest.raises(DatabaseUnavailable, match="not a ctxkeep database.*invoices"):
         await Store.open(pg_url)
-    assert [r[0] for r in await _sql(pg_url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")] == ["invoices"]
+    assert [
+        r[0] for r in await _sql(pg_url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    ] == ["invoices"]
 
 
 async def test_stored_versions_cannot_be_updated_on_postgres(pg_store: Store, pg_url: str) -> None:
@@ -80,9 +82,11 @@ async def test_stored_versions_cannot_be_updated_on_postgres(pg_store: Store, pg
 
 async def test_an_insert_that_does_not_extend_the_chain_is_refused(pg_store: Store, pg_url: str) -> None:
     await save(Scope(pg_store, PROJECT))
-    copy = ("INSERT INTO checkpoints (project, task_id, version, hash, parent_hash, state_json, state_schema, trigger, "
-            "violations_json, created_at) SELECT project, task_id, {version}, 'x', {parent}, state_json, state_schema, "
-            "trigger, violations_json, created_at FROM checkpoints")
+    copy = (
+        "INSERT INTO checkpoints (project, task_id, version, hash, parent_hash, state_json, state_schema, trigger, "
+        "violations_json, created_at) SELECT project, task_id, {version}, 'x', {parent}, state_json, state_schema, "
+        "trigger, violations_json, created_at FROM checkpoints"
+    )
     with pytest.raises(asyncpg.PostgresError, match="does not name the hash of the version before it"):
         await _sql(pg_url, copy.format(version=2, parent="'not the hash of v1'"))
     with pytest.raises(asyncpg.PostgresError, match="does not follow a stored version"):
@@ -94,8 +98,11 @@ async def test_the_hash_chain_exposes_tampering_on_postgres(pg_store: Store, pg_
     await save(scope, pending=["a"])
     await save(scope, pending=["a", "b"])
     assert await verify_chain(scope, "t") == []
-    await _sql(pg_url, "ALTER TABLE checkpoints DISABLE TRIGGER checkpoints_are_immutable",
-               "UPDATE checkpoints SET state_json = replace(state_json, '\"b\"', '\"c\"') WHERE version = 2")
+    await _sql(
+        pg_url,
+        "ALTER TABLE checkpoints DISABLE TRIGGER checkpoints_are_immutable",
+        "UPDATE checkpoints SET state_json = replace(state_json, '\"b\"', '\"c\"') WHERE version = 2",
+    )
     assert await verify_chain(scope, "t") == ["version 2 does not match its hash chain"]
 
 
@@ -106,7 +113,9 @@ async def test_a_failed_write_rolls_back_whole_on_postgres(pg_store: Store) -> N
         async with pg_store.transaction() as tx:
             found = await tx.checkpoints.get(PROJECT, "t")
             assert found is not None
-            await tx.checkpoints.insert(PROJECT, found[0].__class__(**{**found[0].__dict__, "version": 2, "parent_hash": found[0].hash}))
+            await tx.checkpoints.insert(
+                PROJECT, found[0].__class__(**{**found[0].__dict__, "version": 2, "parent_hash": found[0].hash})
+            )
             raise RuntimeError("crash inside the transaction")
     async with pg_store.snapshot() as tx:
         assert await tx.checkpoints.latest_version(PROJECT, "t") == 1
@@ -119,7 +128,7 @@ async def test_a_cancelled_transaction_rolls_back_and_releases_the_project(pg_st
         async with pg_store.transaction() as tx:
             await tx.checkpoints.latest_version(PROJECT, "t")  # takes the project's lock
             await anyio.sleep(10)  # cancelled here, mid-transaction
-    other = await Store.open(getattr(pg_store, "url"), busy_timeout_ms=1_000)
+    other = await Store.open(pg_store.url, busy_timeout_ms=1_000)
     try:
         with anyio.fail_after(5):
             await save(Scope(other, PROJECT), pending=["next"])  # the lock was released with the rollback
@@ -137,14 +146,23 @@ async def test_a_project_held_past_busy_timeout_is_a_clear_error_and_the_next_ca
         await transaction.start()
         await holder.execute("SELECT pg_advisory_xact_lock($1)", project_lock(PROJECT))  # another server writing
         try:
-            blocked = await client.call_tool("checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1})
+            blocked = await client.call_tool(
+                "checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1}
+            )
         finally:
             await transaction.rollback()
             await holder.close()
         text = tool_text(blocked)
-        assert blocked.is_error and "is busy" in text and "retry" in text and "@127.0.0.1" in text.replace("localhost", "127.0.0.1")
-        assert ":" + pg_url.split(":")[2].split("@")[0] + "@" not in text  # never the password
-        saved = await client.call_tool("checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1})
+        assert (
+            blocked.is_error
+            and "is busy" in text
+            and "retry" in text
+            and "@127.0.0.1" in text.replace("localhost", "127.0.0.1")
+        )
+        assert ":" + pg_url.split(":")[2].split("@", maxsplit=1)[0] + "@" not in text  # never the password
+        saved = await client.call_tool(
+            "checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1}
+        )
         assert saved.structured_content["version"] == 2
 
 
@@ -159,8 +177,15 @@ async def test_two_stores_saving_one_task_at_once_never_write_the_same_version(p
             async with store.snapshot() as tx:
                 current = await tx.checkpoints.latest_version(PROJECT, "race")
             try:
-                saved = await checkpoint_save(scope, CheckpointSaveRequest(
-                    task_id="race", expected_version=current, strict=False, state=TaskState(goal="g", next_action=f"{name}-{step}")))
+                saved = await checkpoint_save(
+                    scope,
+                    CheckpointSaveRequest(
+                        task_id="race",
+                        expected_version=current,
+                        strict=False,
+                        state=TaskState(goal="g", next_action=f"{name}-{step}"),
+                    ),
+                )
                 won.append(saved.version)
             except VersionConflict:  # the only failure allowed: the other saved first
                 conflicts.append(current)
@@ -180,11 +205,17 @@ async def test_the_postgres_index_holds_only_terms_keyed_with_its_own_random_key
     scope = Scope(pg_store, PROJECT)
     await evidence_put(scope, [EvidenceItem(content="supplier freight invoice")])
     stored = {int(r[0]) for r in await _sql(pg_url, "SELECT term FROM evidence_terms")}
-    public = {int.from_bytes(hashlib.blake2b(t.encode(), digest_size=6).digest(), "big") for t in ("supplier", "freight", "invoic")}
+    public = {
+        int.from_bytes(hashlib.blake2b(t.encode(), digest_size=6).digest(), "big")
+        for t in ("supplier", "freight", "invoic")
+    }
     assert len(stored) == 3 and stored.isdisjoint(public)
     key = bytes.fromhex((await _sql(pg_url, "SELECT value FROM store_meta WHERE name = 'term_key'"))[0][0])
     assert len(key) == 32
-    keyed = {int.from_bytes(hashlib.blake2b(t.encode(), digest_size=6, key=key).digest(), "big") for t in ("supplier", "freight", "invoic")}
+    keyed = {
+        int.from_bytes(hashlib.blake2b(t.encode(), digest_size=6, key=key).digest(), "big")
+        for t in ("supplier", "freight", "invoic")
+    }
     assert stored == keyed
 
 
@@ -208,14 +239,26 @@ async def test_search_ranks_and_scores_as_sqlite_does(tmp_path: Path, pg_store: 
         refs = []
         for store in (sqlite_store, pg_store):
             scope = Scope(store, PROJECT)
-            items = [EvidenceItem(content=f"{text} (copy {i // 10})", source=f"s{i % 4}", tags=["even"] if i % 2 == 0 else [])
-                     for i, text in enumerate(CORPUS)]
+            items = [
+                EvidenceItem(
+                    content=f"{text} (copy {i // 10})", source=f"s{i % 4}", tags=["even"] if i % 2 == 0 else []
+                )
+                for i, text in enumerate(CORPUS)
+            ]
             refs.append((await evidence_put(scope, items)).refs)
         assert refs[0] == refs[1]
         where = SearchFilter(task_id=None, kind=None, tags=[], valid_at=None, exclude_expired_at=None)
         tagged = SearchFilter(task_id=None, kind=None, tags=["even"], valid_at=None, exclude_expired_at=None)
-        for query in ("freight", "supplier freight quote", "running tests", "运费", "customs insurance payment", "USD piece",
-                      "procurement director PO-1", "nothing matches this at all"):
+        for query in (
+            "freight",
+            "supplier freight quote",
+            "running tests",
+            "运费",
+            "customs insurance payment",
+            "USD piece",
+            "procurement director PO-1",
+            "nothing matches this at all",
+        ):
             for filters in (where, tagged):
                 found = []
                 for store in (sqlite_store, pg_store):
@@ -228,15 +271,27 @@ async def test_search_ranks_and_scores_as_sqlite_does(tmp_path: Path, pg_store: 
         await sqlite_store.close()
 
 
-async def test_document_frequencies_follow_puts_and_deletes_and_keep_no_term_of_deleted_text(pg_store: Store, pg_url: str) -> None:
+async def test_document_frequencies_follow_puts_and_deletes_and_keep_no_term_of_deleted_text(
+    pg_store: Store, pg_url: str
+) -> None:
     from ctxkeep.tools.evidence.records import evidence_delete
 
     scope = Scope(pg_store, PROJECT)
-    refs = (await evidence_put(scope, [EvidenceItem(content=f"freight quote number {n} from {'zanzibar' if n == 2 else 'acme'}")
-                                       for n in range(4)])).refs
+    refs = (
+        await evidence_put(
+            scope,
+            [
+                EvidenceItem(content=f"freight quote number {n} from {'zanzibar' if n == 2 else 'acme'}")
+                for n in range(4)
+            ],
+        )
+    ).refs
     await evidence_delete(scope, refs[2])
     counted = await _sql(pg_url, "SELECT term, count(*) FROM evidence_terms GROUP BY term ORDER BY term")
     kept = await _sql(pg_url, "SELECT term, df FROM evidence_df ORDER BY term")
     assert [tuple(r) for r in kept] == [tuple(r) for r in counted] and len(kept) > 3
     async with pg_store.snapshot() as tx:
-        assert await tx.evidence.document_frequencies(PROJECT, ["zanzibar", "freight", "acm"]) == {"freight": 3, "acm": 3}
+        assert await tx.evidence.document_frequencies(PROJECT, ["zanzibar", "freight", "acm"]) == {
+            "freight": 3,
+            "acm": 3,
+        }

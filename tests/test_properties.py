@@ -23,10 +23,16 @@ hostile_states = st.dictionaries(fields, json_values, max_size=6)
 item = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40).filter(str.strip)
 valid_states = st.builds(
     lambda goal, constraints, pending, completed, facts: {
-        "goal": goal, "constraints": constraints, "pending": pending, "completed": completed,
+        "goal": goal,
+        "constraints": constraints,
+        "pending": pending,
+        "completed": completed,
         "facts": [{"key": f"k{i}", "value": v} for i, v in enumerate(facts)],
     },
-    item, st.lists(item, max_size=5), st.lists(item, max_size=5), st.lists(item, max_size=5),
+    item,
+    st.lists(item, max_size=5),
+    st.lists(item, max_size=5),
+    st.lists(item, max_size=5),
     st.lists(st.integers() | item, max_size=4),
 )
 
@@ -52,10 +58,13 @@ def test_a_state_round_trips_through_its_canonical_json(data: dict[str, Any]) ->
 
 @settings(max_examples=200)
 @given(valid_states, st.lists(item, max_size=4), st.lists(item, max_size=4))
-def test_a_state_that_only_gains_items_verifies_clean(data: dict[str, Any], new_pending: list[str], new_rules: list[str]) -> None:
+def test_a_state_that_only_gains_items_verifies_clean(
+    data: dict[str, Any], new_pending: list[str], new_rules: list[str]
+) -> None:
     before = TaskState.model_validate(data)
-    after = TaskState.model_validate({**data, "pending": data["pending"] + new_pending,
-                                      "constraints": data["constraints"] + new_rules})
+    after = TaskState.model_validate(
+        {**data, "pending": data["pending"] + new_pending, "constraints": data["constraints"] + new_rules}
+    )
     assert verify_states(before, after) == []
 
 

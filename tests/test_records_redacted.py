@@ -56,11 +56,14 @@ def _database(claude: Claude) -> bytes:
 def test_the_hooks_and_the_worker_store_no_secret(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
     claude.prompt(f"deploy with export GITHUB_TOKEN={TOKEN} please")
-    claude.post_tool_use(*bash(f"mysql -p{PASSWORD} -e 'select 1'", f"ERROR 1045: denied for password {PASSWORD}"),
-                         use_id="toolu_1")
-    claude.append(user(f"the staging DB_PASSWORD={PASSWORD} works"),
-                  tool_use("Bash", {"command": f"curl -H 'Authorization: Bearer {TOKEN}' https://api.example.org"}, "toolu_9"),
-                  tool_result("toolu_9", f"401 for token {TOKEN}", error=True))
+    claude.post_tool_use(
+        *bash(f"mysql -p{PASSWORD} -e 'select 1'", f"ERROR 1045: denied for password {PASSWORD}"), use_id="toolu_1"
+    )
+    claude.append(
+        user(f"the staging DB_PASSWORD={PASSWORD} works"),
+        tool_use("Bash", {"command": f"curl -H 'Authorization: Bearer {TOKEN}' https://api.example.org"}, "toolu_9"),
+        tool_result("toolu_9", f"401 for token {TOKEN}", error=True),
+    )
     claude.pre_compact()  # the detached worker reads the transcript into the same records
     texts = " ".join(str(row) for row in claude.rows("SELECT key, text, source FROM session_records"))
     assert "GITHUB_TOKEN=[REDACTED" in texts and "mysql -p[REDACTED" in texts, texts[:2000]

@@ -11,15 +11,30 @@ from ctxkeep.tools.redact import redact_secrets
 from tests.secret_samples import ORDINARY, SECRETS, Sample
 
 SHAPES = {
-    "private_key": ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAA"),
+    "private_key": (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAA",
+    ),
     "aws_access_key_id": ("id AKIACR9POVIODRLA906R used", "AKIACR9POVIODRLA906R"),
-    "aws_secret_access_key": ("aws_secret_access_key = /5Eg+t6AHzNp+Zd9P2OLPibRiFuy4G4+XXaZEjKl", "/5Eg+t6AHzNp+Zd9P2OLPibRiFuy4G4+XXaZEjKl"),
+    "aws_secret_access_key": (
+        "aws_secret_access_key = /5Eg+t6AHzNp+Zd9P2OLPibRiFuy4G4+XXaZEjKl",
+        "/5Eg+t6AHzNp+Zd9P2OLPibRiFuy4G4+XXaZEjKl",
+    ),
     "github_token": ("token: ghp_0123456789abcdefghijABCDEFGHIJ012345", "ghp_0123456789abcdefghijABCDEFGHIJ012345"),
-    "github_pat": ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"),
+    "github_pat": (
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+    ),
     "slack_token": ("SLACK xoxb-123456789012-abcdefghijklmnop", "xoxb-123456789012-abcdefghijklmnop"),
     "openai_key": ("OPENAI sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123456789", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123456789"),
-    "anthropic_key": ("key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz-0123456789", "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz-0123456789"),
-    "bearer": ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"),
+    "anthropic_key": (
+        "key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz-0123456789",
+        "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz-0123456789",
+    ),
+    "bearer": (
+        "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+    ),
     "url_password": ("DATABASE_URL=postgres://app:hunter2secret@db.internal:5432/prod", "hunter2secret"),
     "env_password": ("DB_PASSWORD=correct-horse-battery", "correct-horse-battery"),
     "env_token": ('export GITHUB_TOKEN="abc123def456"', "abc123def456"),

@@ -17,9 +17,14 @@ pytestmark = pytest.mark.anyio
 
 # Files of our dependencies that the old rules damaged (identifiers and calls replaced by markers).
 DAMAGED_BEFORE = [
-    ("mcp", "server/auth/provider.py"), ("mcp", "shared/auth.py"), ("mcp", "client/auth/oauth2.py"),
-    ("pydantic", "networks.py"), ("anyio", "from_thread.py"), ("rich", "prompt.py"),
-    ("pygments", "lexers/ml.py"), ("cryptography", "hazmat/primitives/serialization/ssh.py"),
+    ("mcp", "server/auth/provider.py"),
+    ("mcp", "shared/auth.py"),
+    ("mcp", "client/auth/oauth2.py"),
+    ("pydantic", "networks.py"),
+    ("anyio", "from_thread.py"),
+    ("rich", "prompt.py"),
+    ("pygments", "lexers/ml.py"),
+    ("cryptography", "hazmat/primitives/serialization/ssh.py"),
 ]
 
 
@@ -30,7 +35,7 @@ def package_file(package: str, relative: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / relative
 
 
-CODE = '''from django import forms
+CODE = """from django import forms
 from typing import Optional
 
 
@@ -47,7 +52,7 @@ class Client:
         api_key = os.environ["KEY"]
         self.password = password
         self.token = token_for(api_key, password=password, secret=self.secret)
-'''
+"""
 
 
 def test_the_issues_examples_come_back_unchanged() -> None:
@@ -63,7 +68,9 @@ async def test_a_library_file_comes_back_from_evidence_byte_for_byte(scope: Scop
     assert stored.redactions == 0
     parts, chunk = [], 0
     while True:
-        part = await evidence_get(scope, EvidenceGetRequest(ref=stored.ref, mode="chunk", chunk=chunk, max_tokens=25_000))
+        part = await evidence_get(
+            scope, EvidenceGetRequest(ref=stored.ref, mode="chunk", chunk=chunk, max_tokens=25_000)
+        )
         parts.append(part.content)
         if part.next is None:
             break

@@ -17,8 +17,13 @@ ALL_SECRETS = [secret for sample in SECRETS for secret in sample.secrets]
 
 async def put_every_sample(scope: Scope, redact: bool) -> None:
     for sample in SECRETS:
-        await evidence_put(scope, [EvidenceItem(content=sample.text, kind="file", source=f"{sample.name}.env", redact=redact)])
-    await evidence_put(scope, [EvidenceItem(content=f"batch copy\n{sample.text}", title=sample.name, redact=redact) for sample in SECRETS])
+        await evidence_put(
+            scope, [EvidenceItem(content=sample.text, kind="file", source=f"{sample.name}.env", redact=redact)]
+        )
+    await evidence_put(
+        scope,
+        [EvidenceItem(content=f"batch copy\n{sample.text}", title=sample.name, redact=redact) for sample in SECRETS],
+    )
 
 
 async def test_no_realistic_secret_reaches_the_database_bytes(scope: Scope, db_path: Path) -> None:

@@ -18,12 +18,20 @@ ANY = SearchFilter(task_id=None, kind=None, tags=[], valid_at=None, exclude_expi
 
 
 def _others() -> list[EvidenceItem]:
-    return [_turn(f"Caroline: the weather on day {n} was {word}", 7, f"other {n}")
-            for n, word in enumerate(["sunny", "rainy", "windy", "cold", "warm", "grey"])]
+    return [
+        _turn(f"Caroline: the weather on day {n} was {word}", 7, f"other {n}")
+        for n, word in enumerate(["sunny", "rainy", "windy", "cold", "warm", "grey"])
+    ]
 
 
 def _turn(text: str, month: int, title: str) -> EvidenceItem:
-    return EvidenceItem(content=text, kind="message", source="chat-1", title=title, effective_at=datetime(2023, month, 12, tzinfo=timezone.utc))
+    return EvidenceItem(
+        content=text,
+        kind="message",
+        source="chat-1",
+        title=title,
+        effective_at=datetime(2023, month, 12, tzinfo=timezone.utc),
+    )
 
 
 async def _ranked(store: Store, items: list[EvidenceItem], focus: str) -> list[str]:
@@ -41,12 +49,18 @@ def test_months_named_in_a_question_are_found_with_their_year() -> None:
 
 
 async def test_a_record_dated_in_the_month_the_focus_names_ranks_first(store: Store) -> None:
-    items = [*_others(), _turn("Melanie: we went camping at the lake", 6, "first"),
-             _turn("Melanie: we went camping at the lake, camping", 8, "second")]
+    items = [
+        *_others(),
+        _turn("Melanie: we went camping at the lake", 6, "first"),
+        _turn("Melanie: we went camping at the lake, camping", 8, "second"),
+    ]
     assert (await _ranked(store, items, "When did Melanie go camping at the lake in June?"))[0] == "first"
 
 
 async def test_a_turn_by_the_speaker_the_focus_names_ranks_first(store: Store) -> None:
-    items = [*_others(), _turn("Caroline: the support group was great", 3, "caroline"),
-             _turn("Melanie: Caroline, the support group, your support group, was a great group", 3, "melanie")]
+    items = [
+        *_others(),
+        _turn("Caroline: the support group was great", 3, "caroline"),
+        _turn("Melanie: Caroline, the support group, your support group, was a great group", 3, "melanie"),
+    ]
     assert (await _ranked(store, items, "What did Caroline say about the support group?"))[0] == "caroline"

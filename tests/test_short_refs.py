@@ -30,7 +30,9 @@ async def test_resume_checks_resolve_a_short_ref_and_report_it_when_it_is_gone(s
 
 async def test_gc_keeps_expired_evidence_a_fact_cites_by_its_short_ref(scope: Scope) -> None:
     past = datetime.now(timezone.utc) - timedelta(days=1)
-    ref = (await evidence_put(scope, [EvidenceItem(content="FAILED test_login", source="Bash", expires_at=past)])).refs[0]
+    ref = (await evidence_put(scope, [EvidenceItem(content="FAILED test_login", source="Bash", expires_at=past)])).refs[
+        0
+    ]
     await _cite(scope, ref[:9])
     done = await evidence_gc(scope)
     assert ref in done.kept_cited and ref not in done.deleted

@@ -44,7 +44,9 @@ def test_a_request_over_the_limit_is_refused_with_bounded_memory(db_path: Path) 
             server.write(b"a" * MiB)
         server.write(b'"}}}\n')
         refused = server.answer(2)
-        assert refused["error"]["message"].startswith(f"request of {len(head) + 100 * MiB + 5:,} bytes is over the {8 * MiB:,}-byte limit")
+        assert refused["error"]["message"].startswith(
+            f"request of {len(head) + 100 * MiB + 5:,} bytes is over the {8 * MiB:,}-byte limit"
+        )
         assert "Traceback" not in json.dumps(refused)
         assert server.memory("VmHWM") - before < 48 * MiB, "the oversize request was not held in memory"
         after = server.call(3, "checkpoint_list", {})  # still serving
@@ -55,14 +57,21 @@ def test_a_request_over_the_limit_is_refused_with_bounded_memory(db_path: Path) 
 
 
 @pytest.mark.parametrize("nested_id_first", [False, True])
-def test_an_oversize_request_is_answered_at_its_top_level_id_even_when_the_id_comes_last(db_path: Path, nested_id_first: bool) -> None:
+def test_an_oversize_request_is_answered_at_its_top_level_id_even_when_the_id_comes_last(
+    db_path: Path, nested_id_first: bool
+) -> None:
     """The TypeScript SDK writes `id` after `params`; a nested "id" inside the arguments must not take the answer."""
     server = RawServer(db_path, CTXKEEP_MAX_REQUEST_BYTES=str(64 * 1024))
     try:
         nested = '"id": "nested-7", ' if nested_id_first else ""
-        content = "a\\\"{[" * 40_000  # escapes and brackets inside the string must not confuse the scan
-        line = ('{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "evidence_put", "arguments": {' + nested
-                + '"content": "' + content + '", "meta": [{"id": 3}]}}, "id": 77}\n').encode()
+        content = 'a\\"{[' * 40_000  # escapes and brackets inside the string must not confuse the scan
+        line = (
+            '{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "evidence_put", "arguments": {'
+            + nested
+            + '"content": "'
+            + content
+            + '", "meta": [{"id": 3}]}}, "id": 77}\n'
+        ).encode()
         replies = server.replies_to(line)
         assert [(reply["id"], reply["error"]["code"]) for reply in replies] == [(77, -32600)], replies
         assert f"over the {64 * 1024:,}-byte limit" in replies[0]["error"]["message"]

@@ -147,10 +147,14 @@ async def test_a_lock_held_past_busy_timeout_is_a_clear_error_and_the_next_call_
         holder = sqlite3.connect(db_path, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")  # another process writing for longer than busy_timeout
         try:
-            blocked = await client.call_tool("checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1})
+            blocked = await client.call_tool(
+                "checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1}
+            )
         finally:
             holder.execute("ROLLBACK")
             holder.close()
         assert blocked.is_error and str(db_path) in tool_text(blocked) and "retry shortly" in tool_text(blocked)
-        saved = await client.call_tool("checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1})
+        saved = await client.call_tool(
+            "checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1}
+        )
         assert saved.structured_content["version"] == 2  # nothing of the blocked call was stored; the retry works

@@ -41,8 +41,9 @@ def test_the_interface_names_the_last_migration_and_they_are_numbered_in_order()
 
 
 async def _save(client: Client, pending: list[str], expected: int) -> Any:
-    return await client.call_tool("checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": pending},
-                                                      "expected_version": expected})
+    return await client.call_tool(
+        "checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": pending}, "expected_version": expected}
+    )
 
 
 @pytest.mark.slow
@@ -52,11 +53,15 @@ async def test_a_deleted_database_refuses_writes_with_one_error_naming_the_file(
             assert not (await _save(client, ["a"], 0)).is_error
             db_path.unlink()
             refused = await _save(client, ["a", "b"], 1)
-            assert refused.is_error and str(db_path) in tool_text(refused) and "deleted" in tool_text(refused), tool_text(refused)
+            assert refused.is_error and str(db_path) in tool_text(refused) and "deleted" in tool_text(refused), (
+                tool_text(refused)
+            )
             put = await client.call_tool("evidence_put", {"content": "stored where nobody finds it"})
             assert put.is_error and str(db_path) in tool_text(put)
-    assert not db_path.exists() or not sqlite3.connect(db_path).execute(
-        "SELECT name FROM sqlite_master WHERE name = 'evidence'").fetchall()  # nothing was acknowledged into a new file
+    assert (
+        not db_path.exists()
+        or not sqlite3.connect(db_path).execute("SELECT name FROM sqlite_master WHERE name = 'evidence'").fetchall()
+    )  # nothing was acknowledged into a new file
 
 
 @pytest.mark.slow
@@ -69,7 +74,9 @@ async def test_a_replaced_database_refuses_writes_and_the_new_file_is_untouched(
             os.replace(other, db_path)
             before = hashlib.sha256(db_path.read_bytes()).hexdigest()
             refused = await _save(client, ["a", "b"], 1)
-            assert refused.is_error and str(db_path) in tool_text(refused) and "replaced" in tool_text(refused), tool_text(refused)
+            assert refused.is_error and str(db_path) in tool_text(refused) and "replaced" in tool_text(refused), (
+                tool_text(refused)
+            )
     assert hashlib.sha256(db_path.read_bytes()).hexdigest() == before
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0] == 0
@@ -77,14 +84,22 @@ async def test_a_replaced_database_refuses_writes_and_the_new_file_is_untouched(
 
 def _ctxkeep(*args: str, db: Path, prefix: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": PROJECT}
-    return subprocess.run([*(prefix or []), sys.executable, "-m", "ctxkeep", *args], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [*(prefix or []), sys.executable, "-m", "ctxkeep", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
 
 
 async def _make_task(db: Path) -> None:
     store = await Store.open(db)
     try:
-        await checkpoint_save(Scope(store, PROJECT), CheckpointSaveRequest(task_id="t", state=TaskState(goal="read me back")))
+        await checkpoint_save(
+            Scope(store, PROJECT), CheckpointSaveRequest(task_id="t", state=TaskState(goal="read me back"))
+        )
     finally:
         await store.close()
 
@@ -106,7 +121,9 @@ async def _reads_work_and_writes_name(db: Path, what: str) -> None:
         scope = Scope(store, PROJECT)
         assert (await checkpoint_load(scope, "t")).state.goal == "read me back"
         with pytest.raises(DatabaseUnavailable) as refused:
-            await checkpoint_save(scope, CheckpointSaveRequest(task_id="t", state=TaskState(goal="read me back", pending=["x"])))
+            await checkpoint_save(
+                scope, CheckpointSaveRequest(task_id="t", state=TaskState(goal="read me back", pending=["x"]))
+            )
     finally:
         await store.close()
     assert f"{what} is read-only" in str(refused.value), str(refused.value)
@@ -138,9 +155,12 @@ async def test_a_read_only_mount_serves_reads_over_stdio_and_names_the_mount_on_
     folder.mkdir()
     db = folder / "ctxkeep.db"
     await _make_task(db)
-    mount = f"mount --bind {folder} {folder} && mount -o remount,ro,bind {folder} && exec \"$@\""
-    params = StdioServerParameters(command="unshare", args=["-m", "sh", "-c", mount, "sh", sys.executable, "-m", "ctxkeep", "serve"],
-                                   env={"CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": PROJECT})
+    mount = f'mount --bind {folder} {folder} && mount -o remount,ro,bind {folder} && exec "$@"'
+    params = StdioServerParameters(
+        command="unshare",
+        args=["-m", "sh", "-c", mount, "sh", sys.executable, "-m", "ctxkeep", "serve"],
+        env={"CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": PROJECT},
+    )
     with anyio.fail_after(60):
         async with Client(params) as client:
             loaded = await client.call_tool("checkpoint_load", {"task_id": "t"})
@@ -159,8 +179,16 @@ async def test_a_foreign_sqlite_file_is_refused_before_anything_is_written(tmp_p
     before = foreign.read_bytes()
     with pytest.raises(DatabaseUnavailable) as refused:
         await Store.open(foreign)
-    assert str(foreign) in str(refused.value) and "not a ctxkeep database" in str(refused.value) and "users" in str(refused.value)
-    assert foreign.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["app.db"] and _mode(foreign) == 0o644
+    assert (
+        str(foreign) in str(refused.value)
+        and "not a ctxkeep database" in str(refused.value)
+        and "users" in str(refused.value)
+    )
+    assert (
+        foreign.read_bytes() == before
+        and sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+        and _mode(foreign) == 0o644
+    )
     listed = _ctxkeep("tasks", db=foreign)
     assert listed.returncode == 1 and "not a ctxkeep database" in listed.stderr and foreign.read_bytes() == before
 
@@ -187,7 +215,9 @@ async def test_a_full_database_names_what_still_frees_space_and_those_actions_wo
     with pytest.raises(DatabaseUnavailable) as full:
         await evidence_put(scope, [EvidenceItem(content=os.urandom(60_000).hex(), redact=False)])
     message = str(full.value)
-    assert "full" in message and "ctxkeep gc" in message and "evidence_delete" in message and "memory_forget" in message, message
+    assert (
+        "full" in message and "ctxkeep gc" in message and "evidence_delete" in message and "memory_forget" in message
+    ), message
     await evidence_delete(scope, big)  # a delete still works on a full database and frees pages
     await evidence_put(scope, [EvidenceItem(content=os.urandom(60_000).hex(), redact=False)])
 
@@ -211,8 +241,10 @@ async def test_an_existing_world_readable_database_is_tightened_with_its_wal(tmp
 
 def test_new_folders_are_private_under_umask_000(tmp_path: Path) -> None:
     db = tmp_path / "a" / "b" / "ctxkeep.db"
-    code = ("import os, anyio; os.umask(0); from pathlib import Path; from ctxkeep.storage import Store\n"
-            f"async def main():\n    await (await Store.open(Path({str(db)!r}))).close()\nanyio.run(main)")
+    code = (
+        "import os, anyio; os.umask(0); from pathlib import Path; from ctxkeep.storage import Store\n"
+        f"async def main():\n    await (await Store.open(Path({str(db)!r}))).close()\nanyio.run(main)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert (_mode(tmp_path / "a"), _mode(tmp_path / "a" / "b"), _mode(db)) == (0o700, 0o700, 0o600)

@@ -24,27 +24,45 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _other_process(db: Path, *args: str) -> None:
     env = {**os.environ, "CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": "/p"}
-    done = subprocess.run([sys.executable, "-m", "ctxkeep", *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
 
 
-async def test_a_second_store_on_the_same_file_leaves_the_first_one_seeing_other_processes_commits(tmp_path: Path) -> None:
+async def test_a_second_store_on_the_same_file_leaves_the_first_one_seeing_other_processes_commits(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "shared.db"
     first = await Store.open(db)
     second = await Store.open(db)  # the same file again, in the same process
     try:
         _other_process(db, "tasks")  # another process opens and closes the file
-        await checkpoint_save(Scope(await Store.open(db), "/p"), CheckpointSaveRequest(task_id="t", state=TaskState(goal="g")))
+        await checkpoint_save(
+            Scope(await Store.open(db), "/p"), CheckpointSaveRequest(task_id="t", state=TaskState(goal="g"))
+        )
         for store in (first, second):
             async with store.snapshot() as tx:
                 assert await tx.checkpoints.latest_version("/p", "t") == 1
         _other_process(db, "tasks")
         env = {**os.environ, "CTXKEEP_DB": str(db), "CTXKEEP_PROJECT": "/p"}
-        subprocess.run([sys.executable, "-c", "import anyio\nfrom pathlib import Path\nfrom ctxkeep.storage import Store\n"
-                        "from ctxkeep.models import CheckpointSaveRequest, TaskState\nfrom ctxkeep.tools.checkpoint import checkpoint_save\n"
-                        "from ctxkeep.tools.scope import Scope\nasync def m():\n    s = await Store.open(Path('" + str(db) + "'))\n"
-                        "    await checkpoint_save(Scope(s, '/p'), CheckpointSaveRequest(task_id='t', state=TaskState(goal='g', pending=['p'])))\n"
-                        "    await s.close()\nanyio.run(m)\n"], env=env, cwd=ROOT, check=True, timeout=60)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import anyio\nfrom pathlib import Path\nfrom ctxkeep.storage import Store\n"
+                "from ctxkeep.models import CheckpointSaveRequest, TaskState\nfrom ctxkeep.tools.checkpoint import checkpoint_save\n"
+                "from ctxkeep.tools.scope import Scope\nasync def m():\n    s = await Store.open(Path('"
+                + str(db)
+                + "'))\n"
+                "    await checkpoint_save(Scope(s, '/p'), CheckpointSaveRequest(task_id='t', state=TaskState(goal='g', pending=['p'])))\n"
+                "    await s.close()\nanyio.run(m)\n",
+            ],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            timeout=60,
+        )
         for store in (first, second):
             async with store.snapshot() as tx:
                 assert await tx.checkpoints.latest_version("/p", "t") == 2  # another process's commit, seen

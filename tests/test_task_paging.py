@@ -32,7 +32,9 @@ async def _many_tasks(db: Path) -> list[str]:
         for i in range(TASKS):
             moment = start + timedelta(seconds=i)
             scope = Scope(store, PROJECT, clock=lambda moment=moment: moment)  # type: ignore[misc]
-            await checkpoint_save(scope, CheckpointSaveRequest(task_id=f"task-{i:03d}", state=TaskState(goal=f"goal {i}")))
+            await checkpoint_save(
+                scope, CheckpointSaveRequest(task_id=f"task-{i:03d}", state=TaskState(goal=f"goal {i}"))
+            )
         # two tasks saved at the same moment: the page boundary must not lose either
         same = Scope(store, PROJECT, clock=lambda: start + timedelta(seconds=TASKS))
         for name in ("tie-a", "tie-b"):
@@ -55,6 +57,7 @@ async def _pages(fetch: Any) -> list[list[str]]:
 async def test_checkpoint_list_pages_through_every_task_newest_first(db_path: Path) -> None:
     expected = await _many_tasks(db_path)
     async with Client(build_server(Settings(db_path=db_path, project=PROJECT))) as client:
+
         async def fetch(cursor: str | None) -> Any:
             result = await client.call_tool("checkpoint_list", {"limit": 500, **({"cursor": cursor} if cursor else {})})
             assert not result.is_error, tool_text(result)
@@ -76,9 +79,10 @@ async def fetch_small(client: Client, cursor: str | None) -> Any:
 async def test_the_tasks_resource_pages_with_its_cursor(db_path: Path) -> None:
     expected = await _many_tasks(db_path)
     async with Client(build_server(Settings(db_path=db_path, project=PROJECT))) as client:
+
         async def fetch(cursor: str | None) -> Any:
             uri = "ctxkeep://tasks" + (f"?cursor={cursor}" if cursor else "")
-            return json.loads(getattr((await client.read_resource(uri)).contents[0], "text"))
+            return json.loads((await client.read_resource(uri)).contents[0].text)
 
         assert sum(await _pages(fetch), []) == expected
 
@@ -88,7 +92,11 @@ async def test_task_ids_complete_from_every_task_filtered_in_sql(scope: Scope, d
     async with Client(build_server(Settings(db_path=db_path, project=PROJECT))) as client:
         ref = ResourceTemplateReference(uri="ctxkeep://tasks/{task_id}")
         oldest = (await client.complete(ref, {"name": "task_id", "value": "TASK-00"})).completion
-        assert oldest.values == [f"task-{i:03d}" for i in reversed(range(10))] and oldest.total == 10 and not oldest.has_more
+        assert (
+            oldest.values == [f"task-{i:03d}" for i in reversed(range(10))]
+            and oldest.total == 10
+            and not oldest.has_more
+        )
         every = (await client.complete(ref, {"name": "task_id", "value": "task-"})).completion
         assert len(every.values) == 100 and every.total == TASKS and every.has_more
         literal = (await client.complete(ref, {"name": "task_id", "value": "task_%"})).completion

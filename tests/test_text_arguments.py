@@ -11,7 +11,7 @@ from tests.conftest import procurement_state, tool_text
 
 pytestmark = pytest.mark.anyio
 
-JSON_LOOKING = ['{"a": "b"}', '[1, 2, 3]', "null", "true", '{\n  "status": "ok",\n  "rows": []\n}']
+JSON_LOOKING = ['{"a": "b"}', "[1, 2, 3]", "null", "true", '{\n  "status": "ok",\n  "rows": []\n}']
 
 
 @pytest.mark.parametrize("content", JSON_LOOKING)
@@ -27,8 +27,16 @@ async def test_json_looking_tool_output_is_stored_and_read_back_exactly(client: 
 async def test_json_looking_text_in_other_tools_is_kept(client: Client) -> None:
     saved = await client.call_tool("checkpoint_save", {"task_id": "pay", "state": procurement_state()})
     assert not saved.is_error, tool_text(saved)
-    intent = await client.call_tool("action_intent", {"task_id": "pay", "action": "pay", "target": "invoice 7",
-                                                       "idempotency_key": "inv-7", "params_summary": '{"amount": 100, "currency": "EUR"}'})
+    intent = await client.call_tool(
+        "action_intent",
+        {
+            "task_id": "pay",
+            "action": "pay",
+            "target": "invoice 7",
+            "idempotency_key": "inv-7",
+            "params_summary": '{"amount": 100, "currency": "EUR"}',
+        },
+    )
     assert not intent.is_error, tool_text(intent)
     assert intent.structured_content["entry"]["params_summary"] == '{"amount": 100, "currency": "EUR"}'
 
@@ -37,4 +45,3 @@ async def test_a_list_sent_as_a_json_string_is_still_parsed(client: Client) -> N
     """What the SDK's parsing is for (clients that send a list as its JSON text) keeps working on non-text fields."""
     put = await client.call_tool("evidence_put", {"content": "tagged", "tags": '["alpha", "beta"]'})
     assert not put.is_error, tool_text(put)
-

@@ -41,14 +41,27 @@ from tests.dom import Element, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = next((found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))), None)
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--hide-scrollbars"]
+CHROMIUM = next(
+    (found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))), None
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
 SCRIPT = "<script>alert(1)</script>"
 JS_LINK = '<a href="javascript:alert(1)">click me</a>'
 pytestmark = pytest.mark.slow
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is absent: the viewer's browser tests need it "
-                                    "(Debian: apt-get install -y chromium; .ci/run installs it)")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is absent: the viewer's browser tests need it "
+    "(Debian: apt-get install -y chromium; .ci/run installs it)",
+)
 
 
 @dataclass
@@ -66,26 +79,57 @@ class Served:
 
 def _store_hostile_records(env: dict[str, str]) -> str:
     """What an agent might store from a hostile web page: markup in evidence, a memory, a task; an open intent."""
+
     async def write() -> str:
         async with open_scope(Settings.from_env(env)) as scope:
-            put = await evidence_put(scope, [
-                EvidenceItem(content=f"fetched page\n{SCRIPT}\n{JS_LINK}\nfreight table follows", source="javascript:alert(1)",
-                             title="<img src=x onerror=alert(1)>", kind="document"),
-                EvidenceItem(content="Supplier C portal export: freight 0.48", source="https://portal.supplier-c.example/quotes")])
-            await memory_write(scope, MemoryWriteRequest(kind="user_preference", key="reply style", content=f"{SCRIPT} reply briefly",
-                                                         explicit_confirmation=True, source_message_id="msg-<b>9</b>"))
+            put = await evidence_put(
+                scope,
+                [
+                    EvidenceItem(
+                        content=f"fetched page\n{SCRIPT}\n{JS_LINK}\nfreight table follows",
+                        source="javascript:alert(1)",
+                        title="<img src=x onerror=alert(1)>",
+                        kind="document",
+                    ),
+                    EvidenceItem(
+                        content="Supplier C portal export: freight 0.48",
+                        source="https://portal.supplier-c.example/quotes",
+                    ),
+                ],
+            )
+            await memory_write(
+                scope,
+                MemoryWriteRequest(
+                    kind="user_preference",
+                    key="reply style",
+                    content=f"{SCRIPT} reply briefly",
+                    explicit_confirmation=True,
+                    source_message_id="msg-<b>9</b>",
+                ),
+            )
             state = procurement_state(goal=f"Read the page {SCRIPT}", next_action="javascript:alert(4)")
-            await checkpoint_save(scope, CheckpointSaveRequest(task_id="hostile", state=TaskState.model_validate(state)))
-            await action_intent(scope, ActionIntentRequest(task_id="hostile", idempotency_key="hostile:refund:1",
-                                                           action="send refund", target=JS_LINK))
+            await checkpoint_save(
+                scope, CheckpointSaveRequest(task_id="hostile", state=TaskState.model_validate(state))
+            )
+            await action_intent(
+                scope,
+                ActionIntentRequest(
+                    task_id="hostile", idempotency_key="hostile:refund:1", action="send refund", target=JS_LINK
+                ),
+            )
             return str(put.refs[0]) if put.refs else ""
 
     return anyio.run(write)
 
 
 def _start(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "ctxkeep", "ui", "--port", "0"], env={**os.environ, **env},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctxkeep", "ui", "--port", "0"],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     assert proc.stderr is not None
     line, deadline = b"", time.monotonic() + 60
     while b"\n" not in line and time.monotonic() < deadline:
@@ -110,8 +154,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     claude = Claude(tmp)
     claude.db.parent.mkdir(mode=0o700, parents=True)
     env = {"CTXKEEP_DB": str(claude.db), "CTXKEEP_PROJECT": str(claude.project)}
-    demo = subprocess.run([sys.executable, "-m", "ctxkeep", "demo", "--db", str(claude.db)], env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=180, cwd=ROOT)
+    demo = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "demo", "--db", str(claude.db)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=ROOT,
+    )
     assert demo.returncode == 0, demo.stdout[-2000:]
     hostile_ref = _store_hostile_records(env)
     claude.append(user("compare the supplier quotes"))
@@ -142,8 +192,12 @@ def browse(url: str) -> Element:
     """The DOM headless Chromium built for the page (a fresh profile each time: no cookie carries over)."""
     assert CHROMIUM is not None
     with tempfile.TemporaryDirectory(prefix="ctxkeep-chromium-") as profile:
-        done = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url], capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 0 and "<html" in done.stdout, done.stderr[-2000:]
     return parse(done.stdout)
 
@@ -154,8 +208,19 @@ def photograph(url: str, name: str, height: int = 2200) -> Path:
     path = ARTIFACTS / name
     path.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="ctxkeep-chromium-") as profile:
-        subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--screenshot={path}", f"--window-size=1280,{height}", url],
-                       capture_output=True, timeout=120, check=True)
+        subprocess.run(
+            [
+                CHROMIUM,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                f"--screenshot={path}",
+                f"--window-size=1280,{height}",
+                url,
+            ],
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 20_000
     return path
 
@@ -170,19 +235,26 @@ def assert_inert(dom: Element) -> None:
 def test_a_request_without_the_token_is_refused(served: Served) -> None:
     for path in ("", "task?id=procurement", "evidence?q=freight", "injections", "memories"):
         status, headers, body = _get(served.url + path)
-        assert status == 401 and "Compare the 20" not in body and "Supplier C" not in body and "PO-7731" not in body, path
+        assert status == 401 and "Compare the 20" not in body and "Supplier C" not in body and "PO-7731" not in body, (
+            path
+        )
         assert headers["www-authenticate"] == "Bearer"
     assert _get(served.url, {"Authorization": "Bearer " + "x" * 43})[0] == 401
     assert _get(served.url, {"Authorization": f"Bearer {served.token}", "Host": "attacker.example:80"})[0] == 403
     status, _, body = _get(served.url + "login", data=b"token=wrong&next=/")
     assert status == 401 and "That is not the token" in body
-    status, headers, _ = _get(served.url + "login", data=f"token={quote(served.token)}&next=/task?id=procurement".encode())
+    status, headers, _ = _get(
+        served.url + "login", data=f"token={quote(served.token)}&next=/task?id=procurement".encode()
+    )
     assert status == 303 and headers["location"] == "/task?id=procurement"
     cookie = headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=lax" in cookie and served.token not in cookie
     status, headers, body = _get(served.url + "task?id=procurement", {"Cookie": cookie.split(";")[0]})
     assert status == 200 and "Timeline" in body
-    assert "default-src 'none'" in headers["content-security-policy"] and "script-src" not in headers["content-security-policy"]
+    assert (
+        "default-src 'none'" in headers["content-security-policy"]
+        and "script-src" not in headers["content-security-policy"]
+    )
     assert _get(served.url + "login?token=x&next=//evil.example")[0] == 401
     assert _get(served.url + f"login?token={quote(served.token)}&next=//evil.example")[1]["location"] == "/"
 
@@ -244,13 +316,22 @@ def test_an_evidence_search_shows_hits_with_their_source(served: Served) -> None
     assert [a.attrs["href"] for a in portal] == ["https://portal.supplier-c.example/quotes"]
     first = hits[0].all("a")[0]
     record = browse(served.signed_in(first.attrs["href"]))
-    assert "Freight: 0.48 USD/piece" in record.one("pre", "stored").text or "freight 0.48" in record.one("pre", "stored").text
+    assert (
+        "Freight: 0.48 USD/piece" in record.one("pre", "stored").text
+        or "freight 0.48" in record.one("pre", "stored").text
+    )
 
 
 @needs_chromium
 def test_stored_markup_and_javascript_links_are_shown_as_text(served: Served) -> None:
-    pages = {"search": f"/evidence?q={quote('freight table follows')}", "record": f"/evidence/item?ref={served.hostile_ref}",
-             "task": "/task?id=hostile", "overview": "/", "memories": "/memories", "injections": "/injections"}
+    pages = {
+        "search": f"/evidence?q={quote('freight table follows')}",
+        "record": f"/evidence/item?ref={served.hostile_ref}",
+        "task": "/task?id=hostile",
+        "overview": "/",
+        "memories": "/memories",
+        "injections": "/injections",
+    }
     for name, path in pages.items():
         dom = browse(served.signed_in(path))
         assert_inert(dom)
@@ -294,8 +375,21 @@ def test_the_sign_in_file_signs_the_browser_in_and_only_its_owner_can_read_it(se
     for private in (sign_in, served.folder / "ui-token"):
         assert private.stat().st_mode & 0o077 == 0 and private.stat().st_uid == os.getuid()
     assert CHROMIUM is not None
-    with tempfile.TemporaryDirectory(prefix="ctxkeep-chromium-") as profile:  # the form posts itself, the cookie follows
-        done = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000", "--dump-dom",
-                               sign_in.as_uri()], capture_output=True, text=True, timeout=120)
+    with tempfile.TemporaryDirectory(
+        prefix="ctxkeep-chromium-"
+    ) as profile:  # the form posts itself, the cookie follows
+        done = subprocess.run(
+            [
+                CHROMIUM,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--virtual-time-budget=10000",
+                "--dump-dom",
+                sign_in.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     dom = parse(done.stdout)
     assert "What the agent sees" in dom.one("h1").text and dom.one("table", "tasks")

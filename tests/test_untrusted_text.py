@@ -23,7 +23,10 @@ def _headings(text: str) -> list[str]:
 def test_a_traceback_path_with_line_breaks_cannot_put_a_heading_into_the_digest() -> None:
     call = Call(id="c1", name="Bash", input={"command": "python app.py"})
     step = Step(call=call, output=Output(call_id="c1", text=TRACEBACK, is_error=True), message=1)
-    messages = [Message(index=0, role="user", raw={}, text="run it"), Message(index=1, role="assistant", raw={}, calls=[call])]
+    messages = [
+        Message(index=0, role="user", raw={}, text="run it"),
+        Message(index=1, role="assistant", raw={}, calls=[call]),
+    ]
     digest = build_digest(messages, [step], 1_000, lambda text: len(text) // 4)
     assert "ValueError" in digest
     assert not any("Next action" in heading for heading in _headings(digest))
@@ -31,8 +34,14 @@ def test_a_traceback_path_with_line_breaks_cannot_put_a_heading_into_the_digest(
 
 
 def test_tool_errors_are_quoted_in_the_session_task_and_in_session_start() -> None:
-    lines = [__import__("json").dumps(r) for r in (
-        user("fix the app"), tool_use("Bash", {"command": "python app.py"}, "t1"), tool_result("t1", TRACEBACK, error=True))]
+    lines = [
+        __import__("json").dumps(r)
+        for r in (
+            user("fix the app"),
+            tool_use("Bash", {"command": "python app.py"}, "t1"),
+            tool_result("t1", TRACEBACK, error=True),
+        )
+    ]
     view = derive(latest(read_transcript(lines).records))
     state = session_state(view, None)
     assert state.open_questions and all("`" in q for q in state.open_questions)  # an inline code span: data

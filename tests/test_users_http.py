@@ -34,8 +34,14 @@ def _env(db: Path, home: Path) -> dict[str, str]:
 
 
 def ctxkeep(db: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ctxkeep", *args], env=_env(db, home), cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxkeep", *args],
+        env=_env(db, home),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def create(db: Path, home: Path, user: str, *projects: str) -> str:
@@ -53,19 +59,36 @@ def serving(db: Path, home: Path, *extra: str) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
 
 
-def call(url: str, token: str | None, tool: str, arguments: dict[str, Any], project: str | None = None) -> tuple[int, Any]:
+def call(
+    url: str, token: str | None, tool: str, arguments: dict[str, Any], project: str | None = None
+) -> tuple[int, Any]:
     """Initialize and call one tool with the token (and project header); (status, answer or error body)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     if project is not None:
         headers["X-Ctxkeep-Project"] = project
-    status, got, body = http_probe.post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}, headers)
+    status, got, body = http_probe.post(
+        url,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"},
+            },
+        },
+        headers,
+    )
     if status != 200:
         return status, json.loads(body)
     headers = {**headers, "Mcp-Session-Id": got.get("mcp-session-id", ""), "Mcp-Protocol-Version": "2025-06-18"}
     http_probe.post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
-    code, got, body = http_probe.post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                            "params": {"name": tool, "arguments": arguments}}, headers)
+    code, got, body = http_probe.post(
+        url,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}},
+        headers,
+    )
     return code, http_probe.decode(got, body)
 
 
@@ -89,23 +112,34 @@ def test_tokens_are_created_listed_and_revoked_and_only_their_hashes_are_stored(
     assert json.loads(ctxkeep(db_path, home, "token", "list", "--json").stdout)[0]["revoked_at"]
 
 
-def test_each_user_works_in_the_projects_their_token_grants_and_every_version_records_the_user(db_path: Path, home: Path) -> None:
+def test_each_user_works_in_the_projects_their_token_grants_and_every_version_records_the_user(
+    db_path: Path, home: Path
+) -> None:
     alice, bob = create(db_path, home, "alice", ALPHA), create(db_path, home, "bob", ALPHA, BETA)
     with serving(db_path, home) as url:
         status, saved = call(url, alice, "checkpoint_save", {"task_id": "proc", "state": procurement_state()})
         assert status == 200 and not saved["result"].get("isError"), saved
-        status, again = call(url, bob, "checkpoint_save", {"task_id": "proc", "state": procurement_state(next_action="Call C"),
-                                                           "expected_version": 1}, project=ALPHA)
+        status, again = call(
+            url,
+            bob,
+            "checkpoint_save",
+            {"task_id": "proc", "state": procurement_state(next_action="Call C"), "expected_version": 1},
+            project=ALPHA,
+        )
         assert status == 200 and not again["result"].get("isError"), again
         status, other = call(url, bob, "checkpoint_list", {}, project=BETA)
-        assert status == 200 and other["result"]["structuredContent"]["tasks"] == []  # another project: nothing of ALPHA's
+        assert (
+            status == 200 and other["result"]["structuredContent"]["tasks"] == []
+        )  # another project: nothing of ALPHA's
         status, loaded = call(url, alice, "checkpoint_load", {"task_id": "proc", "format": "json"})
         assert loaded["result"]["structuredContent"]["author"] == "bob"
     rows = sorted(query(db_path, "SELECT version, author, project FROM checkpoints"))
     assert rows == [(1, "alice", ALPHA), (2, "bob", ALPHA)]
 
 
-def test_wrong_revoked_and_out_of_scope_requests_are_refused_without_revealing_what_exists(db_path: Path, home: Path) -> None:
+def test_wrong_revoked_and_out_of_scope_requests_are_refused_without_revealing_what_exists(
+    db_path: Path, home: Path
+) -> None:
     alice, bob = create(db_path, home, "alice", ALPHA), create(db_path, home, "bob", BETA)
     with serving(db_path, home) as url:
         assert call(url, alice, "checkpoint_save", {"task_id": "secret-plan", "state": procurement_state()})[0] == 200
@@ -128,14 +162,22 @@ def test_wrong_revoked_and_out_of_scope_requests_are_refused_without_revealing_w
         assert status == 200 and still["result"]["structuredContent"]["tasks"] == []
 
 
-def test_a_token_of_several_projects_must_name_one_and_the_single_token_mode_is_refused_with_users(db_path: Path, home: Path) -> None:
+def test_a_token_of_several_projects_must_name_one_and_the_single_token_mode_is_refused_with_users(
+    db_path: Path, home: Path
+) -> None:
     both = create(db_path, home, "carol", ALPHA, BETA)
     with serving(db_path, home) as url:
         status, body = call(url, both, "checkpoint_list", {})
         assert status == 400 and "X-Ctxkeep-Project" in body["error"]
     env = {**_env(db_path, home), "CTXKEEP_HTTP_TOKEN": "x" * 40}
-    refused = subprocess.run([sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", "1"], env=env, cwd=ROOT,
-                             capture_output=True, text=True, timeout=60)
+    refused = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", "1"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode != 0 and "per-user tokens" in refused.stderr and "Traceback" not in refused.stderr
 
 

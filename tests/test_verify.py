@@ -36,7 +36,10 @@ def test_goal_matching_ignores_case_and_spacing() -> None:
 def test_constraint_dropped_unless_declared_in_dropped() -> None:
     after = {**BASE, "constraints": []}
     assert rules({**BASE, "constraints": ["Budget is fixed at 200k"]}, after) == ["constraint_dropped"]
-    declared = {**after, "dropped": [{"kind": "constraint", "item": "budget is fixed at 200K", "reason": "budget lifted"}]}
+    declared = {
+        **after,
+        "dropped": [{"kind": "constraint", "item": "budget is fixed at 200K", "reason": "budget lifted"}],
+    }
     assert rules({**BASE, "constraints": ["Budget is fixed at 200k"]}, declared) == []
 
 
@@ -55,7 +58,10 @@ def test_negated_clause_flipped_is_negation_lost(before: str, after: str) -> Non
 @pytest.mark.parametrize(
     ("before", "after"),
     [
-        ("Do not recommend a supplier before the data is complete", "Must not recommend a supplier before the data is complete"),
+        (
+            "Do not recommend a supplier before the data is complete",
+            "Must not recommend a supplier before the data is complete",
+        ),
         ("不能推荐供应商", "禁止推荐供应商"),
     ],
 )
@@ -66,7 +72,10 @@ def test_negation_kept_when_the_clause_survives_under_another_negation(before: s
 @pytest.mark.parametrize(
     ("before", "after"),
     [
-        ("Orders above 184,300 USD must not be placed without approval", "Orders above 984,300 USD must not be placed without approval"),
+        (
+            "Orders above 184,300 USD must not be placed without approval",
+            "Orders above 984,300 USD must not be placed without approval",
+        ),
         ("Supplier B must not be contacted", "Supplier A must not be contacted"),
         ("供应商B不能联系", "供应商A不能联系"),
         ("Use only USD prices and do not contact supplier B", "Do not contact supplier B"),
@@ -88,8 +97,12 @@ def test_typographic_and_chinese_negation_variants_are_the_same_item(before: str
 
 
 def test_bare_chinese_bu_is_a_negation_but_not_inside_other_words() -> None:
-    assert rules({**BASE, "constraints": ["不推荐供应商"]}, {**BASE, "constraints": ["推荐供应商"]}) == ["negation_lost"]
-    assert rules({**BASE, "constraints": ["比较不同供应商"]}, {**BASE, "constraints": ["比较供应商"]}) == ["constraint_dropped"]
+    assert rules({**BASE, "constraints": ["不推荐供应商"]}, {**BASE, "constraints": ["推荐供应商"]}) == [
+        "negation_lost"
+    ]
+    assert rules({**BASE, "constraints": ["比较不同供应商"]}, {**BASE, "constraints": ["比较供应商"]}) == [
+        "constraint_dropped"
+    ]
 
 
 def test_list_items_match_ignoring_thousands_separators() -> None:
@@ -115,19 +128,29 @@ def test_pending_item_must_be_accounted_for() -> None:
     vanished = {**BASE, "pending": []}
     assert rules(BASE, vanished) == ["pending_unaccounted"]
     assert rules(BASE, {**vanished, "completed": ["supplier c freight MISSING"]}) == []
-    dropped = {**vanished, "dropped": [{"kind": "pending", "item": "Supplier C freight missing", "reason": "C withdrew"}]}
+    dropped = {
+        **vanished,
+        "dropped": [{"kind": "pending", "item": "Supplier C freight missing", "reason": "C withdrew"}],
+    }
     assert rules(BASE, dropped) == []
 
 
 def test_dropped_needs_the_right_kind() -> None:
-    wrong_kind = {**BASE, "pending": [], "dropped": [{"kind": "decision", "item": "Supplier C freight missing", "reason": "x"}]}
+    wrong_kind = {
+        **BASE,
+        "pending": [],
+        "dropped": [{"kind": "decision", "item": "Supplier C freight missing", "reason": "x"}],
+    }
     assert rules(BASE, wrong_kind) == ["pending_unaccounted"]
 
 
 def test_decision_dropped_unless_declared() -> None:
     after = {**BASE, "decisions": []}
     assert rules(BASE, after) == ["decision_dropped"]
-    declared = {**after, "dropped": [{"kind": "decision", "item": "Normalize all prices to USD/piece", "reason": "EUR now"}]}
+    declared = {
+        **after,
+        "dropped": [{"kind": "decision", "item": "Normalize all prices to USD/piece", "reason": "EUR now"}],
+    }
     assert rules(BASE, declared) == []
 
 
@@ -154,7 +177,10 @@ def test_numbers_match_ignoring_thousands_separators() -> None:
 def test_fact_dropped_unless_declared() -> None:
     after = {**BASE, "facts": []}
     assert rules(BASE, after) == ["fact_dropped"]
-    declared = {**after, "dropped": [{"kind": "fact", "item": "supplier c freight", "reason": "superseded by landed cost"}]}
+    declared = {
+        **after,
+        "dropped": [{"kind": "fact", "item": "supplier c freight", "reason": "superseded by landed cost"}],
+    }
     assert rules(BASE, declared) == []
 
 
@@ -179,10 +205,18 @@ def test_approval_status_change_needs_an_approver_and_a_time() -> None:
 
 def test_a_decided_approval_is_final() -> None:
     decided = _approval(status="approved", approver="director", decided_at=DECIDED)
-    assert rules(decided, _approval(status="pending", approver="director", decided_at=DECIDED)) == ["approval_transition_invalid"]
-    assert rules(decided, _approval(status="approved", approver=None, decided_at=DECIDED)) == ["approval_transition_invalid"]
-    assert rules(decided, _approval(status="approved", approver="someone else", decided_at=DECIDED)) == ["approval_transition_invalid"]
-    assert rules(decided, _approval(status="rejected", approver="cfo", decided_at=DECIDED)) == ["approval_transition_invalid"]
+    assert rules(decided, _approval(status="pending", approver="director", decided_at=DECIDED)) == [
+        "approval_transition_invalid"
+    ]
+    assert rules(decided, _approval(status="approved", approver=None, decided_at=DECIDED)) == [
+        "approval_transition_invalid"
+    ]
+    assert rules(decided, _approval(status="approved", approver="someone else", decided_at=DECIDED)) == [
+        "approval_transition_invalid"
+    ]
+    assert rules(decided, _approval(status="rejected", approver="cfo", decided_at=DECIDED)) == [
+        "approval_transition_invalid"
+    ]
     assert rules(decided, decided) == []
 
 
@@ -202,8 +236,12 @@ def test_a_new_approval_decided_without_approver_is_invalid() -> None:
 def test_violations_come_in_a_stable_order() -> None:
     after = {**BASE, "goal": "other", "pending": [], "facts": [], "approvals": [], "constraints": [], "decisions": []}
     assert rules(BASE, after) == [
-        "goal_changed", "constraint_dropped", "pending_unaccounted", "decision_dropped",
-        "fact_dropped", "approval_removed",
+        "goal_changed",
+        "constraint_dropped",
+        "pending_unaccounted",
+        "decision_dropped",
+        "fact_dropped",
+        "approval_removed",
     ]
 
 
@@ -211,12 +249,17 @@ SUMMARY_STATE = TaskState(
     goal="Compare 20 supplier quotes",
     constraints=["Payment must not execute before approval", "数据不完整之前不能推荐"],
     pending=["Supplier C freight missing"],
-    facts=[{"key": "Supplier C freight", "value": 0.48, "unit": "USD/piece"}, {"key": "PO amount", "value": 184300},
-           {"key": "note", "value": "prices vary", "critical": False}],
+    facts=[
+        {"key": "Supplier C freight", "value": 0.48, "unit": "USD/piece"},
+        {"key": "PO amount", "value": 184300},
+        {"key": "note", "value": "prices vary", "critical": False},
+    ],
     approvals=[{"id": "PO-7731", "action": "issue purchase order", "amount": 184300}],
 )
-FAITHFUL = ("Goal: Compare 20 supplier quotes. Payment must not execute before approval. 数据不完整之前不能推荐。 "
-            "Pending: Supplier C freight missing. Freight 0.48 USD/piece; PO amount 184,300, approval PO-7731 still waiting.")
+FAITHFUL = (
+    "Goal: Compare 20 supplier quotes. Payment must not execute before approval. 数据不完整之前不能推荐。 "
+    "Pending: Supplier C freight missing. Freight 0.48 USD/piece; PO amount 184,300, approval PO-7731 still waiting."
+)
 
 
 def summary_rules(summary: str) -> list[tuple[str, str]]:
@@ -233,9 +276,18 @@ def test_a_faithful_summary_passes() -> None:
     ("change", "expected"),
     [
         (("0.48", "0.84"), ("summary_fact_missing", "Supplier C freight")),
-        (("Pending: Supplier C freight missing", "Done: Supplier C freight missing"), ("summary_pending_missing", "Supplier C freight missing")),
-        (("must not execute before approval", "not executed yet"), ("summary_negation_lost", "Payment must not execute before approval")),
-        (("Payment must not execute before approval. ", ""), ("summary_negation_lost", "Payment must not execute before approval")),
+        (
+            ("Pending: Supplier C freight missing", "Done: Supplier C freight missing"),
+            ("summary_pending_missing", "Supplier C freight missing"),
+        ),
+        (
+            ("must not execute before approval", "not executed yet"),
+            ("summary_negation_lost", "Payment must not execute before approval"),
+        ),
+        (
+            ("Payment must not execute before approval. ", ""),
+            ("summary_negation_lost", "Payment must not execute before approval"),
+        ),
         (("不能推荐", "可以推荐"), ("summary_negation_lost", "数据不完整之前不能推荐")),
         (("Goal: Compare 20 supplier quotes. ", ""), ("summary_goal_missing", "Compare 20 supplier quotes")),
         (("approval PO-7731 still waiting", "no approval needed"), ("summary_approval_missing", "PO-7731")),
@@ -253,31 +305,47 @@ def test_a_summary_that_leaves_out_a_completed_side_effect_is_caught() -> None:
     from ctxkeep.tools.checkpoint.verify import verify_summary
 
     state = TaskState(goal="Ship release 2.4", completed=["Deployed 2.4 to prod", "Sent the release mail to customers"])
-    assert verify_summary(state, "Goal: Ship release 2.4. Done: Deployed 2.4 to prod; Sent the release mail to customers.") == []
+    assert (
+        verify_summary(state, "Goal: Ship release 2.4. Done: Deployed 2.4 to prod; Sent the release mail to customers.")
+        == []
+    )
     lost = verify_summary(state, "Goal: Ship release 2.4. Done: Deployed 2.4 to prod.")
     assert [(v.rule, v.item) for v in lost] == [("summary_completed_missing", "Sent the release mail to customers")]
 
 
-@pytest.mark.parametrize(("state", "summary"), [
-    ({"facts": [{"key": "latency", "value": 250, "unit": "ms"}]}, "Latency is 250ms."),
-    ({"facts": [{"key": "tolerance", "value": 0.00001}]}, "Tolerance 0.00001 kept."),
-    ({"pending": ["Update settings.py"]}, "Still to do: Update settings.py"),
-    ({"pending": ["wait for CI to complete"]}, "Next: wait for CI to complete"),
-    ({"pending": ["Deploy"]}, "Deploy is not done yet"),
-    ({"constraints": ["Do not push to main and do not delete branches."]}, "Do not push to main and do not delete branches."),
-    ({"constraints": ["Without sign-off we must not deploy."]}, "Without sign-off we must not deploy."),
-])
+@pytest.mark.parametrize(
+    ("state", "summary"),
+    [
+        ({"facts": [{"key": "latency", "value": 250, "unit": "ms"}]}, "Latency is 250ms."),
+        ({"facts": [{"key": "tolerance", "value": 0.00001}]}, "Tolerance 0.00001 kept."),
+        ({"pending": ["Update settings.py"]}, "Still to do: Update settings.py"),
+        ({"pending": ["wait for CI to complete"]}, "Next: wait for CI to complete"),
+        ({"pending": ["Deploy"]}, "Deploy is not done yet"),
+        (
+            {"constraints": ["Do not push to main and do not delete branches."]},
+            "Do not push to main and do not delete branches.",
+        ),
+        ({"constraints": ["Without sign-off we must not deploy."]}, "Without sign-off we must not deploy."),
+    ],
+)
 def test_faithful_summaries_in_other_words_pass(state: dict[str, Any], summary: str) -> None:
     from ctxkeep.tools.checkpoint.verify import verify_summary
 
     assert verify_summary(TaskState(goal="g", **state), "g. " + summary) == []
 
 
-@pytest.mark.parametrize(("state", "summary", "rule"), [
-    ({"pending": ["deploy to staging", "rollback"]}, "deploy to staging was completed and the rollback is pending", "summary_pending_missing"),
-    ({"approvals": [{"id": "APR-7", "action": "ship"}]}, "Approval APR-7 was granted.", "summary_approval_missing"),
-    ({"facts": [{"key": "id", "value": "123-456"}]}, "Ticket A-123-456 was opened.", "summary_fact_missing"),
-])
+@pytest.mark.parametrize(
+    ("state", "summary", "rule"),
+    [
+        (
+            {"pending": ["deploy to staging", "rollback"]},
+            "deploy to staging was completed and the rollback is pending",
+            "summary_pending_missing",
+        ),
+        ({"approvals": [{"id": "APR-7", "action": "ship"}]}, "Approval APR-7 was granted.", "summary_approval_missing"),
+        ({"facts": [{"key": "id", "value": "123-456"}]}, "Ticket A-123-456 was opened.", "summary_fact_missing"),
+    ],
+)
 def test_unfaithful_summaries_are_caught(state: dict[str, Any], summary: str, rule: str) -> None:
     from ctxkeep.tools.checkpoint.verify import verify_summary
 
@@ -291,7 +359,12 @@ def test_a_completed_item_leaves_only_through_dropped_with_a_reason() -> None:
     before = TaskState(goal="Ship", completed=["Deployed to prod", "Sent the release mail"])
     emptied = TaskState(goal="Ship", completed=[])
     assert [(v.rule, v.item) for v in verify_states(before, emptied)] == [
-        ("completed_dropped", "Deployed to prod"), ("completed_dropped", "Sent the release mail")]
-    declared = TaskState(goal="Ship", completed=["Sent the release mail"],
-                         dropped=[{"kind": "completed", "item": "Deployed to prod", "reason": "archived to evidence ev_1"}])
+        ("completed_dropped", "Deployed to prod"),
+        ("completed_dropped", "Sent the release mail"),
+    ]
+    declared = TaskState(
+        goal="Ship",
+        completed=["Sent the release mail"],
+        dropped=[{"kind": "completed", "item": "Deployed to prod", "reason": "archived to evidence ev_1"}],
+    )
     assert verify_states(before, declared) == []

@@ -26,21 +26,29 @@ pytestmark = pytest.mark.anyio
 
 
 async def _task(scope: Scope, task_id: str) -> None:
-    await checkpoint_save(scope, CheckpointSaveRequest(task_id=task_id, state=TaskState.model_validate(procurement_state())))
+    await checkpoint_save(
+        scope, CheckpointSaveRequest(task_id=task_id, state=TaskState.model_validate(procurement_state()))
+    )
 
 
 async def test_the_journal_of_every_task_newest_first_and_only_open_ones_on_request(scope: Scope) -> None:
     for task in ("alpha", "beta"):
         await _task(scope, task)
     for n, task in enumerate(["alpha", "beta", "alpha"]):
-        await action_intent(scope, ActionIntentRequest(task_id=task, idempotency_key=f"{task}:mail:{n}", action="send mail",
-                                                       target="director"))
+        await action_intent(
+            scope,
+            ActionIntentRequest(
+                task_id=task, idempotency_key=f"{task}:mail:{n}", action="send mail", target="director"
+            ),
+        )
     await action_result(scope, ActionResultRequest(idempotency_key="beta:mail:1", status="succeeded"))
     entries = await _read(scope, lambda tx: tx.journal.recent(PROJECT, False, 10))
     assert [e.idempotency_key for e in entries] == ["alpha:mail:2", "beta:mail:1", "alpha:mail:0"]
     open_only = await _read(scope, lambda tx: tx.journal.recent(PROJECT, True, 10))
     assert [e.idempotency_key for e in open_only] == ["alpha:mail:2", "alpha:mail:0"]
-    assert [e.idempotency_key for e in await _read(scope, lambda tx: tx.journal.recent(PROJECT, False, 1))] == ["alpha:mail:2"]
+    assert [e.idempotency_key for e in await _read(scope, lambda tx: tx.journal.recent(PROJECT, False, 1))] == [
+        "alpha:mail:2"
+    ]
     assert await _read(scope, lambda tx: tx.journal.recent("/another/project", False, 10)) == []
 
 
@@ -57,8 +65,11 @@ async def test_the_latest_working_set_of_each_task_newest_first(scope: Scope) ->
 def _write_injections(location: Path | str) -> None:
     """Two sessions' hook state as the hooks leave it: s-old injected, then s-new; s-none had nothing to inject."""
     if not is_postgres(location):
-        for session, at, text in (("s-old", "2026-01-01T10:00:00Z", "# old view"), ("s-new", "2026-01-02T10:00:00Z", "# new view"),
-                                  ("s-none", "2026-01-03T10:00:00Z", None)):
+        for session, at, text in (
+            ("s-old", "2026-01-01T10:00:00Z", "# old view"),
+            ("s-new", "2026-01-02T10:00:00Z", "# new view"),
+            ("s-none", "2026-01-03T10:00:00Z", None),
+        ):
             with closing(open_hot_session(Path(location), PROJECT, session)) as conn:
                 conn.put_records([("prompt", "p1", "hello", at, "", "", "")])
                 if text:
@@ -70,12 +81,24 @@ def _write_injections(location: Path | str) -> None:
 
         conn = await asyncpg.connect(str(location))
         try:
-            for session, at, text in (("s-old", "2026-01-01T10:00:00Z", "# old view"), ("s-new", "2026-01-02T10:00:00Z", "# new view"),
-                                      ("s-none", "2026-01-03T10:00:00Z", None)):
-                await conn.execute("INSERT INTO session_records (project, session_id, kind, key, text, at) VALUES ($1, $2, "
-                                   "'prompt', 'p1', 'hello', $3)", PROJECT, session, at)
-                await conn.execute("INSERT INTO session_hooks (project, session_id, generation, injection) VALUES ($1, $2, 1, $3)",
-                                   PROJECT, session, text)
+            for session, at, text in (
+                ("s-old", "2026-01-01T10:00:00Z", "# old view"),
+                ("s-new", "2026-01-02T10:00:00Z", "# new view"),
+                ("s-none", "2026-01-03T10:00:00Z", None),
+            ):
+                await conn.execute(
+                    "INSERT INTO session_records (project, session_id, kind, key, text, at) VALUES ($1, $2, "
+                    "'prompt', 'p1', 'hello', $3)",
+                    PROJECT,
+                    session,
+                    at,
+                )
+                await conn.execute(
+                    "INSERT INTO session_hooks (project, session_id, generation, injection) VALUES ($1, $2, 1, $3)",
+                    PROJECT,
+                    session,
+                    text,
+                )
         finally:
             await conn.close()
 
@@ -88,7 +111,9 @@ async def test_each_sessions_last_injection_the_most_recently_seen_first(db_path
     scope = Scope(store=store, project=PROJECT)
     rows = await _read(scope, lambda tx: tx.sessions.injections(PROJECT, 10))
     assert [(r.session_id, r.text, r.task_id, r.seen_at) for r in rows] == [
-        ("s-new", "# new view", None, "2026-01-02T10:00:00Z"), ("s-old", "# old view", None, "2026-01-01T10:00:00Z")]
+        ("s-new", "# new view", None, "2026-01-02T10:00:00Z"),
+        ("s-old", "# old view", None, "2026-01-01T10:00:00Z"),
+    ]
     assert [r.session_id for r in await _read(scope, lambda tx: tx.sessions.injections(PROJECT, 1))] == ["s-new"]
     assert await _read(scope, lambda tx: tx.sessions.injections("/another/project", 10)) == []
 

@@ -11,12 +11,25 @@ import os
 import sys
 from collections.abc import Sequence
 
-FAST_HOOKS = ("post-tool-use", "post-tool-use-failure", "user-prompt-submit", "stop", "session-start", "pre-compact",
-              "post-compact")
+FAST_HOOKS = (
+    "post-tool-use",
+    "post-tool-use-failure",
+    "user-prompt-submit",
+    "stop",
+    "session-start",
+    "pre-compact",
+    "post-compact",
+)
 # client -> the module whose run(event, stdin, stdout, env) maps its hooks onto the client core
-CLIENT_HOOKS = {"claude-code": "ctxkeep.clients.claude_code.hooks.fast", "codex": "ctxkeep.clients.codex.hooks", "gemini": "ctxkeep.clients.gemini.hooks",
-                "cursor": "ctxkeep.clients.cursor.hooks", "vscode": "ctxkeep.clients.vscode.hooks",
-                "windsurf": "ctxkeep.clients.windsurf.hooks", "cline": "ctxkeep.clients.cline.hooks"}
+CLIENT_HOOKS = {
+    "claude-code": "ctxkeep.clients.claude_code.hooks.fast",
+    "codex": "ctxkeep.clients.codex.hooks",
+    "gemini": "ctxkeep.clients.gemini.hooks",
+    "cursor": "ctxkeep.clients.cursor.hooks",
+    "vscode": "ctxkeep.clients.vscode.hooks",
+    "windsurf": "ctxkeep.clients.windsurf.hooks",
+    "cline": "ctxkeep.clients.cline.hooks",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,8 +17,15 @@ from ctxkeep.clients.core.checks import Check
 from ctxkeep.clients.core.config_files import apply, diff, find_executable
 from ctxkeep.errors import InvalidInput
 
-CLIENTS = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini", "cursor": "cursor", "vscode": "vscode",
-           "windsurf": "windsurf", "cline": "cline"}
+CLIENTS = {
+    "claude-code": "claude_code",
+    "codex": "codex",
+    "gemini": "gemini",
+    "cursor": "cursor",
+    "vscode": "vscode",
+    "windsurf": "windsurf",
+    "cline": "cline",
+}
 SCOPE_CHOICES = ("local", "project", "user")
 
 
@@ -63,17 +70,23 @@ def listing() -> list[str]:
             installer = module(client, "install")
             info = {"title": installer.TITLE, "scopes": installer.SCOPES, **installer.LISTING}
         lines += [f"{client} ({info['title']}): ctxkeep install {client} [--scope {'|'.join(info['scopes'])}]"]
-        lines += [f"  {key}: {info[key]}" for key in ("files", "events", "injects", "offload", "gate", "missing") if info.get(key)]
+        lines += [
+            f"  {key}: {info[key]}"
+            for key in ("files", "events", "injects", "offload", "gate", "missing")
+            if info.get(key)
+        ]
     return lines
 
 
 CLAUDE_CODE = {
-    "title": "Claude Code", "scopes": ("local", "project", "user"),
+    "title": "Claude Code",
+    "scopes": ("local", "project", "user"),
     "files": ".claude/settings.local.json + `claude mcp add --scope local` (local); .claude/settings.json + .mcp.json "
-             "(project); <config>/settings.json + `claude mcp add --scope user` (user)",
+    "(project); <config>/settings.json + `claude mcp add --scope user` (user)",
     "events": "SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, PreCompact, PostCompact, Stop",
     "injects": "the records' view (9,000 characters) at resume; the repair of the compaction summary (4,000)",
-    "offload": "large outputs replaced by their shaped view and ref", "gate": "Stop blocks once",
+    "offload": "large outputs replaced by their shaped view and ref",
+    "gate": "Stop blocks once",
 }
 
 

@@ -34,8 +34,11 @@ async def _database_checks(settings: Settings) -> list[Check]:
         return [Check("database", "fail", str(exc))]
     try:
         verdict = await store.integrity_check()
-        checks = [Check("schema", "ok", f"{await store.schema_version()} (this ctxkeep knows {LATEST})"),
-                  *([] if settings.db_url else _mode_checks(settings.db_path)), Check("integrity", "ok" if verdict == "ok" else "fail", verdict)]
+        checks = [
+            Check("schema", "ok", f"{await store.schema_version()} (this ctxkeep knows {LATEST})"),
+            *([] if settings.db_url else _mode_checks(settings.db_path)),
+            Check("integrity", "ok" if verdict == "ok" else "fail", verdict),
+        ]
         problem = store.read_only()
         return checks + ([Check("writable", "warn", problem)] if problem else [])
     finally:
@@ -51,19 +54,34 @@ def _mode_checks(path: Path) -> list[Check]:
             mode = stat.S_IMODE(file.stat().st_mode)
             private = mode & 0o077 == 0
             name = "mode" if file == path else file.name.rsplit("-", 1)[1]
-            checks.append(Check(name, "ok" if private else "warn",
-                                f"{mode:o}" if private else f"{file}: {mode:o} (others can read it: chmod 600 {file})"))
+            checks.append(
+                Check(
+                    name,
+                    "ok" if private else "warn",
+                    f"{mode:o}" if private else f"{file}: {mode:o} (others can read it: chmod 600 {file})",
+                )
+            )
     folder_mode = stat.S_IMODE(path.parent.stat().st_mode)
     shared = folder_mode & 0o022 != 0
-    checks.append(Check("folder", "warn" if shared else "ok", f"{path.parent}: {folder_mode:o}" + (
-        f" (others can replace or delete the database: chmod go-w {path.parent})" if shared else "")))
+    checks.append(
+        Check(
+            "folder",
+            "warn" if shared else "ok",
+            f"{path.parent}: {folder_mode:o}"
+            + (f" (others can replace or delete the database: chmod go-w {path.parent})" if shared else ""),
+        )
+    )
     return checks
 
 
 async def run_doctor(settings: Settings, as_json: bool = False) -> int:
     """Print the checks; exit code 1 when one failed."""
-    checks = [Check("ctxkeep", "info", f"{__version__} on Python {sys.version.split()[0]}"), Check("project", "info", settings.project),
-              Check("database", "info", store_location(settings)), Check("tokenizer", "info", encoding_name())]
+    checks = [
+        Check("ctxkeep", "info", f"{__version__} on Python {sys.version.split()[0]}"),
+        Check("project", "info", settings.project),
+        Check("database", "info", store_location(settings)),
+        Check("tokenizer", "info", encoding_name()),
+    ]
     checks += await _database_checks(settings)
     checks += claude_code_checks(Path(settings.project), Path(os.environ.get("HOME") or Path.home()))
     from ctxkeep.cli.clients import doctor_checks

@@ -16,17 +16,24 @@ from ctxkeep.errors import CtxkeepError
 
 # whole hints first (their sentence changes), then single names
 _HINTS: list[tuple[str, str]] = [
-    (r"call checkpoint_list to see the tasks here, or checkpoint_save to start this one",
-     "`ctxkeep tasks` lists the tasks here (an agent starts one by saving a checkpoint)"),
+    (
+        r"call checkpoint_list to see the tasks here, or checkpoint_save to start this one",
+        "`ctxkeep tasks` lists the tasks here (an agent starts one by saving a checkpoint)",
+    ),
     (r"refs come from evidence_put or evidence_search", "`ctxkeep search WORDS` finds refs"),
     (r"the full refs are in evidence_search hits", "`ctxkeep search WORDS` shows full refs"),
     (r"\(evidence_search hits and the working set's evidence_refs show them\)", "(`ctxkeep search WORDS` shows them)"),
     (r"memory_search lists the memories and their ids", "`ctxkeep memory list` shows the memories and their ids"),
 ]
 _COMMANDS = {
-    "checkpoint_list": "`ctxkeep tasks`", "checkpoint_load": "`ctxkeep show`", "checkpoint_diff": "`ctxkeep diff`",
-    "evidence_search": "`ctxkeep search`", "evidence_get": "`ctxkeep evidence get`", "memory_search": "`ctxkeep memory list`",
-    "memory_forget": "`ctxkeep memory forget`", "build_working_set": "`ctxkeep working-set`",
+    "checkpoint_list": "`ctxkeep tasks`",
+    "checkpoint_load": "`ctxkeep show`",
+    "checkpoint_diff": "`ctxkeep diff`",
+    "evidence_search": "`ctxkeep search`",
+    "evidence_get": "`ctxkeep evidence get`",
+    "memory_search": "`ctxkeep memory list`",
+    "memory_forget": "`ctxkeep memory forget`",
+    "build_working_set": "`ctxkeep working-set`",
 }
 _NAMES = re.compile(r"\b(" + "|".join(_COMMANDS) + r")\b")
 

@@ -68,7 +68,9 @@ def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
     if args.hook in CLIENT_HOOKS:
         from importlib import import_module
 
-        return int(import_module(CLIENT_HOOKS[args.hook]).run(args.event or "", sys.stdin.buffer, sys.stdout, os.environ))
+        return int(
+            import_module(CLIENT_HOOKS[args.hook]).run(args.event or "", sys.stdin.buffer, sys.stdout, os.environ)
+        )
     if args.hook != "pre-compact-worker":
         from ctxkeep.clients.claude_code.hooks.fast import run
 
@@ -104,33 +106,53 @@ def _positive(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ctxkeep", description="Resumable, verified context for agents (an MCP server).")
+    parser = argparse.ArgumentParser(
+        prog="ctxkeep", description="Resumable, verified context for agents (an MCP server)."
+    )
     parser.add_argument("--version", action="version", version=f"ctxkeep {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    serve = commands.add_parser("serve", help="run the MCP server over stdio (what an MCP client starts), or --http",
-                                description="Run the MCP server. Over stdio (the default) an MCP client starts it and talks on "
-                                            "stdin/stdout; with --http it serves Streamable HTTP on loopback behind a bearer "
-                                            "token. In a terminal it says which database and project it uses.")
-    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    serve = commands.add_parser(
+        "serve",
+        help="run the MCP server over stdio (what an MCP client starts), or --http",
+        description="Run the MCP server. Over stdio (the default) an MCP client starts it and talks on "
+        "stdin/stdout; with --http it serves Streamable HTTP on loopback behind a bearer "
+        "token. In a terminal it says which database and project it uses.",
+    )
+    serve.add_argument(
+        "--http", action="store_true", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
     serve.add_argument("--host", help="with --http: address to bind (default 127.0.0.1; others need --allow-remote)")
     serve.add_argument("--port", type=_positive, help="with --http: port (default 8765)")
-    serve.add_argument("--allow-remote", action="store_true", help="with --http: allow a non-loopback --host (requires CTXKEEP_HTTP_TOKEN)")
-    serve.add_argument("--no-token", action="store_true",
-                       help="serve loopback HTTP without a bearer token (any local user can then read and write); by default "
-                            "CTXKEEP_HTTP_TOKEN or the generated token in http-token beside the database is required")
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --http: allow a non-loopback --host (requires CTXKEEP_HTTP_TOKEN)",
+    )
+    serve.add_argument(
+        "--no-token",
+        action="store_true",
+        help="serve loopback HTTP without a bearer token (any local user can then read and write); by default "
+        "CTXKEEP_HTTP_TOKEN or the generated token in http-token beside the database is required",
+    )
     serve.set_defaults(run=cmd_serve)
-    demo = commands.add_parser("demo", help="run the procurement example end to end on a temporary database",
-                               description="Run the procurement example end to end over real stdio: a verified save, a "
-                                           "refused lossy save, the resume brief, evidence found and brought back, a memory "
-                                           "with provenance, a journaled side effect and a working set. With --db it writes "
-                                           "into this project (then `ctxkeep tasks` and `ctxkeep ui` show it); run again, it "
-                                           "uses a task of its own (procurement-2, …).")
+    demo = commands.add_parser(
+        "demo",
+        help="run the procurement example end to end on a temporary database",
+        description="Run the procurement example end to end over real stdio: a verified save, a "
+        "refused lossy save, the resume brief, evidence found and brought back, a memory "
+        "with provenance, a journaled side effect and a working set. With --db it writes "
+        "into this project (then `ctxkeep tasks` and `ctxkeep ui` show it); run again, it "
+        "uses a task of its own (procurement-2, …).",
+    )
     demo.add_argument("--db", help="use this database file (and this project) instead of a temporary one")
     demo.set_defaults(run=cmd_demo)
-    doctor = commands.add_parser("doctor", help="check the database, the project, the tokenizer and the Claude Code set-up",
-                                 description="Say which database, project and tokenizer ctxkeep uses here, check the "
-                                             "database (schema, integrity, file modes) and the Claude Code set-up; exit 1 "
-                                             "when a check failed (its line says what to do).")
+    doctor = commands.add_parser(
+        "doctor",
+        help="check the database, the project, the tokenizer and the Claude Code set-up",
+        description="Say which database, project and tokenizer ctxkeep uses here, check the "
+        "database (schema, integrity, file modes) and the Claude Code set-up; exit 1 "
+        "when a check failed (its line says what to do).",
+    )
     doctor.add_argument("--json", action="store_true", help="print JSON instead of text")
     doctor.set_defaults(run=cmd_doctor)
     add_inspection_commands(commands, _positive)
@@ -140,28 +162,50 @@ def build_parser() -> argparse.ArgumentParser:
     add_ui_command(commands)
     from ctxkeep.cli.clients import CLIENTS, SCOPE_CHOICES
 
-    for action, text in (("install", "register the server and the hooks in an agent client"),
-                         ("uninstall", "remove exactly what `install` added")):
-        sub = commands.add_parser(action, help=text, description=f"{text[0].upper()}{text[1:]}: the MCP server and the hooks, "
-                                  "in the client's own configuration files (backed up first, restored byte for byte by "
-                                  "uninstall). --dry-run shows the changes; --list what each client gets.")
-        sub.add_argument("client", nargs="?", choices=list(CLIENTS), help="the client (`ctxkeep install --list` shows what each gets)")
-        sub.add_argument("--scope", choices=SCOPE_CHOICES, default=None,
-                         help="where to install: claude-code local (default: .claude/settings.local.json and `claude mcp "
-                              "add --scope local`), project (only what can be committed, the command `ctxkeep` on PATH) or "
-                              "user; codex, gemini and windsurf user (default) or project; cursor, vscode and cline project "
-                              "(default) or user")
+    for action, text in (
+        ("install", "register the server and the hooks in an agent client"),
+        ("uninstall", "remove exactly what `install` added"),
+    ):
+        sub = commands.add_parser(
+            action,
+            help=text,
+            description=f"{text[0].upper()}{text[1:]}: the MCP server and the hooks, "
+            "in the client's own configuration files (backed up first, restored byte for byte by "
+            "uninstall). --dry-run shows the changes; --list what each client gets.",
+        )
+        sub.add_argument(
+            "client",
+            nargs="?",
+            choices=list(CLIENTS),
+            help="the client (`ctxkeep install --list` shows what each gets)",
+        )
+        sub.add_argument(
+            "--scope",
+            choices=SCOPE_CHOICES,
+            default=None,
+            help="where to install: claude-code local (default: .claude/settings.local.json and `claude mcp "
+            "add --scope local`), project (only what can be committed, the command `ctxkeep` on PATH) or "
+            "user; codex, gemini and windsurf user (default) or project; cursor, vscode and cline project "
+            "(default) or user",
+        )
         sub.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
         sub.add_argument("--list", action="store_true", help="list the clients, their files, events and limits")
         sub.set_defaults(run=cmd_install)
-    hook = commands.add_parser("hook", help="a client's hook: `hook <event>` (Claude Code) or `hook <client> <event>` (reads "
-                               "its JSON on stdin; never fails the user)",
-                               description="Run one hook event as an agent client calls it: read the hook's JSON on stdin, "
-                                           "print what to add to the model's context (maybe nothing), always exit 0. "
-                                           "`install` registers these; people rarely run them by hand.")
-    hook.add_argument("hook", choices=[*FAST_HOOKS, "pre-compact-worker", *CLIENT_HOOKS], metavar="EVENT_OR_CLIENT",
-                      help=f"a Claude Code event ({', '.join(FAST_HOOKS)}), or a client ({', '.join(CLIENT_HOOKS)}) "
-                           "followed by its event")
+    hook = commands.add_parser(
+        "hook",
+        help="a client's hook: `hook <event>` (Claude Code) or `hook <client> <event>` (reads "
+        "its JSON on stdin; never fails the user)",
+        description="Run one hook event as an agent client calls it: read the hook's JSON on stdin, "
+        "print what to add to the model's context (maybe nothing), always exit 0. "
+        "`install` registers these; people rarely run them by hand.",
+    )
+    hook.add_argument(
+        "hook",
+        choices=[*FAST_HOOKS, "pre-compact-worker", *CLIENT_HOOKS],
+        metavar="EVENT_OR_CLIENT",
+        help=f"a Claude Code event ({', '.join(FAST_HOOKS)}), or a client ({', '.join(CLIENT_HOOKS)}) "
+        "followed by its event",
+    )
     hook.add_argument("event", nargs="?", help="the event, after a client name (e.g. `hook codex SessionStart`)")
     hook.set_defaults(run=cmd_hook, no_settings=True)
     return parser

@@ -24,8 +24,10 @@ def flags_without_http(args: argparse.Namespace) -> str | None:
         return None
     for dest, flag in HTTP_ONLY:
         if getattr(args, dest) not in (None, False):
-            return (f"ctxkeep: {flag} applies only to `ctxkeep serve --http` (over stdio there is no address to guard); "
-                    f"add --http, or drop {flag}")
+            return (
+                f"ctxkeep: {flag} applies only to `ctxkeep serve --http` (over stdio there is no address to guard); "
+                f"add --http, or drop {flag}"
+            )
     return None
 
 
@@ -42,8 +44,10 @@ def shown_location(settings: Settings) -> str:
 
 def stdio_line(settings: Settings) -> str:
     """What `serve` over stdio says when a person started it in a terminal (an MCP client starts it with a pipe)."""
-    return (f"ctxkeep: serving MCP over stdio (an MCP client talks on stdin/stdout; Ctrl-C stops); database "
-            f"{shown_location(settings)}, project {settings.project}")
+    return (
+        f"ctxkeep: serving MCP over stdio (an MCP client talks on stdin/stdout; Ctrl-C stops); database "
+        f"{shown_location(settings)}, project {settings.project}"
+    )
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -60,9 +64,13 @@ def bind(host: str, port: int) -> socket.socket:
         sock.close()
         where = f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
         if exc.errno == errno.EADDRINUSE:
-            raise InvalidInput(f"{where} is in use (another server listens there); choose another port with --port, "
-                               "or stop the other server") from None
-        raise InvalidInput(f"cannot listen on {where}: {exc.strerror or exc}; choose another --host or --port") from None
+            raise InvalidInput(
+                f"{where} is in use (another server listens there); choose another port with --port, "
+                "or stop the other server"
+            ) from None
+        raise InvalidInput(
+            f"cannot listen on {where}: {exc.strerror or exc}; choose another --host or --port"
+        ) from None
     return sock
 
 

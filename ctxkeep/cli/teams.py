@@ -29,8 +29,11 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
     if args.action == "create":
         token, user = _on_store(settings, lambda store: users.create_token(store, args.user, args.project or []))
         print(token)
-        print(f"ctxkeep: token {user.token_id} for {user.name} ({', '.join(user.projects)}); it is shown only this once: "
-              "hand it to the user, who sends it as Authorization: Bearer <token>", file=sys.stderr)
+        print(
+            f"ctxkeep: token {user.token_id} for {user.name} ({', '.join(user.projects)}); it is shown only this once: "
+            "hand it to the user, who sends it as Authorization: Bearer <token>",
+            file=sys.stderr,
+        )
         return 0
     if args.action == "revoke":
         _on_store(settings, lambda store: users.revoke_token(store, args.token_id))
@@ -38,14 +41,35 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     rows = _on_store(settings, users.list_tokens)
     if args.json:
-        print_json([{"id": r.token_id, "user": r.user, "projects": json.loads(r.projects_json),
-                     "created_at": r.created_at, "revoked_at": r.revoked_at} for r in rows])
+        print_json(
+            [
+                {
+                    "id": r.token_id,
+                    "user": r.user,
+                    "projects": json.loads(r.projects_json),
+                    "created_at": r.created_at,
+                    "revoked_at": r.revoked_at,
+                }
+                for r in rows
+            ]
+        )
     elif not rows:
         print("no user tokens in this database (ctxkeep token create --user NAME --project KEY)")
     else:
-        print_table("user tokens", ["id", "user", "projects", "created", "revoked"],
-                    [[r.token_id, r.user, ", ".join(json.loads(r.projects_json)), r.created_at[:19],
-                      (r.revoked_at or "")[:19]] for r in rows])
+        print_table(
+            "user tokens",
+            ["id", "user", "projects", "created", "revoked"],
+            [
+                [
+                    r.token_id,
+                    r.user,
+                    ", ".join(json.loads(r.projects_json)),
+                    r.created_at[:19],
+                    (r.revoked_at or "")[:19],
+                ]
+                for r in rows
+            ],
+        )
     return 0
 
 
@@ -67,39 +91,62 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     text = sys.stdin.read() if args.bundle == "-" else Path(args.bundle).read_text(encoding="utf-8")
     done = with_scope(settings, lambda scope: import_bundle(scope, text))
     if done.added_versions:
-        print(f"imported {done.task_id}: versions {done.added_versions[0]} to {done.added_versions[-1]} added, "
-              f"{done.added_evidence} evidence record(s); latest v{done.latest_version} {done.latest_hash[:12]}")
+        print(
+            f"imported {done.task_id}: versions {done.added_versions[0]} to {done.added_versions[-1]} added, "
+            f"{done.added_evidence} evidence record(s); latest v{done.latest_version} {done.latest_hash[:12]}"
+        )
     else:
         print(f"{done.task_id} is up to date here (v{done.latest_version} {done.latest_hash[:12]}): nothing to add")
     return 0
 
 
 def add_team_commands(commands: Any) -> None:
-    token = commands.add_parser("token", help="per-user tokens of a shared `serve --http` (create, list, revoke)",
-                                description="Per-user bearer tokens for `ctxkeep serve --http`, stored hashed in the database, "
-                                            "each scoped to the projects it may see. Once a database has any, the server "
-                                            "accepts only these. create prints the token once.")
+    token = commands.add_parser(
+        "token",
+        help="per-user tokens of a shared `serve --http` (create, list, revoke)",
+        description="Per-user bearer tokens for `ctxkeep serve --http`, stored hashed in the database, "
+        "each scoped to the projects it may see. Once a database has any, the server "
+        "accepts only these. create prints the token once.",
+    )
     actions = token.add_subparsers(dest="action", required=True, metavar="ACTION")
-    create = actions.add_parser("create", help="a new token for a user, granting projects", description="Create a token; it is printed once.")
+    create = actions.add_parser(
+        "create", help="a new token for a user, granting projects", description="Create a token; it is printed once."
+    )
     create.add_argument("--user", required=True, help="who it is for (recorded in every checkpoint version they save)")
-    create.add_argument("--project", action="append", required=True,
-                        help="a project key the token may see (repeatable); clients name it in X-Ctxkeep-Project")
-    listing = actions.add_parser("list", help="the tokens: ids, users, projects, revoked or not (never the secrets)",
-                                 description="List the tokens (never their secrets).")
+    create.add_argument(
+        "--project",
+        action="append",
+        required=True,
+        help="a project key the token may see (repeatable); clients name it in X-Ctxkeep-Project",
+    )
+    listing = actions.add_parser(
+        "list",
+        help="the tokens: ids, users, projects, revoked or not (never the secrets)",
+        description="List the tokens (never their secrets).",
+    )
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    revoke = actions.add_parser("revoke", help="revoke a token by id (the next request with it is refused)",
-                                description="Revoke a token by its id, as `token list` shows it.")
+    revoke = actions.add_parser(
+        "revoke",
+        help="revoke a token by id (the next request with it is refused)",
+        description="Revoke a token by its id, as `token list` shows it.",
+    )
     revoke.add_argument("token_id", help="the token's id (8 hex digits)")
     token.set_defaults(run=cmd_token)
-    export = commands.add_parser("export", help="write a task's bundle (chain, cited evidence, digest) to commit into git",
-                                 description="Write one task's deterministic bundle: every checkpoint version, the evidence "
-                                             "its states cite and its history digest, as JSON (stdout, or -o FILE).")
+    export = commands.add_parser(
+        "export",
+        help="write a task's bundle (chain, cited evidence, digest) to commit into git",
+        description="Write one task's deterministic bundle: every checkpoint version, the evidence "
+        "its states cite and its history digest, as JSON (stdout, or -o FILE).",
+    )
     export.add_argument("task_id", help="the task to export")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
     export.set_defaults(run=cmd_export)
-    imported = commands.add_parser("import", help="merge a task bundle into this project (verified; a diverging history is refused)",
-                                   description="Verify a bundle (its sha256, the hash chain, the evidence) and add the "
-                                               "versions this project lacks; a history that forks from this one's is refused "
-                                               "naming the version where it forks.")
+    imported = commands.add_parser(
+        "import",
+        help="merge a task bundle into this project (verified; a diverging history is refused)",
+        description="Verify a bundle (its sha256, the hash chain, the evidence) and add the "
+        "versions this project lacks; a history that forks from this one's is refused "
+        "naming the version where it forks.",
+    )
     imported.add_argument("bundle", help="the bundle file (- for stdin)")
     imported.set_defaults(run=cmd_import)

@@ -42,7 +42,9 @@ class Fact(StrictModel):
     key: RequiredText
     value: str | int | float
     unit: Text | None = None
-    source_ref: Text | None = Field(default=None, description="Where the value comes from (evidence ref, URL, file:line).")
+    source_ref: Text | None = Field(
+        default=None, description="Where the value comes from (evidence ref, URL, file:line)."
+    )
     critical: bool = Field(default=True, description="Critical facts must appear verbatim in summaries.")
 
     def line(self) -> str:
@@ -129,7 +131,9 @@ class TaskState(StrictModel):
         try:
             extra = json.dumps(self.extra, allow_nan=False, ensure_ascii=False)
         except ValueError:
-            raise ValueError("extra holds NaN or Infinity, which JSON cannot carry; send finite numbers or strings") from None
+            raise ValueError(
+                "extra holds NaN or Infinity, which JSON cannot carry; send finite numbers or strings"
+            ) from None
         bad = find_bad_character(extra)
         if bad:
             raise ValueError(f"extra holds a {bad}; send plain text")
@@ -161,7 +165,9 @@ class CheckpointSaveRequest(StrictModel):
     strict: bool = True
     goal_change_reason: Text | None = None
     owner: OwnerId | None = Field(default=None, description="Claim (or renew) the task's lease as this owner.")
-    lease_seconds: LeaseSeconds | None = Field(default=None, description="With owner: how long the lease lasts (default 600).")
+    lease_seconds: LeaseSeconds | None = Field(
+        default=None, description="With owner: how long the lease lasts (default 600)."
+    )
 
 
 class Lease(Model):
@@ -201,12 +207,20 @@ class ResumeChecks(Model):
     latest_version: int
     saved_with_violations: int = Field(description="Violations accepted by a non-strict save of this version.")
     pending_approvals: list[Approval]
-    open_intents: list[Action] = Field(default=[], description="Side effects of this task recorded as intended but without a result: "
-                                                               "look each key up in the system of record before retrying.")
+    open_intents: list[Action] = Field(
+        default=[],
+        description="Side effects of this task recorded as intended but without a result: "
+        "look each key up in the system of record before retrying.",
+    )
     evidence_expired: list[str] = Field(default=[], description="Evidence refs the state cites that have expired.")
-    evidence_missing: list[str] = Field(default=[], description="Evidence refs the state cites that are no longer stored.")
-    memories_expired: list[str] = Field(default=[], description="Memories the task relied on (cited in the state or shown in its "
-                                                                "last working set) that are expired, superseded or forgotten.")
+    evidence_missing: list[str] = Field(
+        default=[], description="Evidence refs the state cites that are no longer stored."
+    )
+    memories_expired: list[str] = Field(
+        default=[],
+        description="Memories the task relied on (cited in the state or shown in its "
+        "last working set) that are expired, superseded or forgotten.",
+    )
     lease: Lease | None = Field(default=None, description="Who executes the task now and until when (null: no lease).")
     warnings: list[str]
 
@@ -234,7 +248,9 @@ class TaskSummary(Model):
 
 class CheckpointListResult(Model):
     tasks: list[TaskSummary]
-    next_cursor: str | None = Field(default=None, description="Send it as `cursor` for the next page; null on the last page.")
+    next_cursor: str | None = Field(
+        default=None, description="Send it as `cursor` for the next page; null on the last page."
+    )
 
 
 class Change(Model):

@@ -39,8 +39,10 @@ def _plain_id(value: str) -> str:
         if char in "\t\n\r" or unicodedata.category(char) in ("Cf", "Zl", "Zp"):
             kind = "invisible formatting character" if unicodedata.category(char) == "Cf" else "line break or tab"
             name = unicodedata.name(char, "")
-            raise ValueError(f"{kind} U+{ord(char):04X}{f' ({name})' if name else ''} at position {position}; a task id must "
-                             "read the same everywhere: send letters, digits, spaces and punctuation only")
+            raise ValueError(
+                f"{kind} U+{ord(char):04X}{f' ({name})' if name else ''} at position {position}; a task id must "
+                "read the same everywhere: send letters, digits, spaces and punctuation only"
+            )
     return value
 
 
@@ -55,7 +57,9 @@ def _utc(value: datetime) -> datetime:
     try:
         return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
     except OverflowError:
-        raise ValueError("the time is out of range once converted to UTC; send a time between years 1 and 9999") from None
+        raise ValueError(
+            "the time is out of range once converted to UTC; send a time between years 1 and 9999"
+        ) from None
 
 
 def _dedupe_strings(items: list[str]) -> list[str]:
@@ -79,10 +83,14 @@ TaskId = Annotated[
     AfterValidator(_required_text),
     AfterValidator(_plain_id),
 ]
+
+
 def _at_most_items(items: list[str]) -> list[str]:
     if len(items) > MAX_ITEMS:
-        raise ValueError(f"the list holds {len(items):,} items, at most {MAX_ITEMS} items are kept in a state; archive the "
-                         "finished ones to evidence (evidence_put) and keep a count in facts, or split the task")
+        raise ValueError(
+            f"the list holds {len(items):,} items, at most {MAX_ITEMS} items are kept in a state; archive the "
+            "finished ones to evidence (evidence_put) and keep a count in facts, or split the task"
+        )
     return items
 
 
@@ -94,12 +102,18 @@ StoredTrigger = Literal["manual", "resource", "semantic", "pre_compact", "takeov
 MAX_LEASE_SECONDS = 7 * 24 * 3600
 OwnerId = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_TASK_ID_CHARS, description="Claim the task's lease as this owner (your agent or machine name)."),
+    Field(
+        min_length=1,
+        max_length=MAX_TASK_ID_CHARS,
+        description="Claim the task's lease as this owner (your agent or machine name).",
+    ),
     AfterValidator(clean_text),
     AfterValidator(_required_text),
     AfterValidator(_plain_id),
 ]
-LeaseSeconds = Annotated[int, Field(ge=0, le=MAX_LEASE_SECONDS, description="The lease's length (default 600 s; 0 releases it).")]
+LeaseSeconds = Annotated[
+    int, Field(ge=0, le=MAX_LEASE_SECONDS, description="The lease's length (default 600 s; 0 releases it).")
+]
 
 
 class Model(BaseModel):
@@ -112,5 +126,3 @@ class StrictModel(Model):
     """Unknown fields are refused, so a typo never passes silently."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
-
-

@@ -38,16 +38,26 @@ class SemanticBoundary(Model):
 
 class CompressResult(Model):
     format: HistoryFormat
-    messages: list[dict[str, Any]] | None = Field(description="The compressed history in the input's shape (a transcript comes back Anthropic-shaped); null when stored as messages_ref.")
-    messages_ref: str | None = Field(description="Evidence ref of the compressed messages (JSON) when they exceed 25,000 tokens.")
+    messages: list[dict[str, Any]] | None = Field(
+        description="The compressed history in the input's shape (a transcript comes back Anthropic-shaped); null when stored as messages_ref."
+    )
+    messages_ref: str | None = Field(
+        description="Evidence ref of the compressed messages (JSON) when they exceed 25,000 tokens."
+    )
     digest: str
     evidence_refs: list[str] = Field(description="Refs of every tool output offloaded, in history order.")
     tokens_before: int
     tokens_after: int
-    span_tokens_before: int = Field(description="Tokens of the compressible span: all but the pinned messages and the recent band.")
+    span_tokens_before: int = Field(
+        description="Tokens of the compressible span: all but the pinned messages and the recent band."
+    )
     span_tokens_after: int
-    bands: dict[str, list[int]] = Field(description="Input message indexes [first, last] of pinned, digest, shaped and recent (empty when a band is empty).")
-    skipped_records: int = Field(description="Transcript records skipped as not part of the conversation (progress, snapshots, partial lines).")
+    bands: dict[str, list[int]] = Field(
+        description="Input message indexes [first, last] of pinned, digest, shaped and recent (empty when a band is empty)."
+    )
+    skipped_records: int = Field(
+        description="Transcript records skipped as not part of the conversation (progress, snapshots, partial lines)."
+    )
     summary_request: str
     verification: Verification | None = None
     semantic_boundary: SemanticBoundary | None = None

@@ -17,7 +17,9 @@ MAX_READ_TOKENS = 25_000
 
 EvidenceKind = Literal["tool_result", "file", "web", "document", "message", "note", "transcript"]
 GetMode = Literal["full", "head", "tail", "lines", "grep", "chunk"]
-Ref = Annotated[str, Field(min_length=4, max_length=64, pattern=r"^ev_[0-9a-f]+$", description="An evidence ref, e.g. 'ev_3f2a…'.")]
+Ref = Annotated[
+    str, Field(min_length=4, max_length=64, pattern=r"^ev_[0-9a-f]+$", description="An evidence ref, e.g. 'ev_3f2a…'.")
+]
 
 
 def _utf8_text(value: str) -> str:
@@ -44,15 +46,23 @@ Tag = Annotated[str, Field(max_length=64), AfterValidator(_tag)]
 class EvidenceItem(StrictModel):
     """One piece of raw content to store: its text and where it came from."""
 
-    content: Annotated[str, AfterValidator(_utf8_text)] = Field(description="The raw text (tool output, file, page). Secrets are redacted unless redact=false.")
+    content: Annotated[str, AfterValidator(_utf8_text)] = Field(
+        description="The raw text (tool output, file, page). Secrets are redacted unless redact=false."
+    )
     kind: EvidenceKind = "tool_result"
-    source: Text | None = Field(default=None, description="Tool name, file path or URL it came from, e.g. 'Bash' or 'src/app.py'.")
+    source: Text | None = Field(
+        default=None, description="Tool name, file path or URL it came from, e.g. 'Bash' or 'src/app.py'."
+    )
     title: Text | None = None
     task_id: TaskId | None = None
     tags: Annotated[list[Tag], Field(max_length=20)] = []
     effective_at: Timestamp | None = Field(default=None, description="From when it is valid (RFC 3339).")
-    expires_at: Timestamp | None = Field(default=None, description="When it stops being valid; expired items are not searched by default.")
-    redact: bool = Field(default=True, description="Replace secrets (keys, tokens, passwords) with a marker before storing.")
+    expires_at: Timestamp | None = Field(
+        default=None, description="When it stops being valid; expired items are not searched by default."
+    )
+    redact: bool = Field(
+        default=True, description="Replace secrets (keys, tokens, passwords) with a marker before storing."
+    )
 
     @model_validator(mode="after")
     def _window(self) -> EvidenceItem:
@@ -70,7 +80,9 @@ class EvidenceStored(Model):
     lines: int
     preview: str = Field(description="A short, deterministic view of the content (shaped by kind and source tool).")
     redactions: int = Field(description="How many secrets were replaced by a [REDACTED:…] marker.")
-    deduplicated: bool = Field(description="True when an identical record existed: its ref is returned, its tags gain the new ones and its validity window is the new one's.")
+    deduplicated: bool = Field(
+        description="True when an identical record existed: its ref is returned, its tags gain the new ones and its validity window is the new one's."
+    )
 
 
 class EvidencePutResult(Model):
@@ -98,7 +110,9 @@ class EvidenceGetRequest(StrictModel):
     n: int = Field(default=50, ge=1, le=100_000, description="head/tail: number of lines.")
     start: int | None = Field(default=None, ge=1, le=MAX_NUMBER, description="lines (and grep): first line, 1-based.")
     end: int | None = Field(default=None, ge=1, le=MAX_NUMBER, description="lines (and grep): last line, inclusive.")
-    pattern: str | None = Field(default=None, min_length=1, max_length=500, description="grep: a Python regular expression.")
+    pattern: str | None = Field(
+        default=None, min_length=1, max_length=500, description="grep: a Python regular expression."
+    )
     context: int = Field(default=2, ge=0, le=50, description="grep: lines of context around each match.")
     chunk: int | None = Field(default=None, ge=0, le=MAX_NUMBER, description="chunk: which chunk, 0-based.")
     max_tokens: int = Field(default=DEFAULT_READ_TOKENS, ge=100, le=MAX_READ_TOKENS)
@@ -123,7 +137,9 @@ class EvidenceContent(Model):
     total_lines: int
     total_chunks: int
     returned_tokens: int
-    next: dict[str, Any] | None = Field(description="Arguments for the evidence_get call that returns the rest; null when nothing is left.")
+    next: dict[str, Any] | None = Field(
+        description="Arguments for the evidence_get call that returns the rest; null when nothing is left."
+    )
     kind: str
     source: str | None
     title: str | None
@@ -134,10 +150,14 @@ class EvidenceSearchRequest(StrictModel):
     task_id: TaskId | None = None
     kind: EvidenceKind | None = None
     tags: Annotated[list[Tag], Field(max_length=20)] = []
-    as_of: Timestamp | None = Field(default=None, description="Only items valid at this time (effective_at <= as_of < expires_at).")
+    as_of: Timestamp | None = Field(
+        default=None, description="Only items valid at this time (effective_at <= as_of < expires_at)."
+    )
     include_expired: bool = False
     limit: int = Field(default=10, ge=1, le=50)
-    max_tokens: int = Field(default=DEFAULT_READ_TOKENS, ge=100, le=MAX_READ_TOKENS, description="Hits stop before this many tokens.")
+    max_tokens: int = Field(
+        default=DEFAULT_READ_TOKENS, ge=100, le=MAX_READ_TOKENS, description="Hits stop before this many tokens."
+    )
 
 
 class EvidenceHit(Model):
@@ -155,14 +175,21 @@ class EvidenceHit(Model):
 
 class EvidenceSearchResult(Model):
     hits: list[EvidenceHit]
-    truncated: bool = Field(default=False, description="True when more hits matched than fit max_tokens; raise it or narrow the query.")
+    truncated: bool = Field(
+        default=False, description="True when more hits matched than fit max_tokens; raise it or narrow the query."
+    )
 
 
 class EvidenceDeleteResult(Model):
     ref: str
     deleted: bool
-    blob_removed: bool = Field(description="True when no other record used the same content, so the content itself was erased.")
-    wal_truncated: bool = Field(default=True, description="False when another reader kept old pages in the WAL; they are erased at the next checkpoint.")
+    blob_removed: bool = Field(
+        description="True when no other record used the same content, so the content itself was erased."
+    )
+    wal_truncated: bool = Field(
+        default=True,
+        description="False when another reader kept old pages in the WAL; they are erased at the next checkpoint.",
+    )
 
 
 class EvidenceGcResult(Model):

@@ -14,7 +14,10 @@ from pydantic import Field
 from ctxkeep.models.common import Model, RequiredText, StrictModel, TaskId, Text
 
 ActionStatus = Literal["succeeded", "failed", "cancelled"]
-IdempotencyKey = Annotated[RequiredText, Field(max_length=200, description="One key per side effect, made from task, object and step: 'task:object:step'.")]
+IdempotencyKey = Annotated[
+    RequiredText,
+    Field(max_length=200, description="One key per side effect, made from task, object and step: 'task:object:step'."),
+]
 
 
 class ActionIntentRequest(StrictModel):
@@ -22,14 +25,20 @@ class ActionIntentRequest(StrictModel):
     idempotency_key: IdempotencyKey
     action: RequiredText = Field(description="What will be done, e.g. 'send refund'.")
     target: RequiredText = Field(description="What it is done to, e.g. 'order 8812'.")
-    params_summary: Text | None = Field(default=None, description="The parameters that matter (amounts, recipients); secrets are redacted.")
+    params_summary: Text | None = Field(
+        default=None, description="The parameters that matter (amounts, recipients); secrets are redacted."
+    )
 
 
 class ActionResultRequest(StrictModel):
     idempotency_key: IdempotencyKey
     status: ActionStatus
-    external_id: Text | None = Field(default=None, description="The id the external system gave the effect (refund id, message id).")
-    receipt_ref: Text | None = Field(default=None, description="An evidence ref holding the receipt (evidence_put it first).")
+    external_id: Text | None = Field(
+        default=None, description="The id the external system gave the effect (refund id, message id)."
+    )
+    receipt_ref: Text | None = Field(
+        default=None, description="An evidence ref holding the receipt (evidence_put it first)."
+    )
     detail: Text | None = None
 
 

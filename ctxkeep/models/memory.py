@@ -21,7 +21,13 @@ AUTHORITY: dict[str, int] = {"project_policy": 3, "user_preference": 2, "task_fa
 MAX_KEY_CHARS = 200
 DEFAULT_TTL_DAYS: dict[str, int | None] = {"user_preference": 180, "task_fact": 7, "project_policy": None, "skill": 90}
 
-MemoryKey = Annotated[RequiredText, Field(max_length=MAX_KEY_CHARS, description="What the memory is about, e.g. 'report-format'; one current memory per key.")]
+MemoryKey = Annotated[
+    RequiredText,
+    Field(
+        max_length=MAX_KEY_CHARS,
+        description="What the memory is about, e.g. 'report-format'; one current memory per key.",
+    ),
+]
 
 
 class MemoryWriteRequest(StrictModel):
@@ -36,14 +42,33 @@ class MemoryWriteRequest(StrictModel):
     kind: MemoryKind
     key: MemoryKey
     content: RequiredText
-    confidence: float = Field(default=1.0, ge=0.0, le=1.0, description="How sure the source is, 0 to 1; below 0.5 it is speculation and refused.")
-    explicit_confirmation: bool = Field(default=False, description="user_preference: the user stated or confirmed it in so many words.")
-    source_message_id: Text | None = Field(default=None, description="user_preference: the id of the user's message that says it.")
-    evidence_ref: Text | None = Field(default=None, description="task_fact: the stored evidence (tool receipt) it comes from.")
-    task_id: TaskId | None = Field(default=None, description="skill: the task it was learned from; task_fact: with source_version.")
-    source_version: int | None = Field(default=None, ge=1, le=MAX_NUMBER, description="task_fact: the checkpoint version of task_id that records it.")
-    review_status: Literal["draft", "in_review", "approved", "rejected"] | None = Field(default=None, description="project_policy: must be 'approved'.")
-    effective_at: Timestamp | None = Field(default=None, description="project_policy: when it takes effect (not current before).")
+    confidence: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=1.0,
+        description="How sure the source is, 0 to 1; below 0.5 it is speculation and refused.",
+    )
+    explicit_confirmation: bool = Field(
+        default=False, description="user_preference: the user stated or confirmed it in so many words."
+    )
+    source_message_id: Text | None = Field(
+        default=None, description="user_preference: the id of the user's message that says it."
+    )
+    evidence_ref: Text | None = Field(
+        default=None, description="task_fact: the stored evidence (tool receipt) it comes from."
+    )
+    task_id: TaskId | None = Field(
+        default=None, description="skill: the task it was learned from; task_fact: with source_version."
+    )
+    source_version: int | None = Field(
+        default=None, ge=1, le=MAX_NUMBER, description="task_fact: the checkpoint version of task_id that records it."
+    )
+    review_status: Literal["draft", "in_review", "approved", "rejected"] | None = Field(
+        default=None, description="project_policy: must be 'approved'."
+    )
+    effective_at: Timestamp | None = Field(
+        default=None, description="project_policy: when it takes effect (not current before)."
+    )
     owner: Text | None = Field(default=None, description="project_policy: who owns it.")
     expires_at: Timestamp | None = Field(default=None, description="Overrides the kind's default lifetime.")
 
@@ -73,7 +98,9 @@ class Memory(Model):
     created_at: datetime
     effective_at: datetime | None
     expires_at: datetime | None
-    status: MemoryStatus = Field(description="current (in force), superseded (history), expired, or scheduled (effective later).")
+    status: MemoryStatus = Field(
+        description="current (in force), superseded (history), expired, or scheduled (effective later)."
+    )
     age_seconds: int
     forget: str = Field(description="The call that removes it.")
 
@@ -90,10 +117,16 @@ class MemoryConflict(Model):
 
 class MemoryWriteResult(Model):
     memory: Memory
-    deduplicated: bool = Field(description="The same memory from the same source was already stored; nothing new was written.")
-    redactions: int = Field(default=0, description="Secrets replaced by [REDACTED:kind] in the key and content before storing.")
-    current: Memory | None = Field(description="The key's current memory after the write (the written one unless a more "
-                                               "authoritative one stands); null when none is in force (expired, or effective later).")
+    deduplicated: bool = Field(
+        description="The same memory from the same source was already stored; nothing new was written."
+    )
+    redactions: int = Field(
+        default=0, description="Secrets replaced by [REDACTED:kind] in the key and content before storing."
+    )
+    current: Memory | None = Field(
+        description="The key's current memory after the write (the written one unless a more "
+        "authoritative one stands); null when none is in force (expired, or effective later)."
+    )
     conflict: MemoryConflict | None
 
 
@@ -108,7 +141,9 @@ class MemorySearchRequest(StrictModel):
 
 class MemorySearchResult(Model):
     memories: list[Memory]
-    not_shown: int = Field(description="Matching versions left out because they are not current (include_history shows them).")
+    not_shown: int = Field(
+        description="Matching versions left out because they are not current (include_history shows them)."
+    )
 
 
 class MemoryForgetRequest(StrictModel):
@@ -121,7 +156,9 @@ class MemoryForgetRequest(StrictModel):
     @model_validator(mode="after")
     def _one_target(self) -> MemoryForgetRequest:
         if (self.memory_id is None) == (self.key is None):
-            raise ValueError("send exactly one of memory_id (forget that version) or key (forget every version of the key)")
+            raise ValueError(
+                "send exactly one of memory_id (forget that version) or key (forget every version of the key)"
+            )
         return self
 
 
@@ -139,10 +176,16 @@ class Tombstone(Model):
 class MemoryForgetResult(Model):
     forgotten: list[Tombstone]
     already_forgotten: bool = Field(default=False, description="An earlier call forgot it; these are its tombstones.")
-    working_sets_cleared: int = Field(description="Cached working sets that showed it: the lines quoting it are removed (its id "
-                                                  "stays, so a resumed task learns it relied on a memory that is gone).")
+    working_sets_cleared: int = Field(
+        description="Cached working sets that showed it: the lines quoting it are removed (its id "
+        "stays, so a resumed task learns it relied on a memory that is gone)."
+    )
     digests_scrubbed: int = Field(description="History digests and summaries that quoted it, with the quote replaced.")
-    still_quoted_in: list[str] = Field(description="Records that still hold the text and are not derived from the memory: evidence "
-                                                   "refs (evidence_delete them) and checkpoint versions ('task vN', immutable: save a "
-                                                   "new version without the text; the old ones stay in the task's history).")
-    wal_cleared: bool = Field(description="The write-ahead log was checkpointed and truncated, so no old copy of a page survives there.")
+    still_quoted_in: list[str] = Field(
+        description="Records that still hold the text and are not derived from the memory: evidence "
+        "refs (evidence_delete them) and checkpoint versions ('task vN', immutable: save a "
+        "new version without the text; the old ones stay in the task's history)."
+    )
+    wal_cleared: bool = Field(
+        description="The write-ahead log was checkpointed and truncated, so no old copy of a page survives there."
+    )

@@ -9,10 +9,29 @@ from pydantic import AfterValidator, Field, model_validator
 from ctxkeep.models.common import Model, StrictModel, TaskId, Text, Timestamp, clean_text
 
 Slot = Literal["policy", "goal", "state", "memory", "history", "evidence", "recent", "next_action", "reserve"]
-SLOTS: tuple[Slot, ...] = ("policy", "goal", "state", "memory", "history", "evidence", "recent", "next_action", "reserve")
+SLOTS: tuple[Slot, ...] = (
+    "policy",
+    "goal",
+    "state",
+    "memory",
+    "history",
+    "evidence",
+    "recent",
+    "next_action",
+    "reserve",
+)
 # default share of the budget per slot, in percent (DESIGN.md, adapted from seed 002)
-DEFAULT_SHARES: dict[Slot, int] = {"policy": 5, "goal": 10, "state": 13, "memory": 5, "history": 10, "evidence": 38,
-                                   "recent": 10, "next_action": 5, "reserve": 4}
+DEFAULT_SHARES: dict[Slot, int] = {
+    "policy": 5,
+    "goal": 10,
+    "state": 13,
+    "memory": 5,
+    "history": 10,
+    "evidence": 38,
+    "recent": 10,
+    "next_action": 5,
+    "reserve": 4,
+}
 WorkingSetFormat = Literal["markdown", "anthropic", "openai"]
 DEFAULT_BUDGET = 8_000
 MIN_BUDGET = 200
@@ -27,12 +46,18 @@ class WorkingSetRequest(StrictModel):
 
     task_id: TaskId
     focus: Text | None = Field(
-        default=None, description="The question or next action evidence is ranked for; default the checkpoint's next_action.")
+        default=None,
+        description="The question or next action evidence is ranked for; default the checkpoint's next_action.",
+    )
     budget_tokens: int = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
     slot_budgets: dict[Slot, Annotated[int, Field(ge=0, le=MAX_BUDGET)]] = Field(
-        default_factory=dict, description="Hard caps in tokens for some slots, e.g. {\"evidence\": 2000}; the others share the rest.")
+        default_factory=dict,
+        description='Hard caps in tokens for some slots, e.g. {"evidence": 2000}; the others share the rest.',
+    )
     recent_messages: Annotated[list[dict[str, Any]] | None, Field(max_length=MAX_RECENT_MESSAGES)] = Field(
-        default=None, description="The messages since your last compression, appended as sent (append-only keeps the cache warm).")
+        default=None,
+        description="The messages since your last compression, appended as sent (append-only keeps the cache warm).",
+    )
     policy: Annotated[str, Field(max_length=MAX_POLICY_CHARS), AfterValidator(clean_text)] | None = None
     as_of: Timestamp | None = Field(default=None, description="Build as of this time: evidence valid then (RFC 3339).")
     format: WorkingSetFormat = "markdown"
@@ -41,8 +66,10 @@ class WorkingSetRequest(StrictModel):
     def _caps_fit(self) -> WorkingSetRequest:
         named = sum(self.slot_budgets.values())
         if named > self.budget_tokens:
-            raise ValueError(f"slot_budgets add up to {named} tokens, more than budget_tokens ({self.budget_tokens}); "
-                             "raise budget_tokens or lower the slot caps")
+            raise ValueError(
+                f"slot_budgets add up to {named} tokens, more than budget_tokens ({self.budget_tokens}); "
+                "raise budget_tokens or lower the slot caps"
+            )
         return self
 
 
@@ -71,7 +98,10 @@ class DroppedItem(Model):
     item: str
     reason: Literal["budget", "truncated"]
     ref: str | None = None
-    why: str = Field(default="", description="Why it left: the slot's tokens, whether a cap or a short budget set them, and how to get it back.")
+    why: str = Field(
+        default="",
+        description="Why it left: the slot's tokens, whether a cap or a short budget set them, and how to get it back.",
+    )
 
 
 class WorkingSetDiff(Model):
@@ -88,8 +118,12 @@ class WorkingSetDiff(Model):
 
 
 class CompressAdvice(Model):
-    resource: bool = Field(description="History and recent messages use over 75% of their budget: compress_history now.")
-    semantic: bool = Field(description="A phase ended (verification passed, approval awaited, subagent returned): checkpoint and compress.")
+    resource: bool = Field(
+        description="History and recent messages use over 75% of their budget: compress_history now."
+    )
+    semantic: bool = Field(
+        description="A phase ended (verification passed, approval awaited, subagent returned): checkpoint and compress."
+    )
     reason: str
 
 
@@ -107,8 +141,12 @@ class WorkingSetResult(Model):
     budget_tokens: int
     slot_budgets: dict[Slot, int] = Field(description="The tokens each slot was allowed after caps and flows.")
     cache_breakpoint: CacheBreakpoint | None
-    evidence_refs: list[str] = Field(description="Full refs of the evidence shown, in order (the text shows unique prefixes).")
-    memory_ids: list[str] = Field(default=[], description="The memories shown in the memory slot (memory_search and memory_forget take them).")
+    evidence_refs: list[str] = Field(
+        description="Full refs of the evidence shown, in order (the text shows unique prefixes)."
+    )
+    memory_ids: list[str] = Field(
+        default=[], description="The memories shown in the memory slot (memory_search and memory_forget take them)."
+    )
     dropped: list[DroppedItem]
     dropped_more: int = Field(default=0, description="Further dropped or cut items not listed.")
     diff: WorkingSetDiff

@@ -71,8 +71,13 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         except CtxkeepError as exc:
             logger.warning("ctxkeep cannot open the hooks' spool (their offloads wait there): %s", exc)
             spool = None
-        runtime.scope = Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days,
-                              client_session=settings.client_session, spool=spool)
+        runtime.scope = Scope(
+            store=store,
+            project=settings.project,
+            memory_ttl_days=settings.memory_ttl_days,
+            client_session=settings.client_session,
+            spool=spool,
+        )
         try:
             yield None
         finally:
@@ -83,7 +88,11 @@ def build_server(settings: Settings) -> MCPServer[Any]:
 
     configure_logging(settings.log_level)  # before the SDK's own logging set-up, which then leaves it alone
     server = CtxkeepServer(
-        "ctxkeep", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level=settings.log_level  # type: ignore[arg-type]
+        "ctxkeep",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        log_level=settings.log_level,  # type: ignore[arg-type]
     )
     register_checkpoint_tools(server, runtime)
     register_evidence_tools(server, runtime, settings)

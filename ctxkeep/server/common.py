@@ -27,7 +27,9 @@ Format = Annotated[TextFormat, FORMAT]
 
 def reply(model: BaseModel, text: str) -> CallToolResult:
     """A tool result: the model as structuredContent, `text` as the short rendering an agent reads."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json"))
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json")
+    )
 
 
 def text_reply(model: BaseModel, text: str, structured: bool) -> CallToolResult:

@@ -40,23 +40,45 @@ class CtxkeepServer(MCPServer[Any]):
     schemas (ctxkeep.server.schema) while the full ones validate every call, and whose text arguments stay text
     (ctxkeep.server.text_arguments)."""
 
-    def add_tool(self, fn: Callable[..., Any], name: str | None = None, title: str | None = None,
-                 description: str | None = None, annotations: ToolAnnotations | None = None, icons: list[Icon] | None = None,
-                 meta: dict[str, Any] | None = None, structured_output: bool | None = None) -> None:
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
         super().add_tool(fn, name, title, description, annotations, icons, meta, structured_output)
         tool = self._tool_manager.get_tool(name or fn.__name__)
         if tool is not None:
             tool.fn_metadata = keeping_text(tool.fn_metadata)
 
     async def list_tools(self) -> list[Tool]:
-        return [tool.model_copy(update={"input_schema": lean_schema(tool.name, tool.input_schema)}) for tool in await super().list_tools()]
+        return [
+            tool.model_copy(update={"input_schema": lean_schema(tool.name, tool.input_schema)})
+            for tool in await super().list_tools()
+        ]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
-        unknown = sorted(set(arguments) - set(tool.parameters.get("properties", {}))) if tool and isinstance(arguments, dict) else []
+        unknown = (
+            sorted(set(arguments) - set(tool.parameters.get("properties", {})))
+            if tool and isinstance(arguments, dict)
+            else []
+        )
         if unknown:  # the SDK would ignore them silently, and a typo would pass for a default
-            raise ToolError("\n".join([f"invalid arguments for {name}:", *(f"- {field}: unknown field; remove it" for field in unknown),
-                                       "Fix these fields and call again; the tool's input schema lists every field."]))
+            raise ToolError(
+                "\n".join(
+                    [
+                        f"invalid arguments for {name}:",
+                        *(f"- {field}: unknown field; remove it" for field in unknown),
+                        "Fix these fields and call again; the tool's input schema lists every field.",
+                    ]
+                )
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

@@ -51,14 +51,30 @@ def register_evidence_tools(server: MCPServer[Any], runtime: Runtime, settings: 
         effective_at: Annotated[datetime | None, Field(description="From when it is valid.")] = None,
         expires_at: datetime | None = None,
         redact: Annotated[bool, Field(description="Replace secrets with markers first.")] = True,
-        items: Annotated[list[EvidenceItem] | None, Field(description="A batch instead of content: objects with the fields above.")] = None,
+        items: Annotated[
+            list[EvidenceItem] | None, Field(description="A batch instead of content: objects with the fields above.")
+        ] = None,
     ) -> Annotated[CallToolResult, EvidencePutResult]:
         """Store raw content (tool output, file, page, mail) out of your context; keep the returned ref and preview instead. One item in `content`, or a batch in `items`."""
         if (content is None) == (items is None):
             raise InvalidInput("send either content (one item) or items (a batch), not both and not neither")
-        batch = items if items is not None else [EvidenceItem(
-            content=content or "", kind=kind, source=source, title=title, task_id=task_id, tags=tags or [],
-            effective_at=effective_at, expires_at=expires_at, redact=redact)]
+        batch = (
+            items
+            if items is not None
+            else [
+                EvidenceItem(
+                    content=content or "",
+                    kind=kind,
+                    source=source,
+                    title=title,
+                    task_id=task_id,
+                    tags=tags or [],
+                    effective_at=effective_at,
+                    expires_at=expires_at,
+                    redact=redact,
+                )
+            ]
+        )
         result = await store_tools.evidence_put(runtime.get(), batch, settings.max_evidence_bytes)
         return reply(_put_result(items is not None, result), render.stored(result))
 
@@ -67,7 +83,9 @@ def register_evidence_tools(server: MCPServer[Any], runtime: Runtime, settings: 
         ref: Ref,
         mode: GetMode = "full",
         n: Annotated[int, Field(ge=1, le=100_000, description="head/tail: lines.")] = 50,
-        start: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="lines, grep: first line (1-based).")] = None,
+        start: Annotated[
+            int | None, Field(ge=1, le=MAX_NUMBER, description="lines, grep: first line (1-based).")
+        ] = None,
         end: Annotated[int | None, Field(ge=1, le=MAX_NUMBER, description="lines, grep: last line.")] = None,
         pattern: Annotated[str | None, Field(max_length=500, description="grep: a regular expression.")] = None,
         context: Annotated[int, Field(ge=0, le=50, description="grep: lines around each match.")] = 2,
@@ -76,8 +94,17 @@ def register_evidence_tools(server: MCPServer[Any], runtime: Runtime, settings: 
         format: Format = "text",
     ) -> CallToolResult:
         """Read stored evidence back exactly: whole, head/tail lines, a line range, grep matches with context, or a chunk. A cut result ends with the call that gets the rest."""
-        request = EvidenceGetRequest(ref=ref, mode=mode, n=n, start=start, end=end, pattern=pattern, context=context,
-                                     chunk=chunk, max_tokens=max_tokens)
+        request = EvidenceGetRequest(
+            ref=ref,
+            mode=mode,
+            n=n,
+            start=start,
+            end=end,
+            pattern=pattern,
+            context=context,
+            chunk=chunk,
+            max_tokens=max_tokens,
+        )
         result = await read_evidence(runtime.get(), request)
         return text_reply(result, render.content(result), format == "json")
 
@@ -94,8 +121,16 @@ def register_evidence_tools(server: MCPServer[Any], runtime: Runtime, settings: 
         format: Format = "text",
     ) -> CallToolResult:
         """Find stored evidence by words: refs with snippets, best first (score relative to the best hit). Then evidence_get a ref."""
-        request = EvidenceSearchRequest(query=query, task_id=task_id, kind=kind, tags=tags or [], as_of=as_of,
-                                        include_expired=include_expired, limit=limit, max_tokens=max_tokens)
+        request = EvidenceSearchRequest(
+            query=query,
+            task_id=task_id,
+            kind=kind,
+            tags=tags or [],
+            as_of=as_of,
+            include_expired=include_expired,
+            limit=limit,
+            max_tokens=max_tokens,
+        )
         result = await search_evidence(runtime.get(), request)
         return text_reply(result, render.hits(result), format == "json")
 
@@ -103,4 +138,8 @@ def register_evidence_tools(server: MCPServer[Any], runtime: Runtime, settings: 
     async def evidence_delete(ref: Ref) -> Annotated[CallToolResult, EvidenceDeleteResult]:
         """Delete stored evidence, e.g. a secret stored by mistake (its content goes when no other record shares it)."""
         result = await store_tools.evidence_delete(runtime.get(), ref)
-        return reply(result, f"deleted {result.ref}" + ("; its content is erased" if result.blob_removed else "; its content stays for another record"))
+        return reply(
+            result,
+            f"deleted {result.ref}"
+            + ("; its content is erased" if result.blob_removed else "; its content stays for another record"),
+        )

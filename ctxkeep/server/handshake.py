@@ -30,8 +30,10 @@ class NotInitialized:
         except MCPError as exc:
             if exc.error.code != INVALID_PARAMS or _initialized(ctx):
                 raise
-            raise MCPError(code=INVALID_REQUEST, message=f"not initialized: send initialize, then notifications/initialized, "
-                           f"before {ctx.method}") from exc
+            raise MCPError(
+                code=INVALID_REQUEST,
+                message=f"not initialized: send initialize, then notifications/initialized, before {ctx.method}",
+            ) from exc
 
 
 def guard_handshake(server: MCPServer[Any]) -> None:

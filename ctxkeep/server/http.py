@@ -38,21 +38,29 @@ def is_loopback(host: str) -> bool:
 def check_exposure(host: str, token: str | None, allow_remote: bool, no_token: bool = False) -> None:
     """Raise InvalidInput unless the host is loopback, or remote access is explicit and protected by CTXKEEP_HTTP_TOKEN."""
     if token is not None and no_token:
-        raise InvalidInput("--no-token and CTXKEEP_HTTP_TOKEN contradict each other: unset CTXKEEP_HTTP_TOKEN, or drop --no-token")
+        raise InvalidInput(
+            "--no-token and CTXKEEP_HTTP_TOKEN contradict each other: unset CTXKEEP_HTTP_TOKEN, or drop --no-token"
+        )
     if token is not None and len(token) < MIN_TOKEN_CHARS:
-        raise InvalidInput(f"CTXKEEP_HTTP_TOKEN is shorter than {MIN_TOKEN_CHARS} characters; use a long random one "
-                           "(python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+        raise InvalidInput(
+            f"CTXKEEP_HTTP_TOKEN is shorter than {MIN_TOKEN_CHARS} characters; use a long random one "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+        )
     if is_loopback(host):
         return
     if not allow_remote:
-        raise InvalidInput(f"--host {host} is not 127.0.0.1, localhost or ::1; add --allow-remote (and set CTXKEEP_HTTP_TOKEN) to "
-                           "serve it, or leave --host at 127.0.0.1")
+        raise InvalidInput(
+            f"--host {host} is not 127.0.0.1, localhost or ::1; add --allow-remote (and set CTXKEEP_HTTP_TOKEN) to "
+            "serve it, or leave --host at 127.0.0.1"
+        )
     if token is None:
         raise InvalidInput(f"serving {host} needs a bearer token: set CTXKEEP_HTTP_TOKEN to a long random value")
 
 
 async def _respond(send: Any, status: int, body: bytes, *headers: tuple[bytes, bytes]) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json"), *headers]})
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json"), *headers]}
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -64,10 +72,14 @@ class BearerToken:
 
     def _authorized(self, header: bytes) -> bool:
         scheme, _, credentials = header.strip().partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._expected)  # RFC 7235: any case
+        return scheme.lower() == b"bearer" and hmac.compare_digest(
+            credentials.strip(), self._expected
+        )  # RFC 7235: any case
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not self._authorized(dict(scope.get("headers") or []).get(b"authorization", b"")):
+        if scope["type"] == "http" and not self._authorized(
+            dict(scope.get("headers") or []).get(b"authorization", b"")
+        ):
             message = f"missing or wrong bearer token: send Authorization: Bearer <the token in {self._where}>"
             await _respond(send, 401, json.dumps({"error": message}).encode(), (b"www-authenticate", b"Bearer"))
             return
@@ -159,16 +171,27 @@ def _announce(url: str, where: str | None, token_file: Path | None, serves: str 
     """Tell the owner, on stderr, how a client connects (never the token itself: stderr may end up in a shared log);
     `serves`: which database and project, for the first line."""
     if where is None:
-        print(f"ctxkeep: warning: --no-token: any local user can read and write everything this server holds at {url}{serves}",
-              file=sys.stderr, flush=True)
+        print(
+            f"ctxkeep: warning: --no-token: any local user can read and write everything this server holds at {url}{serves}",
+            file=sys.stderr,
+            flush=True,
+        )
         return
     header = f"$(cat {shlex.quote(str(token_file))})" if token_file else "$CTXKEEP_HTTP_TOKEN"
-    print(f"ctxkeep: serving {url}{serves}; every request needs Authorization: Bearer <the token in {where}>", file=sys.stderr)
-    print(f'ctxkeep: Claude Code: claude mcp add --transport http ctxkeep {url} --header "Authorization: Bearer {header}"',
-          file=sys.stderr, flush=True)
+    print(
+        f"ctxkeep: serving {url}{serves}; every request needs Authorization: Bearer <the token in {where}>",
+        file=sys.stderr,
+    )
+    print(
+        f'ctxkeep: Claude Code: claude mcp add --transport http ctxkeep {url} --header "Authorization: Bearer {header}"',
+        file=sys.stderr,
+        flush=True,
+    )
 
 
-def serve_http(settings: Settings, host: str, port: int, token: str | None, allow_remote: bool, no_token: bool = False) -> None:
+def serve_http(
+    settings: Settings, host: str, port: int, token: str | None, allow_remote: bool, no_token: bool = False
+) -> None:
     """Serve until interrupted. `token` is CTXKEEP_HTTP_TOKEN (None: unset); without it and without `no_token`, the
     generated token file beside the database is used (created when missing)."""
     import anyio
@@ -186,6 +209,12 @@ def serve_http(settings: Settings, host: str, port: int, token: str | None, allo
         token, where = load_or_create_token(token_file), str(token_file)
     bare = host.strip("[]")
     database = settings.db_url.split("@")[-1] if settings.db_url else str(settings.db_path)  # never a URL's password
-    _announce(f"http://{f'[{bare}]' if ':' in bare else bare}:{port}/mcp", where, token_file,
-              f" (database {database}, project {settings.project})")
-    uvicorn.run(http_app(settings, host, token, where or ""), host=bare, port=port, log_level=settings.log_level.lower())
+    _announce(
+        f"http://{f'[{bare}]' if ':' in bare else bare}:{port}/mcp",
+        where,
+        token_file,
+        f" (database {database}, project {settings.project})",
+    )
+    uvicorn.run(
+        http_app(settings, host, token, where or ""), host=bare, port=port, log_level=settings.log_level.lower()
+    )

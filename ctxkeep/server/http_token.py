@@ -65,8 +65,10 @@ def _read(path: Path) -> str:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
-        raise InvalidInput(f"cannot read the HTTP token file {path} ({exc.strerror}); it must be a regular file you own, "
-                           "mode 0600 (delete it to have a new token made)") from exc
+        raise InvalidInput(
+            f"cannot read the HTTP token file {path} ({exc.strerror}); it must be a regular file you own, "
+            "mode 0600 (delete it to have a new token made)"
+        ) from exc
     try:
         info = os.fstat(fd)
         if sys.platform != "win32":
@@ -75,8 +77,10 @@ def _read(path: Path) -> str:
     finally:
         os.close(fd)
     if len(token) < MIN_TOKEN_CHARS:
-        raise InvalidInput(f"the HTTP token file {path} holds no token of {MIN_TOKEN_CHARS}+ characters; delete it to have a new one "
-                           "made, or write a long random one into it")
+        raise InvalidInput(
+            f"the HTTP token file {path} holds no token of {MIN_TOKEN_CHARS}+ characters; delete it to have a new one "
+            "made, or write a long random one into it"
+        )
     return token
 
 
@@ -84,10 +88,14 @@ def _check_private(path: Path, info: os.stat_result) -> None:
     if not stat.S_ISREG(info.st_mode):
         raise InvalidInput(f"the HTTP token file {path} is not a regular file; remove it to have a new token made")
     if info.st_uid != os.getuid():
-        raise InvalidInput(f"the HTTP token file {path} belongs to user id {info.st_uid}, not to you ({os.getuid()}); "
-                           "remove it to have a new token made")
+        raise InvalidInput(
+            f"the HTTP token file {path} belongs to user id {info.st_uid}, not to you ({os.getuid()}); "
+            "remove it to have a new token made"
+        )
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:
-        raise InvalidInput(f"the HTTP token file {path} has mode {mode:04o}: other users could read or change it, so its token "
-                           f"may be known. Delete it to have a new token made (then update your client's header), or "
-                           f"`chmod 600 {path}` if no one else could have read it")
+        raise InvalidInput(
+            f"the HTTP token file {path} has mode {mode:04o}: other users could read or change it, so its token "
+            f"may be known. Delete it to have a new token made (then update your client's header), or "
+            f"`chmod 600 {path}` if no one else could have read it"
+        )

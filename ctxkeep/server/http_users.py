@@ -36,13 +36,19 @@ def _project(user: User, header: bytes | None) -> tuple[str | None, str]:
     if header is None:
         if len(user.projects) == 1:
             return user.projects[0], ""
-        return None, f"name the project with the X-Ctxkeep-Project header: this token grants {len(user.projects)} projects"
+        return (
+            None,
+            f"name the project with the X-Ctxkeep-Project header: this token grants {len(user.projects)} projects",
+        )
     try:
         project = header.decode("utf-8").strip()
     except UnicodeDecodeError:
         return None, "the X-Ctxkeep-Project header is not UTF-8"
     if project not in user.projects:
-        return None, f"this token does not grant project {project[:200]!r}: ask for a token that does (ctxkeep token create --project …)"
+        return (
+            None,
+            f"this token does not grant project {project[:200]!r}: ask for a token that does (ctxkeep token create --project …)",
+        )
     return project, ""
 
 
@@ -107,7 +113,9 @@ async def has_users(location: Path | str, busy_timeout_ms: int) -> bool:
         await store.close()
 
 
-def serve_with_users(settings: Settings, host: str, port: int, token: str | None, allow_remote: bool, no_token: bool) -> None:
+def serve_with_users(
+    settings: Settings, host: str, port: int, token: str | None, allow_remote: bool, no_token: bool
+) -> None:
     """`serve --http` when the database holds user tokens: the same bind rules (loopback, else --allow-remote), only
     those tokens accepted (CTXKEEP_HTTP_TOKEN and --no-token are refused: they would let someone in as nobody)."""
     import sys
@@ -118,15 +126,23 @@ def serve_with_users(settings: Settings, host: str, port: int, token: str | None
     from ctxkeep.storage.interface import shown_location
 
     if token is not None or no_token:
-        raise InvalidInput("this database has per-user tokens (ctxkeep token list): every user sends their own, so unset "
-                           "CTXKEEP_HTTP_TOKEN and drop --no-token")
+        raise InvalidInput(
+            "this database has per-user tokens (ctxkeep token list): every user sends their own, so unset "
+            "CTXKEEP_HTTP_TOKEN and drop --no-token"
+        )
     if not is_loopback(host) and not allow_remote:
-        raise InvalidInput(f"--host {host} is not 127.0.0.1, localhost or ::1; add --allow-remote to serve it (put TLS in "
-                           "front: a reverse proxy), or leave --host at 127.0.0.1")
+        raise InvalidInput(
+            f"--host {host} is not 127.0.0.1, localhost or ::1; add --allow-remote to serve it (put TLS in "
+            "front: a reverse proxy), or leave --host at 127.0.0.1"
+        )
     bare = host.strip("[]")
     url = f"http://{f'[{bare}]' if ':' in bare else bare}:{port}/mcp"
-    print(f"ctxkeep: serving {url} (database {shown_location(settings.location)}) for the users of `ctxkeep token list`; "
-          "every request needs Authorization: Bearer <the user's ckt_ token>, and X-Ctxkeep-Project when the token grants "
-          "several projects", file=sys.stderr, flush=True)
+    print(
+        f"ctxkeep: serving {url} (database {shown_location(settings.location)}) for the users of `ctxkeep token list`; "
+        "every request needs Authorization: Bearer <the user's ckt_ token>, and X-Ctxkeep-Project when the token grants "
+        "several projects",
+        file=sys.stderr,
+        flush=True,
+    )
     app = UserTokens(http_app(settings, host, None), settings.location, settings.busy_timeout_ms)
     uvicorn.run(app, host=bare, port=port, log_level=settings.log_level.lower())

@@ -27,14 +27,21 @@ def register_journal_tools(server: MCPServer[Any], runtime: Runtime) -> None:
     @server.tool(annotations=WRITE)
     async def action_intent(
         task_id: TaskId,
-        idempotency_key: Annotated[str, Field(max_length=200, description="One key per side effect: 'task:object:step'.")],
+        idempotency_key: Annotated[
+            str, Field(max_length=200, description="One key per side effect: 'task:object:step'.")
+        ],
         action: Annotated[str, Field(max_length=4000, description="What will be done, e.g. 'send refund'.")],
         target: Annotated[str, Field(max_length=4000, description="What it is done to, e.g. 'order 8812'.")],
         params_summary: Optional = None,
     ) -> Annotated[CallToolResult, ActionIntentResult]:
         """Record a side effect on an external system (payment, email, deploy, ticket) right before doing it, then action_result. Sending the same intent again tells you whether it already ran."""
-        request = ActionIntentRequest(task_id=task_id, idempotency_key=idempotency_key, action=action, target=target,
-                                      params_summary=params_summary)
+        request = ActionIntentRequest(
+            task_id=task_id,
+            idempotency_key=idempotency_key,
+            action=action,
+            target=target,
+            params_summary=params_summary,
+        )
         result = await journal.action_intent(runtime.get(), request)
         return reply(result, result.advice)
 
@@ -47,7 +54,12 @@ def register_journal_tools(server: MCPServer[Any], runtime: Runtime) -> None:
         detail: Optional = None,
     ) -> Annotated[CallToolResult, ActionResultResult]:
         """Record the outcome of an action_intent (once; final)."""
-        request = ActionResultRequest(idempotency_key=idempotency_key, status=status, external_id=external_id,
-                                      receipt_ref=receipt_ref, detail=detail)
+        request = ActionResultRequest(
+            idempotency_key=idempotency_key,
+            status=status,
+            external_id=external_id,
+            receipt_ref=receipt_ref,
+            detail=detail,
+        )
         result = await journal.action_result(runtime.get(), request)
         return reply(result, render.action(result))

@@ -58,7 +58,10 @@ def answers(values: list[Any] | None, scan: Scan, code: int, message: str) -> li
         elif not isinstance(item, dict) or "id" in item:
             unreadable = True
     error = ErrorData(code=code, message=message)
-    return [JSONRPCError(jsonrpc="2.0", id=request_id, error=error) for request_id in [*ids, *([None] if unreadable or not ids else [])]]
+    return [
+        JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+        for request_id in [*ids, *([None] if unreadable or not ids else [])]
+    ]
 
 
 def shape_problem(message: Any) -> str | None:
@@ -72,10 +75,12 @@ def shape_problem(message: Any) -> str | None:
             return None  # a response to a request of ours: the SDK's to match
         return 'a request needs a method (and an id): {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
     if "id" in message and (isinstance(message["id"], bool) or not isinstance(message["id"], int | str)):
-        return (f"id must be a string or an integer of at most {MAX_INT_DIGITS:,} digits (not a float, bool, null, object or "
-                "list); leave it out only for a notification")
+        return (
+            f"id must be a string or an integer of at most {MAX_INT_DIGITS:,} digits (not a float, bool, null, object or "
+            "list); leave it out only for a notification"
+        )
     if not isinstance(message["method"], str):
-        return "method must be a string, such as \"tools/call\""
+        return 'method must be a string, such as "tools/call"'
     if message.get("params") is not None and not isinstance(message["params"], dict):
         return 'params must be an object, such as {"name": "checkpoint_list", "arguments": {}}'
     return None
@@ -98,11 +103,15 @@ def _parse_failure(line: bytes, error: ValidationError) -> tuple[int, str]:
     detail = str(first["msg"]).removeprefix("Invalid JSON: ")
     escape = _surrogate_near(line, detail) if "surrogate" in detail or "hex escape" in detail else None
     if escape:
-        return PARSE_ERROR, (f"the request holds a lone surrogate escape ({escape}), which is not Unicode text ({detail}); "
-                             "send the character itself, or a complete surrogate pair")
+        return PARSE_ERROR, (
+            f"the request holds a lone surrogate escape ({escape}), which is not Unicode text ({detail}); "
+            "send the character itself, or a complete surrogate pair"
+        )
     if detail.startswith("number out of range"):
-        return INVALID_REQUEST, (f"a number in the request is out of range ({detail}): integers may have at most "
-                                 f"{MAX_INT_DIGITS:,} digits; send longer numbers as strings")
+        return INVALID_REQUEST, (
+            f"a number in the request is out of range ({detail}): integers may have at most "
+            f"{MAX_INT_DIGITS:,} digits; send longer numbers as strings"
+        )
     return PARSE_ERROR, f"the request is not valid JSON: {detail}"
 
 
@@ -131,17 +140,30 @@ def _plainly_valid(line: bytes) -> bool:
 def _diagnose(line: bytes, scan: Scan) -> list[JSONRPCError]:
     values = scan.values()
     if scan.max_depth > MAX_DEPTH:
-        return answers(values, scan, INVALID_REQUEST, f"the request nests {scan.max_depth:,} levels deep; at most "
-                       f"{MAX_DEPTH} levels are accepted: flatten the arguments, or send deep data as a JSON string")
+        return answers(
+            values,
+            scan,
+            INVALID_REQUEST,
+            f"the request nests {scan.max_depth:,} levels deep; at most "
+            f"{MAX_DEPTH} levels are accepted: flatten the arguments, or send deep data as a JSON string",
+        )
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return answers(values, scan, PARSE_ERROR, f"the request is not UTF-8 (byte {line[exc.start]:#04x} at offset "
-                       f"{exc.start:,}); send UTF-8 text")
+        return answers(
+            values,
+            scan,
+            PARSE_ERROR,
+            f"the request is not UTF-8 (byte {line[exc.start]:#04x} at offset {exc.start:,}); send UTF-8 text",
+        )
     if values is None:
         if scan.overflow:
-            return answers(None, scan, INVALID_REQUEST, "the request's top level (everything outside params) is over 64 KiB; "
-                           "put large values inside params")
+            return answers(
+                None,
+                scan,
+                INVALID_REQUEST,
+                "the request's top level (everything outside params) is over 64 KiB; put large values inside params",
+            )
         try:
             jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValidationError as exc:
@@ -150,7 +172,9 @@ def _diagnose(line: bytes, scan: Scan) -> list[JSONRPCError]:
     if len(values) != 1:
         return answers([values], scan, INVALID_REQUEST, f"the line holds {len(values)} JSON values; {ONE_PER_LINE}")
     if isinstance(values[0], list):
-        return answers(values, scan, INVALID_REQUEST, f"batches (a JSON array of requests) are not supported; {ONE_PER_LINE}")
+        return answers(
+            values, scan, INVALID_REQUEST, f"batches (a JSON array of requests) are not supported; {ONE_PER_LINE}"
+        )
     problem = shape_problem(values[0])
     if problem:
         return answers(values, scan, INVALID_REQUEST, problem)
@@ -162,8 +186,10 @@ def _diagnose(line: bytes, scan: Scan) -> list[JSONRPCError]:
 
 
 def too_large_message(size: int, limit: int) -> str:
-    return (f"request of {size:,} bytes is over the {limit:,}-byte limit (CTXKEEP_MAX_REQUEST_BYTES); nothing was stored. "
-            "Send large content in parts: several evidence_put calls, or a batch of at most 64 MiB")
+    return (
+        f"request of {size:,} bytes is over the {limit:,}-byte limit (CTXKEEP_MAX_REQUEST_BYTES); nothing was stored. "
+        "Send large content in parts: several evidence_put calls, or a batch of at most 64 MiB"
+    )
 
 
 def oversize(scan: Scan, size: int, limit: int) -> list[JSONRPCError]:

@@ -67,15 +67,20 @@ def content(result: EvidenceContent) -> str:
 def hits(result: EvidenceSearchResult) -> str:
     if not result.hits:
         return "no matches"
-    lines = [f"{h.rank}. {h.ref} ({h.score:.2f} of the best) {h.title or h.source or h.kind}: {h.snippet}" for h in result.hits]
+    lines = [
+        f"{h.rank}. {h.ref} ({h.score:.2f} of the best) {h.title or h.source or h.kind}: {h.snippet}"
+        for h in result.hits
+    ]
     if result.truncated:
         lines.append("(more hits matched than fit max_tokens: raise it or narrow the query)")
     return "\n".join(lines)
 
 
 def _memory_line(memory: Memory) -> str:
-    return (f"{memory.memory_id} [{memory.kind}, {memory.status}] {memory.key}: {memory.content[:200]}"
-            f" (v{memory.version}, {memory.age_seconds // 86400} d old, confidence {memory.confidence})")
+    return (
+        f"{memory.memory_id} [{memory.kind}, {memory.status}] {memory.key}: {memory.content[:200]}"
+        f" (v{memory.version}, {memory.age_seconds // 86400} d old, confidence {memory.confidence})"
+    )
 
 
 def memory_written(result: MemoryWriteResult) -> str:
@@ -92,24 +97,33 @@ def memory_written(result: MemoryWriteResult) -> str:
 def memories(result: MemorySearchResult) -> str:
     lines = [_memory_line(m) for m in result.memories] or ["no memories match"]
     if result.not_shown:
-        lines.append(f"({result.not_shown} more not shown: superseded, expired or scheduled versions, or over the limit)")
+        lines.append(
+            f"({result.not_shown} more not shown: superseded, expired or scheduled versions, or over the limit)"
+        )
     return "\n".join(lines)
 
 
 def forgotten(result: MemoryForgetResult) -> str:
     if result.already_forgotten:
         return f"already forgotten: {', '.join(t.memory_id for t in result.forgotten)}"
-    lines = [f"forgot {', '.join(t.memory_id for t in result.forgotten)}; cleared {result.working_sets_cleared} cached working set(s), "
-             f"scrubbed {result.digests_scrubbed} digest(s)"]
+    lines = [
+        f"forgot {', '.join(t.memory_id for t in result.forgotten)}; cleared {result.working_sets_cleared} cached working set(s), "
+        f"scrubbed {result.digests_scrubbed} digest(s)"
+    ]
     if result.still_quoted_in:
-        lines.append("still quoted in records not derived from the memory (evidence: evidence_delete it; checkpoint versions are "
-                     "immutable: save a new version without the text): " + ", ".join(result.still_quoted_in))
+        lines.append(
+            "still quoted in records not derived from the memory (evidence: evidence_delete it; checkpoint versions are "
+            "immutable: save a new version without the text): " + ", ".join(result.still_quoted_in)
+        )
     if not result.wal_cleared:
-        lines.append("the write-ahead log could not be truncated now (another reader); old page copies may stay there until the next checkpoint")
+        lines.append(
+            "the write-ahead log could not be truncated now (another reader); old page copies may stay there until the next checkpoint"
+        )
     return "\n".join(lines)
 
 
 def action(result: ActionResultResult) -> str:
     entry = result.entry
     return f"{'recorded' if result.recorded else 'already recorded'}: {entry.idempotency_key} {entry.status}" + (
-        f" (external_id {entry.external_id})" if entry.external_id else "")
+        f" (external_id {entry.external_id})" if entry.external_id else ""
+    )

@@ -33,24 +33,40 @@ async def _brief(scope: Callable[[], Scope], task_id: str) -> str:
 
 
 def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> None:
-    @server.resource("ctxkeep://tasks", name="tasks", mime_type="application/json",
-                     description="This project's tasks with their latest version, goal and open items, newest first, "
-                                 f"{TASKS_PAGE} a page; next_cursor names the next page: ctxkeep://tasks?cursor=<next_cursor>.")
+    @server.resource(
+        "ctxkeep://tasks",
+        name="tasks",
+        mime_type="application/json",
+        description="This project's tasks with their latest version, goal and open items, newest first, "
+        f"{TASKS_PAGE} a page; next_cursor names the next page: ctxkeep://tasks?cursor=<next_cursor>.",
+    )
     async def tasks() -> str:
         return await _tasks_page(scope, None)
 
-    @server.resource("ctxkeep://tasks{?cursor}", name="tasks-page", mime_type="application/json",
-                     description="A later page of ctxkeep://tasks: cursor is the next_cursor of the page before.")
+    @server.resource(
+        "ctxkeep://tasks{?cursor}",
+        name="tasks-page",
+        mime_type="application/json",
+        description="A later page of ctxkeep://tasks: cursor is the next_cursor of the page before.",
+    )
     async def tasks_page(cursor: str = "") -> str:
         return await _tasks_page(scope, cursor or None)
 
-    @server.resource("ctxkeep://tasks/{task_id}", name="task", mime_type="text/markdown",
-                     description="The resume brief of a task's latest checkpoint.")
+    @server.resource(
+        "ctxkeep://tasks/{task_id}",
+        name="task",
+        mime_type="text/markdown",
+        description="The resume brief of a task's latest checkpoint.",
+    )
     async def task(task_id: str) -> str:
         return await _brief(scope, task_id)
 
-    @server.resource("ctxkeep://evidence/{ref}", name="evidence", mime_type="text/plain",
-                     description="Stored evidence content (up to 6,000 tokens; evidence_get pages through the rest).")
+    @server.resource(
+        "ctxkeep://evidence/{ref}",
+        name="evidence",
+        mime_type="text/plain",
+        description="Stored evidence content (up to 6,000 tokens; evidence_get pages through the rest).",
+    )
     async def evidence(ref: str) -> str:
         try:
             result = await read_evidence(scope(), EvidenceGetRequest(ref=ref))
@@ -62,20 +78,33 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
             raise ResourceError(f"cannot read {ref!r}: {exc}") from exc
         return render.content(result)
 
-    @server.prompt(name="resume", description="Resume a task (default: the active one) from its latest checkpoint: the brief as your first message.")
+    @server.prompt(
+        name="resume",
+        description="Resume a task (default: the active one) from its latest checkpoint: the brief as your first message.",
+    )
     async def resume(task_id: str | None = None) -> str:
         return await _prompt(lambda: _for_task(scope(), task_id, lambda loaded: resume_text(loaded)))
 
-    @server.prompt(name="handoff", description="Hand a task over: goal, done criteria, completed and verified, remaining, facts vs assumptions, artifacts and external ids, open side effects, next action with its preconditions.")
+    @server.prompt(
+        name="handoff",
+        description="Hand a task over: goal, done criteria, completed and verified, remaining, facts vs assumptions, artifacts and external ids, open side effects, next action with its preconditions.",
+    )
     async def handoff(task_id: str) -> str:
         return await _prompt(lambda: _handoff(scope(), task_id))
 
-    @server.prompt(name="compress", description="Instructions for the summary compress_history checks: what it must keep for this task (default: the active one).")
+    @server.prompt(
+        name="compress",
+        description="Instructions for the summary compress_history checks: what it must keep for this task (default: the active one).",
+    )
     async def compress(task_id: str | None = None) -> str:
-        return await _prompt(lambda: _for_task(scope(), task_id, lambda loaded: compress_text(loaded.task_id, loaded.state)))
+        return await _prompt(
+            lambda: _for_task(scope(), task_id, lambda loaded: compress_text(loaded.task_id, loaded.state))
+        )
 
     @server.completion()  # type: ignore[untyped-decorator, no-untyped-call]  # the SDK leaves it untyped
-    async def complete(ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument, context: Any) -> Completion | None:
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument, context: Any
+    ) -> Completion | None:
         """Task ids for the prompts' and the task resource's `task_id`."""
         if argument.name != "task_id":
             return None

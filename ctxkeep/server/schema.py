@@ -21,14 +21,22 @@ SHARED = {"TaskState": ("checkpoint_save", "A TaskState: the shape of checkpoint
 # property descriptions shared by several tools: said once, by the tool named, and left out of the others (or shortened)
 SAID_ONCE = {
     "Your name for the task, e.g. 'fix-login-bug'.": ("checkpoint_save", None),
-    "text: readable, for you (default); json: also the structured result, for programs.": ("checkpoint_load", "text (default) or json."),
+    "text: readable, for you (default); json: also the structured result, for programs.": (
+        "checkpoint_load",
+        "text (default) or json.",
+    ),
     "Claim the task's lease as this owner (your agent or machine name).": ("checkpoint_save", "As in checkpoint_save."),
     "The lease's length (default 600 s; 0 releases it).": ("checkpoint_save", None),
     "An evidence ref, e.g. 'ev_3f2a…'.": ("evidence_get", None),
 }
 # properties advertised by name instead of repeating a shape the same schema shows (the server validates them in full)
-REPLACED = {("evidence_put", "items"): {"type": "array", "items": {"type": "object"},
-                                        "description": "A batch instead of content: objects with the fields above (content required)."}}
+REPLACED = {
+    ("evidence_put", "items"): {
+        "type": "array",
+        "items": {"type": "object"},
+        "description": "A batch instead of content: objects with the fields above (content required).",
+    }
+}
 
 
 def lean_schema(tool: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -65,7 +73,9 @@ def lean_schema(tool: str, schema: dict[str, Any]) -> dict[str, Any]:
     for name, prop in lean.get("properties", {}).items():
         said = SAID_ONCE.get(prop.get("description", ""))
         if said and said[0] != tool:
-            lean["properties"][name] = {k: v for k, v in prop.items() if k != "description"} | ({"description": said[1]} if said[1] else {})
+            lean["properties"][name] = {k: v for k, v in prop.items() if k != "description"} | (
+                {"description": said[1]} if said[1] else {}
+            )
     for (owner, name), replacement in REPLACED.items():
         if owner == tool and name in lean.get("properties", {}):
             lean["properties"][name] = replacement

@@ -66,7 +66,7 @@ class LimitedLines:
         while chunk := await anyio.to_thread.run_sync(os.read, self.fd, CHUNK):
             start = 0
             while (end := chunk.find(b"\n", start)) >= 0:
-                line.add(chunk[start:end + 1], self.limit)
+                line.add(chunk[start : end + 1], self.limit)
                 start = end + 1
                 if (text := await self._finish(line)) is not None:
                     yield text
@@ -101,6 +101,7 @@ async def serve_stdio(server: MCPServer[Any], limit: int) -> None:
     lines = LimitedLines(0, limit)
     lowlevel = server._lowlevel_server  # the SDK's run_stdio_async does the same, with its unlimited reader
     async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+
         async def answer(errors: list[JSONRPCError]) -> None:
             for error in errors:
                 await write_stream.send(SessionMessage(error))

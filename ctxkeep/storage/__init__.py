@@ -33,8 +33,32 @@ if TYPE_CHECKING:
         WorkingSetRow,
     )
 
-_MODULE = {"LATEST_SCHEMA": "interface", "Store": "interface", "Tx": "interface", **dict.fromkeys(
-    ["ActionRow", "CheckpointRow", "CursorRow", "DigestRow", "EvidenceRow", "InboxRow", "InjectionRow", "LeaseRow", "MemoryRow", "NewEvidence", "SearchFilter", "SessionRow", "TaskRow", "TokenRow", "TombstoneRow", "WorkingSetRow"], "rows")}
+_MODULE = {
+    "LATEST_SCHEMA": "interface",
+    "Store": "interface",
+    "Tx": "interface",
+    **dict.fromkeys(
+        [
+            "ActionRow",
+            "CheckpointRow",
+            "CursorRow",
+            "DigestRow",
+            "EvidenceRow",
+            "InboxRow",
+            "InjectionRow",
+            "LeaseRow",
+            "MemoryRow",
+            "NewEvidence",
+            "SearchFilter",
+            "SessionRow",
+            "TaskRow",
+            "TokenRow",
+            "TombstoneRow",
+            "WorkingSetRow",
+        ],
+        "rows",
+    ),
+}
 __all__ = [
     "ActionRow",
     "CheckpointRow",

@@ -64,33 +64,30 @@ class DigestsQueries(Protocol):
     async def put(self, project: str, row: DigestRow) -> None:
         """Store a task's digest; a new digest without a summary keeps the summary of the same source."""
 
-    async def get(self, project: str, task_id: str) -> DigestRow | None:
-        ...
+    async def get(self, project: str, task_id: str) -> DigestRow | None: ...
 
-    async def all(self, project: str) -> list[DigestRow]:
-        ...
+    async def all(self, project: str) -> list[DigestRow]: ...
 
     async def rewrite(self, project: str, row: DigestRow) -> None:
         """Replace a task's digest and summary text as given (nothing merged)."""
 
 
 class CursorsQueries(Protocol):
-    async def put(self, project: str, row: CursorRow) -> None:
-        ...
+    async def put(self, project: str, row: CursorRow) -> None: ...
 
-    async def get(self, project: str, source: str) -> CursorRow | None:
-        ...
+    async def get(self, project: str, source: str) -> CursorRow | None: ...
 
 
 class EvidenceQueries(Protocol):
-    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
-        ...
+    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]: ...
 
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
         """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them
         (`terms`: the record's index terms, `ctxkeep.storage.terms`)."""
 
-    async def rows(self, project: str, refs: Sequence[str], where: SearchFilter | None = None) -> dict[str, EvidenceRow]:
+    async def rows(
+        self, project: str, refs: Sequence[str], where: SearchFilter | None = None
+    ) -> dict[str, EvidenceRow]:
         """The records behind `refs` in the project (only those passing `where`, when given)."""
 
     async def by_prefix(self, project: str, prefix: str, limit: int = 2) -> list[EvidenceRow]:
@@ -99,42 +96,40 @@ class EvidenceQueries(Protocol):
     async def sharing_prefix(self, project: str, prefixes: Sequence[str]) -> list[str]:
         """Every ref of the project that starts with one of `prefixes`."""
 
-    async def neighbours(self, project: str, hits: Sequence[EvidenceRow], where: SearchFilter, span: int) -> list[tuple[int, EvidenceRow]]:
+    async def neighbours(
+        self, project: str, hits: Sequence[EvidenceRow], where: SearchFilter, span: int
+    ) -> list[tuple[int, EvidenceRow]]:
         """Up to `span` records on each side of each hit among the records of the same source (insertion order),
-as (hit id, neighbour) pairs; neighbours that fail the filters are left out."""
+        as (hit id, neighbour) pairs; neighbours that fail the filters are left out."""
 
-    async def blob(self, blob_id: int) -> bytes:
-        ...
+    async def blob(self, blob_id: int) -> bytes: ...
 
-    async def blobs(self, blob_ids: Sequence[int]) -> dict[int, bytes]:
-        ...
+    async def blobs(self, blob_ids: Sequence[int]) -> dict[int, bytes]: ...
 
     async def document_frequencies(self, project: str, terms: Sequence[str]) -> dict[str, int]:
         """How many of the project's records hold each term; absent terms are left out."""
 
-    async def search(self, project: str, terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
+    async def search(
+        self, project: str, terms: Sequence[str], where: SearchFilter, limit: int
+    ) -> list[tuple[EvidenceRow, float]]:
         """Records matching any term, best BM25 (the project's records only) first, with their score (> 0).
 
-The index is ranked on its own first (FTS5 keeps only the best few), then filtered; only
-when the filters leave too few of those does the slower filtered ranking of every match run."""
+        The index is ranked on its own first (FTS5 keeps only the best few), then filtered; only
+        when the filters leave too few of those does the slower filtered ranking of every match run."""
 
     async def delete(self, project: str, row: EvidenceRow, terms: str) -> bool:
         """Remove a record and its index entry; remove its blob when no other record of the project uses it (True when
         the blob went). The index merge and WAL truncation are owed: `Store.checkpoint_wal()` finishes them."""
 
-    async def expired(self, project: str, now: str) -> list[EvidenceRow]:
-        ...
+    async def expired(self, project: str, now: str) -> list[EvidenceRow]: ...
 
-    async def delete_orphan_blobs(self, project: str) -> int:
-        ...
+    async def delete_orphan_blobs(self, project: str) -> int: ...
 
 
 class JournalQueries(Protocol):
-    async def get(self, project: str, key: str) -> ActionRow | None:
-        ...
+    async def get(self, project: str, key: str) -> ActionRow | None: ...
 
-    async def insert_intent(self, project: str, row: ActionRow) -> None:
-        ...
+    async def insert_intent(self, project: str, row: ActionRow) -> None: ...
 
     async def set_result(self, project: str, row: ActionRow) -> None:
         """Record the result of an open intent (the table refuses to change a result once written)."""
@@ -154,8 +149,7 @@ class MemoriesQueries(Protocol):
     async def versions(self, project: str, key_matches: Sequence[str]) -> list[MemoryRow]:
         """Every stored version of the given keys, oldest first within each key."""
 
-    async def by_ids(self, project: str, memory_ids: Sequence[str]) -> list[MemoryRow]:
-        ...
+    async def by_ids(self, project: str, memory_ids: Sequence[str]) -> list[MemoryRow]: ...
 
     async def keys(self, project: str, kind: str | None, limit: int) -> list[str]:
         """Keys with a version of `kind` (any kind when None), the most recently written first."""
@@ -167,26 +161,23 @@ class MemoriesQueries(Protocol):
     async def next_version(self, project: str, key_match: str, key_sha256: str) -> int:
         """One more than any version of the key ever stored, forgotten ones included (ids never repeat)."""
 
-    async def insert(self, project: str, row: MemoryRow, terms: str) -> MemoryRow:
-        ...
+    async def insert(self, project: str, row: MemoryRow, terms: str) -> MemoryRow: ...
 
-    async def delete(self, project: str, rows: Sequence[tuple[MemoryRow, str]], tombstones: Sequence[TombstoneRow]) -> None:
+    async def delete(
+        self, project: str, rows: Sequence[tuple[MemoryRow, str]], tombstones: Sequence[TombstoneRow]
+    ) -> None:
         """Remove memories (each with its index terms) and their index entries, leave tombstones; the index merge and
         WAL truncation are owed: `Store.checkpoint_wal()` finishes them."""
 
-    async def tombstones(self, project: str, memory_ids: Sequence[str]) -> list[TombstoneRow]:
-        ...
+    async def tombstones(self, project: str, memory_ids: Sequence[str]) -> list[TombstoneRow]: ...
 
-    async def tombstones_of_key(self, project: str, key_sha256: str) -> list[TombstoneRow]:
-        ...
+    async def tombstones_of_key(self, project: str, key_sha256: str) -> list[TombstoneRow]: ...
 
 
 class SessionsQueries(Protocol):
-    async def put(self, project: str, row: SessionRow) -> None:
-        ...
+    async def put(self, project: str, row: SessionRow) -> None: ...
 
-    async def get(self, project: str, session_id: str) -> SessionRow | None:
-        ...
+    async def get(self, project: str, session_id: str) -> SessionRow | None: ...
 
     async def latest(self, project: str) -> SessionRow | None:
         """The session the hooks saw last in this project."""
@@ -196,26 +187,23 @@ class SessionsQueries(Protocol):
 
 
 class StatsQueries(Protocol):
-    async def counts(self, project: str) -> dict[str, int]:
-        ...
+    async def counts(self, project: str) -> dict[str, int]: ...
 
     async def file_bytes(self) -> int:
         """The database's size in pages (all projects)."""
 
 
 class WorkingSetsQueries(Protocol):
-    async def put(self, project: str, row: WorkingSetRow) -> None:
-        ...
+    async def put(self, project: str, row: WorkingSetRow) -> None: ...
 
-    async def get(self, project: str, task_id: str) -> WorkingSetRow | None:
-        ...
+    async def get(self, project: str, task_id: str) -> WorkingSetRow | None: ...
 
     async def recent(self, project: str, limit: int) -> list[WorkingSetRow]:
         """The latest working set of each task, the most recently built first (ties by task id)."""
 
     async def forget_memories(self, project: str, memory_ids: list[str], claim_prefixes: list[str]) -> int:
         """In the cached working sets that showed any of the memories, drop the claims quoting them (the ids stay, so a
-resumed task still learns it relied on a memory that is gone); how many were rewritten."""
+        resumed task still learns it relied on a memory that is gone); how many were rewritten."""
 
 
 class LeasesQueries(Protocol):

@@ -100,7 +100,9 @@ def _anthropic(index: int, raw: dict[str, Any]) -> Message:
         elif kind == "tool_use":
             message.calls.append(Call(_id(block.get("id")), str(block.get("name", "")), block.get("input")))
         elif kind == "tool_result":
-            message.outputs.append(Output(_id(block.get("tool_use_id")), _block_text(block.get("content")), bool(block.get("is_error"))))
+            message.outputs.append(
+                Output(_id(block.get("tool_use_id")), _block_text(block.get("content")), bool(block.get("is_error")))
+            )
     message.text = "\n".join(texts)
     return message
 
@@ -159,7 +161,10 @@ def render_for_count(raw: dict[str, Any]) -> str:
     content = raw.get("content")
     for block in content if isinstance(content, list) else []:
         if isinstance(block, dict) and block.get("type") == "tool_use":
-            parts += [str(block.get("name", "")), json.dumps(block.get("input"), sort_keys=True, ensure_ascii=False, default=str)]
+            parts += [
+                str(block.get("name", "")),
+                json.dumps(block.get("input"), sort_keys=True, ensure_ascii=False, default=str),
+            ]
         elif isinstance(block, dict) and block.get("type") == "tool_result":
             parts.append(_block_text(block.get("content")))
     return "\n".join(part for part in parts if part)

@@ -15,19 +15,59 @@ import re
 from ctxkeep.text import LazyPattern, match_key
 
 _ENGLISH = [
-    "must not", "mustn't", "do not", "don't", "does not", "doesn't", "did not", "should not",
-    "shouldn't", "shall not", "may not", "cannot", "can not", "can't", "will not", "won't",
-    "is not", "are not", "never", "not", "no", "without", "avoid", "forbidden to", "prohibited from",
+    "must not",
+    "mustn't",
+    "do not",
+    "don't",
+    "does not",
+    "doesn't",
+    "did not",
+    "should not",
+    "shouldn't",
+    "shall not",
+    "may not",
+    "cannot",
+    "can not",
+    "can't",
+    "will not",
+    "won't",
+    "is not",
+    "are not",
+    "never",
+    "not",
+    "no",
+    "without",
+    "avoid",
+    "forbidden to",
+    "prohibited from",
 ]
 _CHINESE = [
-    "不可以", "不应该", "不需要", "不能", "不要", "不得", "不可", "不许", "不准", "不应", "不会",
-    "不用", "禁止", "严禁", "切勿", "请勿", "无需", "没有", "未经",
+    "不可以",
+    "不应该",
+    "不需要",
+    "不能",
+    "不要",
+    "不得",
+    "不可",
+    "不许",
+    "不准",
+    "不应",
+    "不会",
+    "不用",
+    "禁止",
+    "严禁",
+    "切勿",
+    "请勿",
+    "无需",
+    "没有",
+    "未经",
 ]
 # 不 alone negates ("不推荐"), except in words where it does not ("不同" different, "不过" but …).
 _BARE_BU = "不(?!同|过|断|仅|但|管|论|少|久|错|然|如|止|一|光)"
 _MARKER = "|".join(
     [r"\b" + re.escape(m) + r"\b" for m in sorted(_ENGLISH, key=len, reverse=True)]
-    + [re.escape(m) for m in sorted(_CHINESE, key=len, reverse=True)] + [_BARE_BU]
+    + [re.escape(m) for m in sorted(_CHINESE, key=len, reverse=True)]
+    + [_BARE_BU]
 )
 _MARKER_RE = re.compile(_MARKER)
 # A clause runs to the end of its sentence part: punctuation, "and"/"or"/"but", or the next negation.
@@ -69,7 +109,7 @@ def appears_unnegated(clause: str, text: str) -> bool:
     haystack = _normal(text)
     start = haystack.find(clause)
     while start >= 0:
-        if not _ENDS_WITH_MARKER.search(haystack[max(0, start - _LOOKBEHIND):start]):
+        if not _ENDS_WITH_MARKER.search(haystack[max(0, start - _LOOKBEHIND) : start]):
             return True
         start = haystack.find(clause, start + 1)
     return False

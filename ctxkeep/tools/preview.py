@@ -15,12 +15,28 @@ LINE_CHARS = 300
 
 _LISTING = {"ls", "glob", "find", "list", "listdir", "list_dir", "list_directory", "tree", "fd"}
 _GREP = {"grep", "rg", "ripgrep", "ag", "search_files", "grep_search", "codebase_search"}
-_SHELL = {"bash", "shell", "sh", "zsh", "terminal", "run", "exec", "command", "run_command", "execute_command", "powershell"}
+_SHELL = {
+    "bash",
+    "shell",
+    "sh",
+    "zsh",
+    "terminal",
+    "run",
+    "exec",
+    "command",
+    "run_command",
+    "execute_command",
+    "powershell",
+}
 _SEARCH = {"websearch", "web_search", "search", "google", "bing", "brave_search", "tavily"}
 _FILE = {"read", "read_file", "view", "cat", "open", "readfile"}
 
-_EXIT_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed with)? (?:code|status)[: ]+(-?\d+)", re.IGNORECASE)
-_ERROR_LINE = re.compile(r"\b(?:error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b", re.IGNORECASE)
+_EXIT_CODE = re.compile(
+    r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed with)? (?:code|status)[: ]+(-?\d+)", re.IGNORECASE
+)
+_ERROR_LINE = re.compile(
+    r"\b(?:error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b", re.IGNORECASE
+)
 
 
 def _tool(source: str | None) -> str:
@@ -30,7 +46,13 @@ def _tool(source: str | None) -> str:
 
 def _shape(kind: str, source: str | None) -> str:
     tool = _tool(source)
-    for shape, names in (("listing", _LISTING), ("grep", _GREP), ("shell", _SHELL), ("search", _SEARCH), ("file", _FILE)):
+    for shape, names in (
+        ("listing", _LISTING),
+        ("grep", _GREP),
+        ("shell", _SHELL),
+        ("search", _SEARCH),
+        ("file", _FILE),
+    ):
         if tool in names:
             return shape
     return "file" if kind == "file" else "search" if kind == "web" and "search" in tool else "text"
@@ -62,7 +84,7 @@ def _within(lines: list[str], budget: int, from_end: bool) -> list[str]:
 
 def _head_tail(lines: list[str], budget: int = PREVIEW_BYTES) -> str:
     head = _within(lines, budget // 2, from_end=False)
-    tail = _within(lines[len(head):], budget // 2, from_end=True)
+    tail = _within(lines[len(head) :], budget // 2, from_end=True)
     hidden = len(lines) - len(head) - len(tail)
     return "\n".join(head + ([f"… {hidden} lines not shown …"] if hidden else []) + tail)
 

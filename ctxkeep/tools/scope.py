@@ -27,7 +27,9 @@ class Scope:
     clock: Callable[[], datetime] = field(default=utc_now)
     memory_ttl_days: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
     client_session: str | None = None  # the client session (Claude Code's) this server runs for, when it says
-    user: str | None = None  # who writes (a shared server's token user, None locally): recorded in each checkpoint version
+    user: str | None = (
+        None  # who writes (a shared server's token user, None locally): recorded in each checkpoint version
+    )
     spool: Store | None = None  # with a PostgreSQL store, the hooks' local spool (their offloads are taken in from it)
 
 
@@ -41,8 +43,13 @@ async def open_scope(settings: Settings) -> AsyncIterator[Scope]:
         await store.close()
         raise
     try:
-        yield Scope(store=store, project=settings.project, memory_ttl_days=settings.memory_ttl_days,
-                    client_session=settings.client_session, spool=spool)
+        yield Scope(
+            store=store,
+            project=settings.project,
+            memory_ttl_days=settings.memory_ttl_days,
+            client_session=settings.client_session,
+            spool=spool,
+        )
     finally:
         await store.close()
         if spool is not None:

@@ -37,22 +37,146 @@ WORDS_CARRIED = 0.6  # share of an item's plain words one passage must hold (ide
 _TOKEN = re.compile(r"[\w][\w./#:@+-]*[\w]|\w")
 _IDENTIFIER = re.compile(r"\d|[._/#:@]|[a-z][A-Z]|^[A-Z]{2,}")
 _STOP = frozenset(
-    "the a an and or but of to in on at by for with from as is are was were be been being it its this that these "
-    "those there here then than so such into onto over under about after before when while which who whom what "
-    "where why how all any each every some more most other only own same too very can will just should would could "
-    "may might must do does did done has have had having not no nor never dont don't also yet still please let us "
-    "we you your i me my our they them their he she his her if else use using used make made keep get got new now".split()
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "then",
+        "than",
+        "so",
+        "such",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "about",
+        "after",
+        "before",
+        "when",
+        "while",
+        "which",
+        "who",
+        "whom",
+        "what",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "each",
+        "every",
+        "some",
+        "more",
+        "most",
+        "other",
+        "only",
+        "own",
+        "same",
+        "too",
+        "very",
+        "can",
+        "will",
+        "just",
+        "should",
+        "would",
+        "could",
+        "may",
+        "might",
+        "must",
+        "do",
+        "does",
+        "did",
+        "done",
+        "has",
+        "have",
+        "had",
+        "having",
+        "not",
+        "no",
+        "nor",
+        "never",
+        "dont",
+        "don't",
+        "also",
+        "yet",
+        "still",
+        "please",
+        "let",
+        "us",
+        "we",
+        "you",
+        "your",
+        "i",
+        "me",
+        "my",
+        "our",
+        "they",
+        "them",
+        "their",
+        "he",
+        "she",
+        "his",
+        "her",
+        "if",
+        "else",
+        "use",
+        "using",
+        "used",
+        "make",
+        "made",
+        "keep",
+        "get",
+        "got",
+        "new",
+        "now",
+    ]
 )
-_DONE = re.compile(r"\b(?:done|completed?|finished|resolved|fixed|closed|shipped|implemented|merged|passed)\b|已完成|完成了|已解决", re.I)
-_OPEN = re.compile(r"\b(?:pending|todo|to do|open|missing|waiting|blocked|not yet|remaining|outstanding|in progress|"
-                   r"still|next|needs?|unfinished|incomplete|not (?:yet )?(?:done|complete|completed|finished|run))\b|待|未|缺", re.I)
+_DONE = re.compile(
+    r"\b(?:done|completed?|finished|resolved|fixed|closed|shipped|implemented|merged|passed)\b|已完成|完成了|已解决",
+    re.I,
+)
+_OPEN = re.compile(
+    r"\b(?:pending|todo|to do|open|missing|waiting|blocked|not yet|remaining|outstanding|in progress|"
+    r"still|next|needs?|unfinished|incomplete|not (?:yet )?(?:done|complete|completed|finished|run))\b|待|未|缺",
+    re.I,
+)
 _DECIDED = re.compile(r"\b(?:approved|granted|rejected|declined|signed off)\b|已批准|批准了|已拒绝", re.I)
 _ALL_DONE = re.compile(
     r"\b(?:all (?:tasks?|todos?|items?|work|steps|changes|issues?)(?: \w+)? (?:are |is |have been |has been )?(?:now )?"
     r"(?:done|complete|completed|finished|resolved)|everything (?:is |has been )?(?:now )?(?:done|complete|working|fixed|"
     r"resolved|in place)|no (?:remaining|pending|outstanding|open) (?:tasks?|work|items?|issues?|todos?)|"
     r"all (?:the )?tests (?:now )?pass(?:ed|ing)?|(?:fully|completely) (?:implemented|done|working|fixed|resolved)|"
-    r"(?:is|are) (?:now )?(?:complete and )?working correctly|task (?:is )?(?:now )?complete)\b", re.I)
+    r"(?:is|are) (?:now )?(?:complete and )?working correctly|task (?:is )?(?:now )?complete)\b",
+    re.I,
+)
 _PASSAGE_BREAK = re.compile(r"\n+|(?<=[.!?;。；])\s+")
 
 
@@ -97,7 +221,7 @@ def _terms(text: str) -> tuple[frozenset[str], frozenset[str]]:
 def passages(summary: str) -> list[str]:
     """The summary's lines and sentences, each joined with the next (an item often spans a bullet and its detail)."""
     parts = [p for p in _PASSAGE_BREAK.split(summary) if p.strip()]
-    return [" ".join(parts[i:i + 2]) for i in range(len(parts))] or [summary]
+    return [" ".join(parts[i : i + 2]) for i in range(len(parts))] or [summary]
 
 
 def carrying_passage(text: str, summary_passages: list[str]) -> str | None:
@@ -123,15 +247,23 @@ def _check_rule(item: Item, summary: str, found: list[str], exact: bool) -> Find
         kept = set(negated_clauses(summary))
         lost = [c for c in negated_clauses(item.text) if c not in kept]
         if lost:
-            return Finding("summary_negation_lost", item, f"the summary does not keep {', '.join(map(repr, lost))} under a "
-                           "negation; quote the constraint")
+            return Finding(
+                "summary_negation_lost",
+                item,
+                f"the summary does not keep {', '.join(map(repr, lost))} under a negation; quote the constraint",
+            )
         return None
     passage = carrying_passage(item.text, found)
     if passage is None:
-        return Finding("summary_negation_lost" if _negated(item.text) else "summary_constraint_missing", item,
-                       "the summary leaves this rule out")
+        return Finding(
+            "summary_negation_lost" if _negated(item.text) else "summary_constraint_missing",
+            item,
+            "the summary leaves this rule out",
+        )
     if _negated(item.text) and not has_negation(passage):
-        return Finding("summary_negation_lost", item, f"the summary keeps the words but not the negation ({passage[:120]!r})")
+        return Finding(
+            "summary_negation_lost", item, f"the summary keeps the words but not the negation ({passage[:120]!r})"
+        )
     return None
 
 
@@ -141,8 +273,11 @@ def _check_pending(item: Item, summary: str, found: list[str], exact: bool) -> F
         return Finding("summary_pending_missing", item, "the pending item is not mentioned; list it as pending")
     rest = [m.replace(needle, " ") if needle else m for m in mentions]
     if all(_DONE.search(m) and not _OPEN.search(m) for m in rest):
-        return Finding("summary_pending_missing", item, f"the pending item is written as done ({mentions[0].strip()[:120]!r}); "
-                       "it is still pending")
+        return Finding(
+            "summary_pending_missing",
+            item,
+            f"the pending item is written as done ({mentions[0].strip()[:120]!r}); it is still pending",
+        )
     return None
 
 
@@ -172,11 +307,18 @@ def _mentions(item: Item, summary: str, found: list[str], exact: bool) -> tuple[
 def _check_approval(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
     mentions, needle = _mentions(item, summary, found, exact)
     if not mentions:
-        return Finding("summary_approval_missing", item, f"the open approval ({item.text}) is not mentioned; say it is still waiting")
+        return Finding(
+            "summary_approval_missing",
+            item,
+            f"the open approval ({item.text}) is not mentioned; say it is still waiting",
+        )
     rest = [m.replace(needle, " ") if needle else m for m in mentions]
     if all(_DECIDED.search(m) and not _OPEN.search(m) for m in rest):
-        return Finding("summary_approval_missing", item, f"the open approval is written as decided ({mentions[0].strip()[:120]!r}); "
-                       "it is still waiting")
+        return Finding(
+            "summary_approval_missing",
+            item,
+            f"the open approval is written as decided ({mentions[0].strip()[:120]!r}); it is still waiting",
+        )
     return None
 
 
@@ -191,8 +333,15 @@ def _check_goal(item: Item, summary: str, found: list[str], exact: bool) -> Find
 
 def _check_completed(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
     carried = _carried(item, summary, found, exact)
-    return None if carried else Finding("summary_completed_missing", item,
-                                        "the completed item is not mentioned; say it is done, so it is not done again")
+    return (
+        None
+        if carried
+        else Finding(
+            "summary_completed_missing",
+            item,
+            "the completed item is not mentioned; say it is done, so it is not done again",
+        )
+    )
 
 
 def _states(item: Item, summary: str, found: list[str]) -> bool:
@@ -219,7 +368,9 @@ def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[
         elif item.kind == "approval":
             finding = _check_approval(item, summary, found, exact)
         elif item.kind == "fact" and item.value is not None and not _value_in(item.value, match_key(summary)):
-            finding = Finding("summary_fact_missing", item, f"the exact value {item.value} is not in the summary; copy it verbatim")
+            finding = Finding(
+                "summary_fact_missing", item, f"the exact value {item.value} is not in the summary; copy it verbatim"
+            )
         elif item.kind == "state" and not _states(item, summary, found):
             finding = Finding("summary_state_missing", item, "the summary does not say this")
         if finding:
@@ -227,6 +378,11 @@ def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[
     claim = _ALL_DONE.search(summary)
     unfinished = [i for i in items if i.kind in ("pending", "state")]
     if claim and unfinished:
-        out.append(Finding("summary_claim_unverified", Item("claim", claim.group(0)),
-                           f"the summary says {claim.group(0)!r}, but {len(unfinished)} item(s) are still open or unverified"))
+        out.append(
+            Finding(
+                "summary_claim_unverified",
+                Item("claim", claim.group(0)),
+                f"the summary says {claim.group(0)!r}, but {len(unfinished)} item(s) are still open or unverified",
+            )
+        )
     return out

@@ -25,8 +25,16 @@ from ctxkeep.storage.terms import (
     words,
 )
 
-__all__ = ["INDEX_VERSION", "MAX_INDEXED_CHARS", "MAX_QUERY_TERMS", "evidence_terms", "index_terms", "memory_terms",
-           "query_terms", "surface_pattern"]
+__all__ = [
+    "INDEX_VERSION",
+    "MAX_INDEXED_CHARS",
+    "MAX_QUERY_TERMS",
+    "evidence_terms",
+    "index_terms",
+    "memory_terms",
+    "query_terms",
+    "surface_pattern",
+]
 
 
 def surface_pattern(query: str) -> re.Pattern[str] | None:

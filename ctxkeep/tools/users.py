@@ -46,12 +46,16 @@ def _user(row: TokenRow) -> User:
 async def create_token(store: Store, user: str, projects: list[str]) -> tuple[str, User]:
     """A new token for `user`, granting `projects` (at least one); the token text is returned once, never stored."""
     if not _USER.match(user):
-        raise InvalidInput(f"user {user[:40]!r}: use letters, digits and . _ @ + - (at most 100), e.g. alice or ci@acme")
+        raise InvalidInput(
+            f"user {user[:40]!r}: use letters, digits and . _ @ + - (at most 100), e.g. alice or ci@acme"
+        )
     wanted = sorted(set(project.strip() for project in projects if project.strip()))
     if not wanted or len(wanted) > MAX_PROJECTS:
         raise InvalidInput(f"name between 1 and {MAX_PROJECTS} projects the token may see (--project KEY, repeatable)")
     token_id, secret = secrets.token_hex(4), secrets.token_urlsafe(32)
-    row = TokenRow(token_id, user, _digest(secret), json.dumps(wanted, ensure_ascii=False), utc_text(utc_now()) or "", None)
+    row = TokenRow(
+        token_id, user, _digest(secret), json.dumps(wanted, ensure_ascii=False), utc_text(utc_now()) or "", None
+    )
     async with store.transaction() as tx:
         await tx.tokens.insert(row)
     return f"ckt_{token_id}_{secret}", _user(row)

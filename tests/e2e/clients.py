@@ -58,8 +58,16 @@ def _run(args: Sequence[str], cwd: Path, env: dict[str, str], timeout: float) ->
     """Run in a new process group and end the whole group afterwards: the npm wrappers start the real
     binary as a child, and the binary starts ctxkeep; neither may outlive the test."""
     started = time.monotonic()
-    proc = subprocess.Popen(list(args), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        list(args),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -116,7 +124,9 @@ class Harness:
 
     def env(self) -> dict[str, str]:
         """The parent environment without the CLI's own variables, plus HOME and ctxkeep's variables."""
-        base = {k: v for k, v in os.environ.items() if not k.startswith(self.env_prefixes) and not k.startswith("CTXKEEP_")}
+        base = {
+            k: v for k, v in os.environ.items() if not k.startswith(self.env_prefixes) and not k.startswith("CTXKEEP_")
+        }
         return base | {"HOME": str(self.home), "NO_COLOR": "1"} | self.ctxkeep_env
 
     def command(self, prompt: str) -> list[str]:
@@ -201,8 +211,12 @@ class ClaudeCode(Harness):
 
     def env(self) -> dict[str, str]:
         return super().env() | {
-            "CLAUDE_CONFIG_DIR": str(self.config_dir), "ANTHROPIC_BASE_URL": self.mock.url, "ANTHROPIC_API_KEY": "fake",
-            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CONFIG_DIR": str(self.config_dir),
+            "ANTHROPIC_BASE_URL": self.mock.url,
+            "ANTHROPIC_API_KEY": "fake",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "IS_SANDBOX": "1",  # lets --dangerously-skip-permissions run as root
         }
@@ -240,13 +254,33 @@ class Codex(Harness):
 
     def configure(self) -> None:
         self.codex_home.mkdir(parents=True, exist_ok=True)
-        lines = ['model = "mock-model"', 'model_provider = "mock"', "check_for_update_on_startup = false", "",
-                 "[model_providers.mock]", 'name = "mock"', f'base_url = "{self.mock.url}/v1"', 'wire_api = "responses"',
-                 "request_max_retries = 0", "stream_max_retries = 0", "", "[analytics]", "enabled = false", ""]
+        lines = [
+            'model = "mock-model"',
+            'model_provider = "mock"',
+            "check_for_update_on_startup = false",
+            "",
+            "[model_providers.mock]",
+            'name = "mock"',
+            f'base_url = "{self.mock.url}/v1"',
+            'wire_api = "responses"',
+            "request_max_retries = 0",
+            "stream_max_retries = 0",
+            "",
+            "[analytics]",
+            "enabled = false",
+            "",
+        ]
         if self.with_ctxkeep:
             server = self.ctxkeep_server()
-            lines += ["[mcp_servers.ctxkeep]", f"command = {_toml(server['command'])}", f"args = {_toml(server['args'])}",
-                      f"env = {_toml(server['env'])}", 'default_tools_approval_mode = "approve"', "required = true", ""]
+            lines += [
+                "[mcp_servers.ctxkeep]",
+                f"command = {_toml(server['command'])}",
+                f"args = {_toml(server['args'])}",
+                f"env = {_toml(server['env'])}",
+                'default_tools_approval_mode = "approve"',
+                "required = true",
+                "",
+            ]
         self.config_toml.write_text("\n".join(lines) + "\n" + self.extra_toml)
 
     def tools(self, body: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -277,9 +311,12 @@ class Gemini(Harness):
 
     def configure(self) -> None:
         settings: dict[str, Any] = {
-            "security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False},
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": False},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-            "telemetry": {"enabled": False}, "ide": {"enabled": False}, "model": {"name": "gemini-2.5-flash"},
+            "telemetry": {"enabled": False},
+            "ide": {"enabled": False},
+            "model": {"name": "gemini-2.5-flash"},
         }
         if self.with_ctxkeep:
             settings["mcpServers"] = {"ctxkeep": {**self.ctxkeep_server(), "trust": True}}
@@ -296,8 +333,11 @@ class Gemini(Harness):
 
     def env(self) -> dict[str, str]:
         return super().env() | {
-            "GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": self.mock.url, "GEMINI_TELEMETRY_ENABLED": "false",
-            "NO_BROWSER": "1", "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "GEMINI_API_KEY": "fake-key",
+            "GOOGLE_GEMINI_BASE_URL": self.mock.url,
+            "GEMINI_TELEMETRY_ENABLED": "false",
+            "NO_BROWSER": "1",
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
         }
 
     def command(self, prompt: str) -> list[str]:

@@ -16,7 +16,9 @@ from typing import Any
 
 from tests.e2e.mock_api import MockHandler, MockServer, Turn, fill, resolve
 
-COMPACT = re.compile(r"create a detailed summary of the conversation|CRITICAL: Respond with TEXT ONLY|summarize the conversation", re.I)
+COMPACT = re.compile(
+    r"create a detailed summary of the conversation|CRITICAL: Respond with TEXT ONLY|summarize the conversation", re.I
+)
 SUMMARY = "<analysis>mock</analysis>\n<summary>MOCK COMPACT SUMMARY: the user ran some commands.</summary>"
 
 
@@ -45,15 +47,35 @@ def blocks(turn: Turn, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]
     names = [t.get("name", "") for t in body.get("tools") or []]
     out: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
     for tool, arguments in turn.calls:
-        out.append({"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": resolve(names, tool, "__"), "input": arguments})
+        out.append(
+            {
+                "type": "tool_use",
+                "id": "toolu_" + uuid.uuid4().hex[:24],
+                "name": resolve(names, tool, "__"),
+                "input": arguments,
+            }
+        )
     return out or [{"type": "text", "text": "(empty)"}], "tool_use" if turn.calls else "end_turn"
 
 
 def _events(model: str, content: list[dict[str, Any]], stop: str) -> Iterator[tuple[str, Any]]:
     usage = {"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    yield "message_start", {"type": "message_start", "message": {
-        "id": "msg_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": usage}}
+    yield (
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_" + uuid.uuid4().hex[:24],
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": usage,
+            },
+        },
+    )
     for index, block in enumerate(content):
         if block["type"] == "text":
             start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
@@ -63,7 +85,14 @@ def _events(model: str, content: list[dict[str, Any]], stop: str) -> Iterator[tu
         yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": start}
         yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    yield "message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 20},
+        },
+    )
     yield "message_stop", {"type": "message_stop"}
 
 
@@ -78,14 +107,29 @@ class AnthropicHandler(MockHandler):
             self.record(body, "other")
             return self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not mocked"}})
         kind = classify(body)
-        index, turn = self.server.script.next() if kind == "main" else (None, Turn(text=SUMMARY if kind == "compact" else "Mock side reply"))
+        index, turn = (
+            self.server.script.next()
+            if kind == "main"
+            else (None, Turn(text=SUMMARY if kind == "compact" else "Mock side reply"))
+        )
         turn = fill(turn, body)
         self.record(body, kind, index)
         content, stop = blocks(turn, body)
         model = body.get("model") or "claude-mock"
         if not body.get("stream"):
-            return self.send_json(200, {"id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": content,
-                                        "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 100, "output_tokens": 20}})
+            return self.send_json(
+                200,
+                {
+                    "id": "msg_mock",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": content,
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 100, "output_tokens": 20},
+                },
+            )
         self.send_sse(_events(model, content, stop))
 
 
@@ -94,6 +138,7 @@ def mock(script: list[Turn]) -> MockServer:
 
 
 # What the model saw, read from a recorded request body.
+
 
 def tools(body: dict[str, Any], prefix: str = "mcp__ctxkeep__") -> list[dict[str, Any]]:
     """The advertised tools whose name starts with `prefix` ({name, description, input_schema} as sent)."""
@@ -115,5 +160,7 @@ def tool_results(body: dict[str, Any]) -> list[str]:
     for message in body.get("messages") or []:
         content = message.get("content")
         if isinstance(content, list):
-            found += [text_of(b.get("content")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            found += [
+                text_of(b.get("content")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+            ]
     return found

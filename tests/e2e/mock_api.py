@@ -164,7 +164,9 @@ class MockServer(ThreadingHTTPServer):
         self.script = Script(list(script))
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, name="mock-model-api", daemon=True)
+        self._thread = threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": 0.05}, name="mock-model-api", daemon=True
+        )
 
     @property
     def url(self) -> str:

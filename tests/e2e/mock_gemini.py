@@ -19,7 +19,11 @@ SNAPSHOT = "<state_snapshot>MOCK COMPACT SUMMARY: the user ran some commands.</s
 
 def declarations(body: dict[str, Any]) -> list[dict[str, Any]]:
     """Every function declaration the request advertises."""
-    return [d for t in body.get("tools") or [] for d in t.get("functionDeclarations") or t.get("function_declarations") or []]
+    return [
+        d
+        for t in body.get("tools") or []
+        for d in t.get("functionDeclarations") or t.get("function_declarations") or []
+    ]
 
 
 def _usage(tokens: int = 10) -> dict[str, int]:
@@ -27,14 +31,19 @@ def _usage(tokens: int = 10) -> dict[str, int]:
 
 
 def _candidate(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": _usage(), "modelVersion": "mock"}
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": _usage(),
+        "modelVersion": "mock",
+    }
 
 
 def _parts(turn: Turn, body: dict[str, Any]) -> list[dict[str, Any]]:
     names = [str(d.get("name", "")) for d in declarations(body)]
     parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
-    parts += [{"functionCall": {"name": resolve(names, tool, "_"), "args": arguments}} for tool, arguments in turn.calls]
+    parts += [
+        {"functionCall": {"name": resolve(names, tool, "_"), "args": arguments}} for tool, arguments in turn.calls
+    ]
     return parts or [{"text": "(empty)"}]
 
 
@@ -47,7 +56,9 @@ class GeminiHandler(MockHandler):
             return self.send_json(200, {"totalTokens": 10})
         if path.endswith(":generateContent"):
             self.record(body, "side")
-            return self.send_json(200, _candidate([{"text": SNAPSHOT if "state_snapshot" in json.dumps(body) else SIDE}]))
+            return self.send_json(
+                200, _candidate([{"text": SNAPSHOT if "state_snapshot" in json.dumps(body) else SIDE}])
+            )
         if not path.endswith(":streamGenerateContent") or not isinstance(body, dict):
             self.record(body, "other")
             return self.send_json(404, {"error": {"code": 404, "message": "not mocked", "status": "NOT_FOUND"}})
@@ -62,6 +73,7 @@ def mock(script: list[Turn]) -> MockServer:
 
 # What the model saw, read from a recorded request body.
 
+
 def tools(body: dict[str, Any], prefix: str = "mcp_ctxkeep_") -> list[dict[str, Any]]:
     """The declarations whose name starts with `prefix` ({name, description, parametersJsonSchema} as sent)."""
     return [d for d in declarations(body) if str(d.get("name", "")).startswith(prefix)]
@@ -71,7 +83,9 @@ def instructions_text(body: dict[str, Any]) -> str:
     """What the model reads besides tools: the system instruction and the text parts of every content (the CLI
     puts each MCP server's `instructions` into the first user content, under <project_context>)."""
     instruction = body.get("systemInstruction") or {}
-    parts = [p for p in instruction.get("parts") or []] + [p for c in body.get("contents") or [] for p in c.get("parts") or []]
+    parts = [p for p in instruction.get("parts") or []] + [
+        p for c in body.get("contents") or [] for p in c.get("parts") or []
+    ]
     return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict) and "text" in p)
 
 
@@ -89,6 +103,6 @@ def tool_results(body: dict[str, Any]) -> list[str]:
                 value = payload.get("output", payload.get("error", json.dumps(payload)))
                 value = str(value)
                 if value.startswith(UNTRUSTED[0]) and value.endswith(UNTRUSTED[1]):
-                    value = value[len(UNTRUSTED[0]):-len(UNTRUSTED[1])]
+                    value = value[len(UNTRUSTED[0]) : -len(UNTRUSTED[1])]
                 found.append(value)
     return found

@@ -47,12 +47,32 @@ def classify(headers: dict[str, str]) -> str:
 def _items(turn: Turn, body: dict[str, Any], seq: int) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if turn.text:
-        items.append({"type": "message", "role": "assistant", "id": f"msg_{seq}", "content": [{"type": "output_text", "text": turn.text}]})
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "id": f"msg_{seq}",
+                "content": [{"type": "output_text", "text": turn.text}],
+            }
+        )
     for n, (tool, arguments) in enumerate(turn.calls):
         name, namespace = _resolve(body, tool)
-        item = {"type": "function_call", "id": f"fc_{seq}_{n}", "call_id": f"call_{seq}_{n}", "name": name, "arguments": json.dumps(arguments)}
+        item = {
+            "type": "function_call",
+            "id": f"fc_{seq}_{n}",
+            "call_id": f"call_{seq}_{n}",
+            "name": name,
+            "arguments": json.dumps(arguments),
+        }
         items.append(item | ({"namespace": namespace} if namespace else {}))
-    return items or [{"type": "message", "role": "assistant", "id": f"msg_{seq}", "content": [{"type": "output_text", "text": "(empty)"}]}]
+    return items or [
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": f"msg_{seq}",
+            "content": [{"type": "output_text", "text": "(empty)"}],
+        }
+    ]
 
 
 def _events(items: list[dict[str, Any]], seq: int) -> Iterator[tuple[str, Any]]:
@@ -61,9 +81,18 @@ def _events(items: list[dict[str, Any]], seq: int) -> Iterator[tuple[str, Any]]:
         if item["type"] == "message":  # Codex wants the item added before its text delta
             yield "response.output_item.added", {"type": "response.output_item.added", "item": item | {"content": []}}
             text = item["content"][0]["text"]
-            yield "response.output_text.delta", {"type": "response.output_text.delta", "delta": text, "item_id": item["id"]}
+            yield (
+                "response.output_text.delta",
+                {"type": "response.output_text.delta", "delta": text, "item_id": item["id"]},
+            )
         yield "response.output_item.done", {"type": "response.output_item.done", "item": item}
-    usage = {"input_tokens": 10, "input_tokens_details": None, "output_tokens": 5, "output_tokens_details": None, "total_tokens": 15}
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": None,
+        "output_tokens": 5,
+        "output_tokens_details": None,
+        "total_tokens": 15,
+    }
     yield "response.completed", {"type": "response.completed", "response": {"id": f"resp_{seq}", "usage": usage}}
 
 
@@ -92,6 +121,7 @@ def mock(script: list[Turn]) -> MockServer:
 
 # What the model saw, read from a recorded request body.
 
+
 def tools(body: dict[str, Any], namespace: str = "mcp__ctxkeep") -> list[dict[str, Any]]:
     """The function tools advertised in `namespace` ({type, name, description, parameters, …} as sent)."""
     return [tool for ns, tool in function_tools(body) if ns == namespace]
@@ -107,7 +137,11 @@ def instructions_text(body: dict[str, Any]) -> str:
     """What the model reads as instructions: the base instructions, every developer and system message, and each
     MCP namespace's description (where Codex puts a server's `instructions`)."""
     parts = [str(body.get("instructions") or "")]
-    parts += [_content_text(i.get("content")) for i in body.get("input") or [] if isinstance(i, dict) and i.get("role") in ("developer", "system")]
+    parts += [
+        _content_text(i.get("content"))
+        for i in body.get("input") or []
+        if isinstance(i, dict) and i.get("role") in ("developer", "system")
+    ]
     parts += [str(t.get("description") or "") for t in body.get("tools") or [] if t.get("type") == "namespace"]
     return "\n".join(parts)
 
@@ -130,6 +164,8 @@ def tool_results(body: dict[str, Any]) -> list[str]:
             else:
                 value = str(output)
                 if value.startswith(WALL_TIME):
-                    value = value.split("\nOutput:\n", 1)[-1] if "\nOutput:\n" in value else value.split("\nOutput:", 1)[-1]
+                    value = (
+                        value.split("\nOutput:\n", 1)[-1] if "\nOutput:\n" in value else value.split("\nOutput:", 1)[-1]
+                    )
                 found.append(value)
     return found

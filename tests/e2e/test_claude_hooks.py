@@ -25,8 +25,14 @@ REF = r"ev_[0-9a-f]{24}"
 
 def _install_hooks(cli: object, env: dict[str, str]) -> None:
     exe = Path(sys.executable).parent / "ctxkeep"
-    done = subprocess.run([str(exe), "install", "claude-code", "--scope", "local"], cwd=cli.proj,  # type: ignore[attr-defined]
-                          env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(exe), "install", "claude-code", "--scope", "local"],
+        cwd=cli.proj,  # type: ignore[attr-defined]
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert (cli.proj / ".claude" / "settings.local.json").exists()  # type: ignore[attr-defined]
 
@@ -53,7 +59,7 @@ def test_hooks_shape_output_bring_it_back_gate_the_stop_and_repair_after_compact
         assert compact.returncode == 0, compact.stderr[-3000:]
         again = cli.run("Carry on.", "--resume", session, timeout=240)  # the first request after the compaction
         assert again.returncode == 0, again.stderr[-3000:]
-        after = [r.body for r in cli.requests()][len(requests):]
+        after = [r.body for r in cli.requests()][len(requests) :]
         log = (cli.root / "ctxkeep-hooks.log").read_text() if (cli.root / "ctxkeep-hooks.log").exists() else ""
 
     results = [cli.tool_results(body) for body in requests]
@@ -70,7 +76,9 @@ def test_hooks_shape_output_bring_it_back_gate_the_stop_and_repair_after_compact
     assert len(blocked) >= 1 and "notes.py" in _texts(blocked[0])
     assert sum("ctxkeep verification gate" in _texts(b) and "Stop hook" in _texts(b) for b in requests) >= 1
     assert done.json()["result"].startswith("Verified")  # blocked once, then allowed
-    injected = [b for b in after if "ctxkeep checked the compaction summary" in _texts(b) or "ctxkeep restored" in _texts(b)]
+    injected = [
+        b for b in after if "ctxkeep checked the compaction summary" in _texts(b) or "ctxkeep restored" in _texts(b)
+    ]
     # 2.1.332 writes the summary (and calls PostCompact) after SessionStart(compact): the session start injects the
     # records' view, PostCompact checks the summary and keeps it as the task's summary
     assert "post-compact ok" in log and "summary kept for cc-" in log, log[-2000:]

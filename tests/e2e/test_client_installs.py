@@ -35,7 +35,9 @@ RESTORED = "ctxkeep restored this session's records"
 
 
 def _ctxkeep(cli: Any, *args: str) -> str:
-    done = subprocess.run([CTXKEEP, *args], cwd=cli.proj, env=cli.env() | _db(cli), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [CTXKEEP, *args], cwd=cli.proj, env=cli.env() | _db(cli), capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -55,11 +57,16 @@ async def _stored(db: Path, project: str, task_id: str) -> Any:
 
 
 def _save_then_load() -> list[Any]:
-    return [call("checkpoint_save", {"task_id": "proc", "state": procurement_state()}),
-            call("checkpoint_load", {"task_id": "proc"}), text("resumed")]
+    return [
+        call("checkpoint_save", {"task_id": "proc", "state": procurement_state()}),
+        call("checkpoint_load", {"task_id": "proc"}),
+        text("resumed"),
+    ]
 
 
-def test_codex_install_lists_the_tools_injects_at_resume_saves_loads_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:
+def test_codex_install_lists_the_tools_injects_at_resume_saves_loads_and_uninstall_restores_the_bytes(
+    tmp_path: Path,
+) -> None:
     with codex(tmp_path, _save_then_load() + [text("Continuing the procurement task.")], ctxkeep=False) as cli:
         original = cli.config_toml.read_bytes()
         _ctxkeep(cli, "install", "codex")
@@ -68,13 +75,19 @@ def test_codex_install_lists_the_tools_injects_at_resume_saves_loads_and_uninsta
         first = cli.run("Save the procurement task, then load it back. Never email the suppliers.", trust, env=_db(cli))
         assert first.returncode == 0, first.stderr[-3000:]
         requests = cli.requests()
-        assert FIXED <= set(cli.tools(requests[0].body)), "ctxkeep's tools are in the very first request"
+        assert set(cli.tools(requests[0].body)) >= FIXED, "ctxkeep's tools are in the very first request"
         saved, loaded = cli.tool_results(requests[-1].body)[-2:]
-        resumed = subprocess.run([str(cli.executable()), "exec", "resume", "--last", "--json", "--skip-git-repo-check", trust,
-                                  "Carry on."], cwd=cli.proj, env=cli.env() | _db(cli), stdin=subprocess.DEVNULL,
-                                 capture_output=True, text=True, timeout=120)
+        resumed = subprocess.run(
+            [str(cli.executable()), "exec", "resume", "--last", "--json", "--skip-git-repo-check", trust, "Carry on."],
+            cwd=cli.proj,
+            env=cli.env() | _db(cli),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert resumed.returncode == 0, resumed.stderr[-3000:]
-        after = cli.requests()[len(requests):]
+        after = cli.requests()[len(requests) :]
         _ctxkeep(cli, "uninstall", "codex")
         assert cli.config_toml.read_bytes() == original and not (cli.codex_home / "hooks.json").exists()
 
@@ -85,7 +98,9 @@ def test_codex_install_lists_the_tools_injects_at_resume_saves_loads_and_uninsta
     assert stored.version == 1 and stored.state.pending == ["Supplier C freight missing"]
 
 
-def test_gemini_install_lists_the_tools_injects_at_resume_saves_loads_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:
+def test_gemini_install_lists_the_tools_injects_at_resume_saves_loads_and_uninstall_restores_the_bytes(
+    tmp_path: Path,
+) -> None:
     with gemini(tmp_path, _save_then_load() + [text("Continuing the procurement task.")], ctxkeep=False) as cli:
         original = cli.settings_path.read_bytes()
         _ctxkeep(cli, "install", "gemini")
@@ -94,11 +109,11 @@ def test_gemini_install_lists_the_tools_injects_at_resume_saves_loads_and_uninst
         first = cli.run("Save the procurement task, then load it back. Never email the suppliers.", env=_db(cli))
         assert first.returncode == 0, first.stderr[-3000:]
         requests = cli.requests()
-        assert FIXED <= set(cli.tools(requests[0].body)), "ctxkeep's tools are in the very first request"
+        assert set(cli.tools(requests[0].body)) >= FIXED, "ctxkeep's tools are in the very first request"
         saved, loaded = cli.tool_results(requests[-1].body)[-2:]
         resumed = cli.run("Carry on.", "--resume", "latest", env=_db(cli))
         assert resumed.returncode == 0, resumed.stderr[-3000:]
-        after = cli.requests()[len(requests):]
+        after = cli.requests()[len(requests) :]
         _ctxkeep(cli, "uninstall", "gemini")
         assert cli.settings_path.read_bytes() == original
 
@@ -126,7 +141,9 @@ def _big_usage_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mock_openai, "_events", events)
 
 
-def test_codex_auto_compaction_gets_the_repair_of_what_its_summary_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_codex_auto_compaction_gets_the_repair_of_what_its_summary_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _big_usage_once(monkeypatch)
     script = [call("exec_command", {"cmd": "echo building"}), text("Done.")]
     with codex(tmp_path, script, ctxkeep=False) as cli:
@@ -143,12 +160,17 @@ def test_codex_auto_compaction_gets_the_repair_of_what_its_summary_left_out(tmp_
     assert repaired[1] and "Never push to main" in repaired[2], repaired[0][-3000:]
 
 
-def test_gemini_compression_gets_the_repair_of_what_its_snapshot_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gemini_compression_gets_the_repair_of_what_its_snapshot_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.e2e import mock_gemini
 
     tokens = [10]
-    monkeypatch.setattr(mock_gemini, "_usage", lambda n=10: {"promptTokenCount": tokens[0], "candidatesTokenCount": 5,
-                                                             "totalTokenCount": tokens[0] + 5})
+    monkeypatch.setattr(
+        mock_gemini,
+        "_usage",
+        lambda n=10: {"promptTokenCount": tokens[0], "candidatesTokenCount": 5, "totalTokenCount": tokens[0] + 5},
+    )
     script = [text("Noted."), call("checkpoint_list", {}), call("checkpoint_list", {}), text("Done.")]
     with gemini(tmp_path, script, ctxkeep=False) as cli:
         settings = json.loads(cli.settings_path.read_text())
@@ -164,15 +186,25 @@ def test_gemini_compression_gets_the_repair_of_what_its_snapshot_left_out(tmp_pa
         last = cli.requests()[-1].body
 
     assert snapshots, "Gemini compressed (the mock's snapshot leaves the user's rule out)"
-    repaired = "\n".join(cli.tool_results(last)).partition("ctxkeep checked the compaction summary")  # on the tool result
+    repaired = "\n".join(cli.tool_results(last)).partition(
+        "ctxkeep checked the compaction summary"
+    )  # on the tool result
     assert repaired[1] and "Never push to main" in repaired[2], repaired[0][-3000:]
 
 
 def _trust_codex_hooks(cli: Any) -> list[dict[str, Any]]:
     """Trust the installed hooks the way Codex's /hooks screen does (`codex app-server`: hooks/list, then
     config/batchWrite of hooks.state); returns the hooks as Codex lists them afterwards."""
-    proc = subprocess.Popen([str(cli.executable()), "app-server"], cwd=cli.proj, env=cli.env(), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(cli.executable()), "app-server"],
+        cwd=cli.proj,
+        env=cli.env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     counter = [0]
 

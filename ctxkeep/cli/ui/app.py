@@ -33,7 +33,9 @@ class Viewer:
     database: str
     token_file: Path
     scope: Scope | None = None
-    hooks: Scope | None = None  # where the hooks keep session state: the SQLite file (the store itself unless PostgreSQL)
+    hooks: Scope | None = (
+        None  # where the hooks keep session state: the SQLite file (the store itself unless PostgreSQL)
+    )
 
 
 def _viewer(request: Request) -> Viewer:
@@ -103,7 +105,9 @@ async def evidence_item(request: Request) -> Response:
     item = await evidence_get(viewer.scope, EvidenceGetRequest(ref=ref, max_tokens=MAX_SHOWN_TOKENS))
     async with viewer.scope.store.snapshot() as tx:
         row = await load_row(tx, viewer.scope, item.ref)
-    return _page(request, f"Evidence {item.ref}", records.evidence_item_page(item, row.task_id, row.created_at, row.redactions))
+    return _page(
+        request, f"Evidence {item.ref}", records.evidence_item_page(item, row.task_id, row.created_at, row.redactions)
+    )
 
 
 async def injected(request: Request) -> Response:
@@ -135,7 +139,9 @@ async def login(request: Request) -> Response:
         response.set_cookie(guard.cookie, guard.session, httponly=True, samesite="lax", path="/")
         return response
     body = records.login_page(str(viewer.token_file), bool(token), next_path)
-    return HTMLResponse(page("Sign in", body, viewer.settings.project, viewer.database), status_code=401 if token else 200)
+    return HTMLResponse(
+        page("Sign in", body, viewer.settings.project, viewer.database), status_code=401 if token else 200
+    )
 
 
 async def style(request: Request) -> Response:
@@ -144,8 +150,12 @@ async def style(request: Request) -> Response:
 
 async def _error(request: Request, exc: Exception) -> Response:
     status = 404 if isinstance(exc, NotFound) else 400
-    return _page(request, "Not found" if status == 404 else "Cannot show that",
-                 f'<p class="bad">{esc(for_people(str(exc)))}</p><p><a href="/">Back to the overview</a></p>', status)
+    return _page(
+        request,
+        "Not found" if status == 404 else "Cannot show that",
+        f'<p class="bad">{esc(for_people(str(exc)))}</p><p><a href="/">Back to the overview</a></p>',
+        status,
+    )
 
 
 def build_app(settings: Settings, database: str, token: str, token_file: Path, port: int) -> Guard:
@@ -161,9 +171,17 @@ def build_app(settings: Settings, database: str, token: str, token_file: Path, p
             viewer.hooks = Scope(store=spool, project=settings.project) if spool is not None else viewer.scope
             yield
 
-    routes = [Route("/", home), Route("/task", task), Route("/diff", diff), Route("/evidence", evidence),
-              Route("/evidence/item", evidence_item), Route("/injections", injected), Route("/memories", memories),
-              Route("/login", login, methods=["GET", "POST"]), Route("/static/style.css", style)]
+    routes = [
+        Route("/", home),
+        Route("/task", task),
+        Route("/diff", diff),
+        Route("/evidence", evidence),
+        Route("/evidence/item", evidence_item),
+        Route("/injections", injected),
+        Route("/memories", memories),
+        Route("/login", login, methods=["GET", "POST"]),
+        Route("/static/style.css", style),
+    ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={CtxkeepError: _error, ValueError: _error})
     guard = Guard(app, token, port)
     app.state.viewer, app.state.guard = viewer, guard

@@ -30,10 +30,12 @@ def write_sign_in(path: Path, url: str, token: str) -> None:
     """A private page that posts the token to the viewer's sign-in form when a browser opens it (0600, replaced whole)."""
     import html
 
-    page = (f'<!doctype html><meta charset="utf-8"><title>ctxkeep ui: signing in</title><body>'
-            f'<form method="post" action="{html.escape(url)}login"><input type="hidden" name="token" value="{html.escape(token)}">'
-            '<input type="hidden" name="next" value="/"><noscript><button>Sign in to ctxkeep ui</button></noscript></form>'
-            '<script>document.forms[0].submit()</script></body>')
+    page = (
+        f'<!doctype html><meta charset="utf-8"><title>ctxkeep ui: signing in</title><body>'
+        f'<form method="post" action="{html.escape(url)}login"><input type="hidden" name="token" value="{html.escape(token)}">'
+        '<input type="hidden" name="next" value="/"><noscript><button>Sign in to ctxkeep ui</button></noscript></form>'
+        "<script>document.forms[0].submit()</script></body>"
+    )
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
@@ -58,8 +60,12 @@ def cmd_ui(args: argparse.Namespace, settings: Settings) -> int:
     sign_in = settings.db_path.parent / SIGN_IN_FILE
     write_sign_in(sign_in, url, token)
     database = shown_location(settings)
-    print(f"ctxkeep ui: {url} (database {database}, project {settings.project}); sign in with the token in {token_file}, "
-          f"or open {sign_in.as_uri()}", file=sys.stderr, flush=True)
+    print(
+        f"ctxkeep ui: {url} (database {database}, project {settings.project}); sign in with the token in {token_file}, "
+        f"or open {sign_in.as_uri()}",
+        file=sys.stderr,
+        flush=True,
+    )
     if args.open:
         import webbrowser
 
@@ -75,12 +81,16 @@ def cmd_ui(args: argparse.Namespace, settings: Settings) -> int:
 def add_ui_command(commands: Any) -> None:
     """`ctxkeep ui`."""
     ui: argparse.ArgumentParser = commands.add_parser(
-        "ui", help="a local, read-only web page of what the agent sees (tasks, working sets, injections, evidence, memories)",
+        "ui",
+        help="a local, read-only web page of what the agent sees (tasks, working sets, injections, evidence, memories)",
         description="Serve a read-only web page on 127.0.0.1: each task's version timeline with the diff between any "
-                    "two versions and the verification results; the working sets and injections as the model received "
-                    "them, each slot's token share drawn as a bar; the evidence behind them (searchable, with its "
-                    "source); open approvals and intents highlighted; memories with their provenance. Only someone who "
-                    "can read the token file beside the database gets in.")
-    ui.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
+        "two versions and the verification results; the working sets and injections as the model received "
+        "them, each slot's token share drawn as a bar; the evidence behind them (searchable, with its "
+        "source); open approvals and intents highlighted; memories with their provenance. Only someone who "
+        "can read the token file beside the database gets in.",
+    )
+    ui.add_argument(
+        "--port", type=_port, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)"
+    )
     ui.add_argument("--open", action="store_true", help="open the page in the browser, signed in")
     ui.set_defaults(run=cmd_ui)

@@ -93,13 +93,27 @@ async def overview(scope: Scope, hooks: Scope) -> Overview:
         rows = await tx.working_sets.recent(scope.project, MAX_TASKS)
     async with hooks.store.snapshot() as tx:
         injections = await tx.sessions.injections(hooks.project, MAX_SESSIONS)
-    return Overview(tasks=listed.tasks, more_tasks=listed.next_cursor is not None, approvals=approvals,
-                    open_intents=await journal_entries(scope, open_only=True, limit=200),
-                    working_sets=[shown for shown in map(delivered, rows) if shown is not None], injections=injections)
+    return Overview(
+        tasks=listed.tasks,
+        more_tasks=listed.next_cursor is not None,
+        approvals=approvals,
+        open_intents=await journal_entries(scope, open_only=True, limit=200),
+        working_sets=[shown for shown in map(delivered, rows) if shown is not None],
+        injections=injections,
+    )
 
 
-def _version(row_version: int, created_at: str, trigger: str, hash_: str, violations_json: str, reason: str | None,
-             author: str | None, owner: str | None, took_over: str | None) -> Version:
+def _version(
+    row_version: int,
+    created_at: str,
+    trigger: str,
+    hash_: str,
+    violations_json: str,
+    reason: str | None,
+    author: str | None,
+    owner: str | None,
+    took_over: str | None,
+) -> Version:
     try:
         violations = [Violation.model_validate(v) for v in json.loads(violations_json or "[]")]
     except ValueError:
@@ -115,12 +129,28 @@ async def task_view(scope: Scope, task_id: str) -> TaskView:
     async with scope.store.snapshot() as tx:
         chain = await tx.checkpoints.chain(scope.project, task_id, first, loaded.version)
         stored = await tx.working_sets.get(scope.project, task_id)
-    versions = [_version(r.version, r.created_at, r.trigger, r.hash, r.violations_json, r.goal_change_reason,
-                         r.author, r.owner, r.took_over) for r in chain]
-    return TaskView(loaded=loaded, versions=list(reversed(versions)), first_shown=first,
-                    chain_problems=await verify_chain(scope, task_id),
-                    journal=await journal_entries(scope, limit=500, task_id=task_id),
-                    working_set=delivered(stored) if stored else None)
+    versions = [
+        _version(
+            r.version,
+            r.created_at,
+            r.trigger,
+            r.hash,
+            r.violations_json,
+            r.goal_change_reason,
+            r.author,
+            r.owner,
+            r.took_over,
+        )
+        for r in chain
+    ]
+    return TaskView(
+        loaded=loaded,
+        versions=list(reversed(versions)),
+        first_shown=first,
+        chain_problems=await verify_chain(scope, task_id),
+        journal=await journal_entries(scope, limit=500, task_id=task_id),
+        working_set=delivered(stored) if stored else None,
+    )
 
 
 async def state_of(scope: Scope, task_id: str) -> TaskState | None:

@@ -16,10 +16,16 @@ from urllib.parse import quote
 
 OPEN_PATHS = ("/login", "/static/style.css")
 HEADERS = [
-    (b"content-security-policy", b"default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-                                 b"frame-ancestors 'none'; base-uri 'none'"),
-    (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store"),
-    (b"x-frame-options", b"DENY"), (b"cross-origin-opener-policy", b"same-origin"),
+    (
+        b"content-security-policy",
+        b"default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        b"frame-ancestors 'none'; base-uri 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
 ]
 
 
@@ -66,23 +72,34 @@ class Guard:
             await _plain(strict, 403, "ctxkeep ui answers only at 127.0.0.1, localhost or [::1] with its port")
             return
         if scope["path"] not in OPEN_PATHS and not self._signed_in(headers):
-            wanted = scope["path"] + (f"?{scope['query_string'].decode('latin-1')}" if scope.get("query_string") else "")
+            wanted = scope["path"] + (
+                f"?{scope['query_string'].decode('latin-1')}" if scope.get("query_string") else ""
+            )
             await _redirect_to_login(strict, wanted)
             return
         await self.app(scope, receive, strict)
 
 
 async def _plain(send: Any, status: int, text: str) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain; charset=utf-8")]}
+    )
     await send({"type": "http.response.body", "body": text.encode()})
 
 
 async def _redirect_to_login(send: Any, wanted: str) -> None:
     """401 with a page that links to the sign-in form (keeping where the person wanted to go)."""
     target = "/login?next=" + quote(local_path(wanted), safe="")
-    body = (f'<!doctype html><meta charset="utf-8"><title>Sign in · ctxkeep</title><link rel="stylesheet" '
-            f'href="/static/style.css"><main><h1>Sign in</h1><p>This page needs the viewer\'s token. '
-            f'<a href="{target}">Sign in</a>.</p></main>').encode()
-    await send({"type": "http.response.start", "status": 401,
-                "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"www-authenticate", b"Bearer")]})
+    body = (
+        f'<!doctype html><meta charset="utf-8"><title>Sign in · ctxkeep</title><link rel="stylesheet" '
+        f'href="/static/style.css"><main><h1>Sign in</h1><p>This page needs the viewer\'s token. '
+        f'<a href="{target}">Sign in</a>.</p></main>'
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"www-authenticate", b"Bearer")],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

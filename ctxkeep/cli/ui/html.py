@@ -43,9 +43,11 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Html]], cls: str = "")
 def bar(label: str, tokens: int, whole: int, note: str = "") -> Html:
     """One slot's share of a budget as a bar: the share is in the width, the numbers beside it."""
     share = 0.0 if whole <= 0 else min(1.0, tokens / whole)
-    return (f'<div class="slot" data-slot="{esc(label)}" data-tokens="{tokens}"><span class="slot-name">{esc(label)}</span>'
-            f'<span class="track"><span class="fill w{round(share * 100)}"></span></span>'
-            f'<span class="slot-numbers">{tokens:,} tokens, {share * 100:.1f}%{esc(note)}</span></div>')
+    return (
+        f'<div class="slot" data-slot="{esc(label)}" data-tokens="{tokens}"><span class="slot-name">{esc(label)}</span>'
+        f'<span class="track"><span class="fill w{round(share * 100)}"></span></span>'
+        f'<span class="slot-numbers">{tokens:,} tokens, {share * 100:.1f}%{esc(note)}</span></div>'
+    )
 
 
 def section(title: str, body: Html, cls: str = "", anchor: str = "") -> Html:
@@ -59,10 +61,19 @@ def pre(text: str, cls: str = "stored") -> Html:
 
 def page(title: str, body: Html, project: str, database: str) -> Html:
     """A whole page: the navigation, the title, the body."""
-    nav = " ".join(link(path, label) for path, label in (("/", "Overview"), ("/injections", "Injections"),
-                                                          ("/evidence", "Evidence"), ("/memories", "Memories")))
-    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
-            "content=\"width=device-width, initial-scale=1\"><meta name=\"referrer\" content=\"no-referrer\">"
-            f"<title>{esc(title)} · ctxkeep</title><link rel=\"stylesheet\" href=\"/static/style.css\"></head><body>"
-            f"<header><span class=\"brand\">ctxkeep</span><nav>{nav}</nav><span class=\"where\">project {esc(project)} · "
-            f"database {esc(database)} · read-only</span></header><main><h1>{esc(title)}</h1>{body}</main></body></html>")
+    nav = " ".join(
+        link(path, label)
+        for path, label in (
+            ("/", "Overview"),
+            ("/injections", "Injections"),
+            ("/evidence", "Evidence"),
+            ("/memories", "Memories"),
+        )
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+        'content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">'
+        f'<title>{esc(title)} · ctxkeep</title><link rel="stylesheet" href="/static/style.css"></head><body>'
+        f'<header><span class="brand">ctxkeep</span><nav>{nav}</nav><span class="where">project {esc(project)} · '
+        f"database {esc(database)} · read-only</span></header><main><h1>{esc(title)}</h1>{body}</main></body></html>"
+    )

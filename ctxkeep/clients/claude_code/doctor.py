@@ -32,8 +32,13 @@ def _resolves(name: str, command: str) -> Check:
     """A portable `ctxkeep …` command resolves on this machine's PATH; an absolute one must exist."""
     if shlex.split(command)[:1] == [PORTABLE_COMMAND]:
         found = shutil.which(PORTABLE_COMMAND)
-        return Check(name, "ok" if found else "fail", f"{command!r} runs {found}" if found else
-                     f"{command!r}: `ctxkeep` is not on PATH here; install it with pipx, or put its environment's bin on PATH")
+        return Check(
+            name,
+            "ok" if found else "fail",
+            f"{command!r} runs {found}"
+            if found
+            else f"{command!r}: `ctxkeep` is not on PATH here; install it with pipx, or put its environment's bin on PATH",
+        )
     return command_check(name, command)
 
 
@@ -43,11 +48,22 @@ def _approval(project: Path, env: Mapping[str, str], settings: list[dict[str, An
     mine = state.get("projects", {}).get(str(project), {}) if isinstance(state.get("projects"), dict) else {}
     sources = [mine if isinstance(mine, dict) else {}, *settings]
     if any(SERVER_NAME in (s.get("disabledMcpjsonServers") or []) for s in sources):
-        return Check("project server", "fail", "disabled in Claude Code (disabledMcpjsonServers); run `claude mcp reset-project-choices`")
-    if any(s.get("enableAllProjectMcpServers") is True or SERVER_NAME in (s.get("enabledMcpjsonServers") or []) for s in sources):
+        return Check(
+            "project server",
+            "fail",
+            "disabled in Claude Code (disabledMcpjsonServers); run `claude mcp reset-project-choices`",
+        )
+    if any(
+        s.get("enableAllProjectMcpServers") is True or SERVER_NAME in (s.get("enabledMcpjsonServers") or [])
+        for s in sources
+    ):
         return Check("project server", "ok", "approved in Claude Code")
-    return Check("project server", "warn", "pending approval: start `claude` in this project and approve the ctxkeep server, "
-                 'or add "enabledMcpjsonServers": ["ctxkeep"] to .claude/settings.local.json')
+    return Check(
+        "project server",
+        "warn",
+        "pending approval: start `claude` in this project and approve the ctxkeep server, "
+        'or add "enabledMcpjsonServers": ["ctxkeep"] to .claude/settings.local.json',
+    )
 
 
 def _servers(project: Path, env: Mapping[str, str], settings: list[dict[str, Any]]) -> list[Check]:
@@ -60,7 +76,10 @@ def _servers(project: Path, env: Mapping[str, str], settings: list[dict[str, Any
     servers = (json_file(project / ".mcp.json") or {}).get("mcpServers")
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     if isinstance(entry, dict):
-        checks += [_resolves(f"mcp server in {project / '.mcp.json'}", _server_command(entry)), _approval(project, env, settings)]
+        checks += [
+            _resolves(f"mcp server in {project / '.mcp.json'}", _server_command(entry)),
+            _approval(project, env, settings),
+        ]
     return checks or [Check("mcp server", "warn", "not registered (ctxkeep install claude-code)")]
 
 
@@ -70,7 +89,9 @@ def _hooks(path: Path, data: dict[str, Any] | None, found: set[str]) -> list[Che
     for event, (hook, _) in HOOKS.items():
         groups = hooks.get(event) if isinstance(hooks, dict) else None
         for group in groups if isinstance(groups, list) else []:
-            for entry in group.get("hooks", []) if isinstance(group, dict) and isinstance(group.get("hooks"), list) else []:
+            for entry in (
+                group.get("hooks", []) if isinstance(group, dict) and isinstance(group.get("hooks"), list) else []
+            ):
                 command = str(entry.get("command", "")) if isinstance(entry, dict) else ""
                 if command.endswith(f" hook {hook}") and "ctxkeep" in command:
                     found.add(event)

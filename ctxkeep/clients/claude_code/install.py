@@ -42,13 +42,27 @@ SERVER_NAME = "ctxkeep"
 PORTABLE_COMMAND = "ctxkeep"
 # event -> (ctxkeep hook, matcher): every tool call and prompt, stops, and the compaction cycle
 HOOKS: dict[str, tuple[str, str | None]] = {
-    "PreCompact": ("pre-compact", None), "SessionStart": ("session-start", "compact|resume"),
-    "PostCompact": ("post-compact", None), "PostToolUse": ("post-tool-use", "*"),
-    "PostToolUseFailure": ("post-tool-use-failure", "*"), "UserPromptSubmit": ("user-prompt-submit", None),
+    "PreCompact": ("pre-compact", None),
+    "SessionStart": ("session-start", "compact|resume"),
+    "PostCompact": ("post-compact", None),
+    "PostToolUse": ("post-tool-use", "*"),
+    "PostToolUseFailure": ("post-tool-use-failure", "*"),
+    "UserPromptSubmit": ("user-prompt-submit", None),
     "Stop": ("stop", None),
 }
-__all__ = ["HOOKS", "FileChange", "Scope", "apply", "diff", "find_executable", "mcp_command", "plan", "registered",
-           "run_claude", "settings_path"]
+__all__ = [
+    "HOOKS",
+    "FileChange",
+    "Scope",
+    "apply",
+    "diff",
+    "find_executable",
+    "mcp_command",
+    "plan",
+    "registered",
+    "run_claude",
+    "settings_path",
+]
 
 
 def hook_command(executable: str, hook: str) -> str:
@@ -74,8 +88,15 @@ def _is_our_group(group: Any, hook: str, matcher: str | None) -> bool:
     if not isinstance(group, dict) or set(group) != ({"hooks", "matcher"} if matcher else {"hooks"}):
         return False
     inner = group["hooks"]
-    return (group.get("matcher") == matcher and isinstance(inner, list) and len(inner) == 1 and isinstance(inner[0], dict)
-            and set(inner[0]) == {"type", "command"} and inner[0]["type"] == "command" and _is_our_command(inner[0]["command"], hook))
+    return (
+        group.get("matcher") == matcher
+        and isinstance(inner, list)
+        and len(inner) == 1
+        and isinstance(inner[0], dict)
+        and set(inner[0]) == {"type", "command"}
+        and inner[0]["type"] == "command"
+        and _is_our_command(inner[0]["command"], hook)
+    )
 
 
 def _without_our_hooks(groups: list[Any], hook: str, matcher: str | None) -> list[Any]:
@@ -114,15 +135,23 @@ def mcp_with_server(path: Path, executable: str) -> FileChange:
     before, data = read_json(path)
     servers = json_object(data, "mcpServers", path)
     existing = servers.get(SERVER_NAME)
-    servers[SERVER_NAME] = {**(existing if isinstance(existing, dict) else {}), "command": executable, "args": ["serve"]}
+    servers[SERVER_NAME] = {
+        **(existing if isinstance(existing, dict) else {}),
+        "command": executable,
+        "args": ["serve"],
+    }
     return FileChange(path, before, dump_json(data), backup=not _is_our_server(existing))
 
 
 def _is_our_server(entry: Any) -> bool:
     """An entry exactly as install writes it."""
-    return (isinstance(entry, dict) and set(entry) == {"command", "args"} and entry["args"] == ["serve"]
-            and (Path(str(entry["command"])).is_absolute() or entry["command"] == PORTABLE_COMMAND)
-            and Path(str(entry["command"])).name == "ctxkeep")
+    return (
+        isinstance(entry, dict)
+        and set(entry) == {"command", "args"}
+        and entry["args"] == ["serve"]
+        and (Path(str(entry["command"])).is_absolute() or entry["command"] == PORTABLE_COMMAND)
+        and Path(str(entry["command"])).name == "ctxkeep"
+    )
 
 
 def _backed_up_entry(path: Path) -> Any:
@@ -157,7 +186,9 @@ def settings_path(scope: Scope, project: Path, config: Path) -> Path:
     return project / ".claude" / ("settings.local.json" if scope == "local" else "settings.json")
 
 
-def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, config: Path, executable: str) -> list[FileChange]:
+def plan(
+    action: Literal["install", "uninstall"], scope: Scope, project: Path, config: Path, executable: str
+) -> list[FileChange]:
     """The file changes an install or uninstall makes (nothing is written); `config` is Claude Code's config folder."""
     command = PORTABLE_COMMAND if scope == "project" else executable
     settings = settings_path(scope, project, config)
@@ -208,21 +239,33 @@ def run_claude(command: list[str], cwd: Path) -> str:
     return f"ran: {shown}"
 
 
-def run(action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], dry_run: bool) -> list[str]:
+def run(
+    action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], dry_run: bool
+) -> list[str]:
     """Install or uninstall at `scope`, or with `dry_run` show what would change; one line per thing done."""
     executable = find_executable()
     changes = plan(action, scope, project, claude_config_dir(env), executable)
     claude = mcp_command(action, scope, executable)
     present = registered(scope, project, env) if scope != "project" else None
-    if claude and action == "install" and present and present.get("command") == executable and present.get("args") == ["serve"]:
+    if (
+        claude
+        and action == "install"
+        and present
+        and present.get("command") == executable
+        and present.get("args") == ["serve"]
+    ):
         claude = None  # already registered exactly so: nothing to run, nothing to say twice
     elif claude and action == "uninstall" and scope != "project" and present is None and state_file(env).exists():
         claude = None
     if dry_run:
-        return [diff(change) or f"unchanged {change.path}" for change in changes] + ([f"would run: {' '.join(claude)}"] if claude else [])
+        return [diff(change) or f"unchanged {change.path}" for change in changes] + (
+            [f"would run: {' '.join(claude)}"] if claude else []
+        )
     lines = apply(changes, backup=action == "install")
     if claude:
         lines.append(run_claude(claude, project))
     elif scope != "project":
-        lines.append(f"the server is {'registered' if action == 'install' else 'not registered'} in Claude Code ({scope} scope)")
+        lines.append(
+            f"the server is {'registered' if action == 'install' else 'not registered'} in Claude Code ({scope} scope)"
+        )
     return lines

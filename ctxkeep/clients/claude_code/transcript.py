@@ -21,8 +21,16 @@ TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.
 if TYPE_CHECKING:
     from typing import Any
 
-_NOT_A_PROMPT = ("[Request interrupted", "<task-notification>", "This session is being continued", "<local-command-",
-                 "Caveat:", "<system-reminder>", "<bash-", "<user-prompt-submit-hook>")
+_NOT_A_PROMPT = (
+    "[Request interrupted",
+    "<task-notification>",
+    "This session is being continued",
+    "<local-command-",
+    "Caveat:",
+    "<system-reminder>",
+    "<bash-",
+    "<user-prompt-submit-hook>",
+)
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _SAVE_TOOL = re.compile(r"^mcp__.+__checkpoint_save$")
@@ -100,7 +108,11 @@ class _Reader:
             self.out.boundaries += 1
         elif kind == "system" and record.get("subtype") == "local_command":
             self._drop_command()
-        elif kind == "queue-operation" and record.get("operation") == "enqueue" and isinstance(record.get("content"), str):
+        elif (
+            kind == "queue-operation"
+            and record.get("operation") == "enqueue"
+            and isinstance(record.get("content"), str)
+        ):
             self.out.records += capture.from_prompt(record["content"], self.at)
         message = record.get("message")
         if kind in ("user", "assistant") and isinstance(message, dict):
@@ -147,7 +159,11 @@ class _Reader:
         use_id = str(block.get("tool_use_id"))
         name, data = self.calls.pop(use_id, ("tool", {}))
         if name == "ExitPlanMode" and isinstance(result, dict) and "plan" not in data:
-            plan = result.get("plan") if isinstance(result.get("plan"), str) else self.read_plan(str(result.get("filePath")))
+            plan = (
+                result.get("plan")
+                if isinstance(result.get("plan"), str)
+                else self.read_plan(str(result.get("filePath")))
+            )
             data = {**data, "plan": plan} if plan else data
         event = ToolEvent(name, data, _output_of(block), bool(block.get("is_error")), use_id, self.at)
         self.out.records += capture.from_tool(event, self.known)

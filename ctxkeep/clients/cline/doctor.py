@@ -13,7 +13,9 @@ from ctxkeep.clients.core.install_files import installed_checks, resolves
 
 
 def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
-    found = installed_checks("cline", TITLE, "user", (mcp_settings(env), "mcpServers"), None, EVENTS, "ctxkeep install cline")
+    found = installed_checks(
+        "cline", TITLE, "user", (mcp_settings(env), "mcpServers"), None, EVENTS, "ctxkeep install cline"
+    )
     for scope in SCOPES:
         folder = hooks_folder(scope, project, env)
         scripts = {event: _ours(folder / event, event) for event in EVENTS}
@@ -21,9 +23,18 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
             continue
         for event, text in scripts.items():
             if text is None:
-                found.append(Check(f"cline {event} hook ({scope})", "warn", f"not installed (ctxkeep install cline --scope {scope})"))
+                found.append(
+                    Check(
+                        f"cline {event} hook ({scope})",
+                        "warn",
+                        f"not installed (ctxkeep install cline --scope {scope})",
+                    )
+                )
                 continue
             command = " ".join(shlex.split(text.splitlines()[2])[1:])
-            found.append(resolves(f"cline {event} hook ({scope})", command, "cline") if os.access(folder / event, os.X_OK)
-                         else Check(f"cline {event} hook ({scope})", "fail", f"{folder / event} is not executable: chmod +x it"))
+            found.append(
+                resolves(f"cline {event} hook ({scope})", command, "cline")
+                if os.access(folder / event, os.X_OK)
+                else Check(f"cline {event} hook ({scope})", "fail", f"{folder / event} is not executable: chmod +x it")
+            )
     return found

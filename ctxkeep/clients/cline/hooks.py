@@ -32,9 +32,15 @@ TASK_PREFIX = "cline-"
 SESSION_KEYS = ("taskId",)
 NEUTRAL = {"cancel": False}
 _PATH = {"path": "file_path"}
-TOOLS: events.ToolMap = {"execute_command": ("Bash", {}), "read_file": ("Read", _PATH), "write_to_file": ("Write", _PATH),
-                         "replace_in_file": ("Edit", _PATH), "search_files": ("Grep", {"regex": "pattern"}),
-                         "list_files": ("LS", _PATH), "web_fetch": ("WebFetch", {})}
+TOOLS: events.ToolMap = {
+    "execute_command": ("Bash", {}),
+    "read_file": ("Read", _PATH),
+    "write_to_file": ("Write", _PATH),
+    "replace_in_file": ("Edit", _PATH),
+    "search_files": ("Grep", {"regex": "pattern"}),
+    "list_files": ("LS", _PATH),
+    "web_fetch": ("WebFetch", {}),
+}
 
 
 def _part(data: Mapping[str, Any], key: str) -> dict[str, Any]:
@@ -58,7 +64,9 @@ def tool_event(data: Mapping[str, Any], w: Where) -> ToolEvent:
         except ValueError:
             given = {"arguments": arguments}
         server, tool = params.get("server_name") or "mcp", params.get("tool_name") or "tool"
-        return ToolEvent(f"mcp__{server}__{tool}", given if isinstance(given, dict) else {}, output, failed, use_id, w.now())
+        return ToolEvent(
+            f"mcp__{server}__{tool}", given if isinstance(given, dict) else {}, output, failed, use_id, w.now()
+        )
     core, given = events.canonical(name, params, TOOLS, data.get("cwd"))
     return ToolEvent(core, given, output, failed, use_id, w.now())
 
@@ -80,11 +88,24 @@ def post_tool_use(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
     return NEUTRAL, events.tool(conn, w, tool_event(data, w), TASK_PREFIX)[1]
 
 
-HANDLERS: dict[str, events.Handler] = {"TaskStart": task_start, "TaskResume": task_resume,
-                                       "UserPromptSubmit": user_prompt_submit, "PostToolUse": post_tool_use}
+HANDLERS: dict[str, events.Handler] = {
+    "TaskStart": task_start,
+    "TaskResume": task_resume,
+    "UserPromptSubmit": user_prompt_submit,
+    "PostToolUse": post_tool_use,
+}
 
 
 def run(event: str, stdin: IO[bytes], stdout: IO[str], env: Mapping[str, str]) -> int:
     """One Cline hook event; always 0, and always a JSON answer Cline accepts."""
-    return events.run(CLIENT, HANDLERS, event, stdin, stdout, env, SESSION_KEYS, NEUTRAL,
-                      lambda data: events.first_root(data, "workspaceRoots", "workspacePath"))
+    return events.run(
+        CLIENT,
+        HANDLERS,
+        event,
+        stdin,
+        stdout,
+        env,
+        SESSION_KEYS,
+        NEUTRAL,
+        lambda data: events.first_root(data, "workspaceRoots", "workspacePath"),
+    )

@@ -39,13 +39,13 @@ EVENTS = tuple(HANDLERS)
 MARK = "# ctxkeep: written by `ctxkeep install cline`; `ctxkeep uninstall cline` removes it"
 LISTING = {
     "files": "cline_mcp_settings.json (VS Code globalStorage) + executable hooks in .clinerules/hooks/ (project) or "
-             "~/Documents/Cline/Hooks/ (user)",
+    "~/Documents/Cline/Hooks/ (user)",
     "events": ", ".join(EVENTS),
     "injects": "TaskResume contextModification: the records' view (9,000 characters)",
     "offload": "large outputs go to evidence but stay in the context",
     "gate": "none: Cline has no stop event that can block",
     "missing": "no compaction summary (PreCompact shows none); hooks must be enabled in Cline's Hooks tab; not run "
-               "here: no Cline, files checked against the docs",
+    "here: no Cline, files checked against the docs",
 }
 
 
@@ -75,14 +75,15 @@ def _ours(path: Path, event: str) -> str | None:
         return None
     lines = text.splitlines()
     try:
-        command = shlex.split(lines[2][len("exec "):]) if len(lines) == 3 and lines[2].startswith("exec ") else []
+        command = shlex.split(lines[2][len("exec ") :]) if len(lines) == 3 and lines[2].startswith("exec ") else []
     except ValueError:
         return None
     return text if len(command) == 4 and text == script(command[0], event) else None
 
 
-def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str],
-         executable: str) -> list[FileChange]:
+def plan(
+    action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], executable: str
+) -> list[FileChange]:
     folder = hooks_folder(scope, project, env)
     command = PORTABLE_COMMAND if scope == "project" else executable
     if action == "install":
@@ -90,7 +91,11 @@ def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, e
         for event in EVENTS:
             path = folder / event
             current = _ours(path, event)
-            changes.append(FileChange(path, current, script(command, event)) if current else own_file(path, script(command, event), "install"))
+            changes.append(
+                FileChange(path, current, script(command, event))
+                if current
+                else own_file(path, script(command, event), "install")
+            )
         return changes
     changes = [uninstalled(mcp_settings(env), remove_server(server))]
     for event in EVENTS:
@@ -107,4 +112,10 @@ def finish(changes: list[FileChange]) -> None:
 
 
 def notes(action: str, scope: Scope, project: Path) -> list[str]:
-    return ["Enable hooks in Cline's Hooks tab (Cline runs none until then); restart Cline's MCP servers to start ctxkeep."] if action == "install" else []
+    return (
+        [
+            "Enable hooks in Cline's Hooks tab (Cline runs none until then); restart Cline's MCP servers to start ctxkeep."
+        ]
+        if action == "install"
+        else []
+    )

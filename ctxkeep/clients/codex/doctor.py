@@ -54,23 +54,43 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
             continue
         if BEGIN in text:
             server = (_toml(config) or {}).get("mcp_servers", {}).get("ctxkeep", {})
-            found_checks.append(resolves(f"codex server ({scope})", str(server.get("command", "")), CLIENT) if server else
-                          Check(f"codex server ({scope})", "fail", f"{config} is not valid TOML: Codex ignores it"))
+            found_checks.append(
+                resolves(f"codex server ({scope})", str(server.get("command", "")), CLIENT)
+                if server
+                else Check(f"codex server ({scope})", "fail", f"{config} is not valid TOML: Codex ignores it")
+            )
         found_checks += [resolves(f"codex {event} hook ({scope})", command, CLIENT) for event, command in found.items()]
         missing = [e for e in EVENTS if e not in found]
         if missing:
-            found_checks.append(Check(f"codex hooks ({scope})", "warn", f"not installed: {', '.join(missing)} (ctxkeep install codex"
-                                + (" --scope project)" if scope == "project" else ")")))
+            found_checks.append(
+                Check(
+                    f"codex hooks ({scope})",
+                    "warn",
+                    f"not installed: {', '.join(missing)} (ctxkeep install codex"
+                    + (" --scope project)" if scope == "project" else ")"),
+                )
+            )
         untrusted = _untrusted(hooks, data or {}, user_config) if found else []
         if untrusted:
-            found_checks.append(Check(f"codex hook trust ({scope})", "warn",
-                                f"Codex skips hooks it has not trusted, silently: {', '.join(untrusted)}. Start `codex` in "
-                                f"{project}, open /hooks and trust the ctxkeep hooks (or run `codex exec "
-                                "--dangerously-bypass-hook-trust` for one run)"))
+            found_checks.append(
+                Check(
+                    f"codex hook trust ({scope})",
+                    "warn",
+                    f"Codex skips hooks it has not trusted, silently: {', '.join(untrusted)}. Start `codex` in "
+                    f"{project}, open /hooks and trust the ctxkeep hooks (or run `codex exec "
+                    "--dangerously-bypass-hook-trust` for one run)",
+                )
+            )
         if scope == "project" and _project_trust(user_config, project) != "trusted":
-            found_checks.append(Check("codex project trust", "warn", f"Codex does not load {project / '.codex'} until the project "
-                                f"is trusted: run `codex exec --trust` in {project} once, or add "
-                                f'[projects."{project}"] trust_level = "trusted" to {paths("user", project, env)[0]}'))
+            found_checks.append(
+                Check(
+                    "codex project trust",
+                    "warn",
+                    f"Codex does not load {project / '.codex'} until the project "
+                    f"is trusted: run `codex exec --trust` in {project} once, or add "
+                    f'[projects."{project}"] trust_level = "trusted" to {paths("user", project, env)[0]}',
+                )
+            )
     return found_checks
 
 

@@ -67,8 +67,17 @@ def tool_events(data: Mapping[str, Any], w: Where) -> list[ToolEvent]:
         return [ToolEvent(name, given, output, failed, use_id, w.now())]
     if name == "apply_patch":
         files = patch_files(given.get("command") or given.get("input") or given.get("patch"))
-        return [ToolEvent(tool, {"file_path": events.absolute(path, data.get("cwd")) or path}, _text(response), False,
-                          use_id if n == 0 else f"{use_id}:{n}", w.now()) for n, (tool, path) in enumerate(files)]
+        return [
+            ToolEvent(
+                tool,
+                {"file_path": events.absolute(path, data.get("cwd")) or path},
+                _text(response),
+                False,
+                use_id if n == 0 else f"{use_id}:{n}",
+                w.now(),
+            )
+            for n, (tool, path) in enumerate(files)
+        ]
     return [ToolEvent(name, dict(given), _text(response), False, use_id, w.now())]
 
 
@@ -104,7 +113,9 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
             from ctxkeep.clients.codex.rollout import last_summary
 
             summary = last_summary(str(path))
-    wrapper = events.printed(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}))
+    wrapper = events.printed(
+        json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}})
+    )
     text, note = events.start_context(conn, w, summary, TASK_PREFIX, events.MAX_CHARS - wrapper, events.printed)
     if not text:
         return None, note
@@ -123,8 +134,11 @@ def pre_compact(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Repl
 
 
 HANDLERS: dict[str, events.Handler] = {
-    "SessionStart": session_start, "UserPromptSubmit": user_prompt_submit, "PostToolUse": post_tool_use,
-    "Stop": stop, "PreCompact": pre_compact,
+    "SessionStart": session_start,
+    "UserPromptSubmit": user_prompt_submit,
+    "PostToolUse": post_tool_use,
+    "Stop": stop,
+    "PreCompact": pre_compact,
 }
 
 

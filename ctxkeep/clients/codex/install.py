@@ -37,18 +37,23 @@ TITLE = "Codex CLI"
 Scope = Literal["user", "project"]
 SCOPES: tuple[Scope, ...] = ("user", "project")
 # event -> matcher (None: every occurrence)
-EVENTS: dict[str, str | None] = {"SessionStart": "resume|compact", "UserPromptSubmit": None,
-                                 "PostToolUse": None, "Stop": None, "PreCompact": None}
+EVENTS: dict[str, str | None] = {
+    "SessionStart": "resume|compact",
+    "UserPromptSubmit": None,
+    "PostToolUse": None,
+    "Stop": None,
+    "PreCompact": None,
+}
 LISTING = {
     "files": "<codex>/config.toml [mcp_servers.ctxkeep] + <codex>/hooks.json (user); .codex/config.toml + .codex/hooks.json "
-             "(project: Codex loads them only in a trusted project)",
+    "(project: Codex loads them only in a trusted project)",
     "events": "SessionStart (resume|compact), UserPromptSubmit, PostToolUse, Stop, PreCompact",
     "injects": "SessionStart additionalContext: the records' view (9,000 characters) or the repair of the compaction "
-               "summary (4,000); additionalContextLimit 4,000 tokens so Codex does not spill it to a file",
+    "summary (4,000); additionalContextLimit 4,000 tokens so Codex does not spill it to a file",
     "offload": "large outputs go to evidence but stay in the context (Codex ignores updatedMCPToolOutput)",
     "gate": "Stop blocks once (decision block)",
     "missing": "hooks run only once trusted in Codex (/hooks); PostCompact carries no summary (read from the rollout); "
-               "the server is `required` (codex exec waits for it, and does not start without it)",
+    "the server is `required` (codex exec waits for it, and does not start without it)",
 }
 BEGIN = "# ctxkeep: added by `ctxkeep install codex`; `ctxkeep uninstall codex` removes it"
 END = "# ctxkeep: end"
@@ -65,22 +70,38 @@ def entry(executable: str, event: str) -> dict[str, Any]:
 
 
 def server_block(executable: str) -> str:
-    return "\n".join([BEGIN, "[mcp_servers.ctxkeep]", f"command = {json.dumps(executable)}", 'args = ["serve"]',
-                      'default_tools_approval_mode = "approve"', "required = true", END]) + "\n"
+    return (
+        "\n".join(
+            [
+                BEGIN,
+                "[mcp_servers.ctxkeep]",
+                f"command = {json.dumps(executable)}",
+                'args = ["serve"]',
+                'default_tools_approval_mode = "approve"',
+                "required = true",
+                END,
+            ]
+        )
+        + "\n"
+    )
 
 
 def _toml(path: Path, text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"{path} is not valid TOML ({exc}); fix or move it, then run this again (nothing was changed)") from None
+        raise InvalidInput(
+            f"{path} is not valid TOML ({exc}); fix or move it, then run this again (nothing was changed)"
+        ) from None
 
 
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8") if path.exists() else None
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path} cannot be read as UTF-8 text ({exc}); fix or move it, then run this again (nothing was changed)") from None
+        raise InvalidInput(
+            f"{path} cannot be read as UTF-8 text ({exc}); fix or move it, then run this again (nothing was changed)"
+        ) from None
 
 
 def _blocks(text: str) -> list[str]:
@@ -101,18 +122,24 @@ def config_with_server(path: Path, executable: str) -> FileChange:
     for block in _blocks(before):
         command = _toml(path, block).get("mcp_servers", {}).get("ctxkeep", {}).get("command")
         if not isinstance(command, str) or block != server_block(command):
-            raise InvalidInput(f"{path}: the ctxkeep block was edited by hand; remove it (from {BEGIN!r} to {END!r}), "
-                               "then run this again (nothing was changed)")
+            raise InvalidInput(
+                f"{path}: the ctxkeep block was edited by hand; remove it (from {BEGIN!r} to {END!r}), "
+                "then run this again (nothing was changed)"
+            )
     base = _tidy(before)
     found = _toml(path, base).get("mcp_servers", {})
     if isinstance(found, dict) and "ctxkeep" in found:
-        raise InvalidInput(f"{path} already has [mcp_servers.ctxkeep] that ctxkeep install did not write; rename or "
-                           "remove it, then run this again (nothing was changed)")
+        raise InvalidInput(
+            f"{path} already has [mcp_servers.ctxkeep] that ctxkeep install did not write; rename or "
+            "remove it, then run this again (nothing was changed)"
+        )
     after = base + ("\n" if base else "") + server_block(executable)
     parsed = _toml(path, after).get("mcp_servers", {}).get("ctxkeep")
     if parsed != {"command": executable, "args": ["serve"], "default_tools_approval_mode": "approve", "required": True}:
-        raise InvalidInput(f"{path}: ctxkeep's table cannot be appended to this file; add it by hand or fix the file "
-                           "(nothing was changed)")
+        raise InvalidInput(
+            f"{path}: ctxkeep's table cannot be appended to this file; add it by hand or fix the file "
+            "(nothing was changed)"
+        )
     return FileChange(path, before if path.exists() else None, after, backup=BEGIN not in before)
 
 
@@ -140,8 +167,9 @@ def paths(scope: Scope, project: Path, env: Mapping[str, str]) -> tuple[Path, Pa
     return folder / "config.toml", folder / "hooks.json"
 
 
-def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str],
-         executable: str) -> list[FileChange]:
+def plan(
+    action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], executable: str
+) -> list[FileChange]:
     """The file changes an install or uninstall makes (nothing is written)."""
     config, hooks = paths(scope, project, env)
     command = PORTABLE_COMMAND if scope == "project" else executable
@@ -154,9 +182,13 @@ def notes(action: str, scope: Scope, project: Path) -> list[str]:
     """What the user must still do in Codex itself."""
     if action != "install":
         return []
-    lines = ["Codex runs new hooks only once you trust them: start `codex` and approve them in /hooks "
-             "(or pass --dangerously-bypass-hook-trust to one `codex exec`)."]
+    lines = [
+        "Codex runs new hooks only once you trust them: start `codex` and approve them in /hooks "
+        "(or pass --dangerously-bypass-hook-trust to one `codex exec`)."
+    ]
     if scope == "project":
-        lines.append(f"Codex loads {project / '.codex'} only in a trusted project: run `codex exec --trust` there once, or add "
-                     f'[projects."{project}"] trust_level = "trusted" to ~/.codex/config.toml.')
+        lines.append(
+            f"Codex loads {project / '.codex'} only in a trusted project: run `codex exec --trust` there once, or add "
+            f'[projects."{project}"] trust_level = "trusted" to ~/.codex/config.toml.'
+        )
     return lines

@@ -93,21 +93,42 @@ def _item(reading: Reading, item: dict[str, Any], at: str, cwd: str | None) -> N
         reading.said(text_parts(item.get("content")), at)
     elif kind == "CommandExecution":
         failed = item.get("status") == "failed" or item.get("exit_code") not in (0, None)
-        event = ToolEvent("Bash", {"command": command_text(item.get("command"))}, str(item.get("aggregated_output") or ""),
-                          failed, use_id, at)
+        event = ToolEvent(
+            "Bash",
+            {"command": command_text(item.get("command"))},
+            str(item.get("aggregated_output") or ""),
+            failed,
+            use_id,
+            at,
+        )
         reading.tool(event)
     elif kind == "McpToolCall" and isinstance(item.get("server"), str) and isinstance(item.get("tool"), str):
         output, failed = mcp_output(item.get("result"))
         raw = item.get("arguments")
         given: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        event = ToolEvent(f"mcp__{item['server']}__{item['tool']}", given, output, failed or item.get("status") == "failed", use_id, at)
+        event = ToolEvent(
+            f"mcp__{item['server']}__{item['tool']}",
+            given,
+            output,
+            failed or item.get("status") == "failed",
+            use_id,
+            at,
+        )
         reading.tool(event, (item["server"], item["tool"]))
     elif kind in ("FileChange", "PatchApply"):
         from ctxkeep.clients.core.events import absolute
 
         for n, path in enumerate(_changes(item)):
-            reading.tool(ToolEvent("Edit", {"file_path": absolute(path, cwd) or path}, "", item.get("status") == "failed",
-                                   f"{use_id}:{n}", at))
+            reading.tool(
+                ToolEvent(
+                    "Edit",
+                    {"file_path": absolute(path, cwd) or path},
+                    "",
+                    item.get("status") == "failed",
+                    f"{use_id}:{n}",
+                    at,
+                )
+            )
 
 
 def read_rollout(lines: Iterable[str]) -> Reading:
@@ -127,7 +148,11 @@ def read_rollout(lines: Iterable[str]) -> Reading:
                 summary = summary_of(payload.get("message"))
                 if summary:
                     reading.summaries.append(summary)
-            elif record.get("type") == "event_msg" and payload.get("type") == "item_completed" and isinstance(payload.get("item"), dict):
+            elif (
+                record.get("type") == "event_msg"
+                and payload.get("type") == "item_completed"
+                and isinstance(payload.get("item"), dict)
+            ):
                 _item(reading, payload["item"], at, reading.cwd)
         except (TypeError, ValueError, AttributeError, KeyError, IndexError):
             reading.skipped += 1  # a record of a shape this reader does not know

@@ -84,7 +84,7 @@ def unsecret(text: str) -> str:
 
 def cut(text: str, limit: int) -> str:
     """At most `limit` characters of `text`, redacted first, so no part of a secret is left at the cut."""
-    return unsecret(text[:limit + _CUT_MARGIN])[:limit]
+    return unsecret(text[: limit + _CUT_MARGIN])[:limit]
 
 
 def clean(text: str, limit: int = MAX_TEXT) -> str:
@@ -111,8 +111,14 @@ def from_assistant(text: str, at: str) -> list[Record]:
 def _todo_records(event: ToolEvent, known: Known) -> list[Record]:
     data = event.input
     if event.name == "TodoWrite" and isinstance(data.get("todos"), list):
-        todos = [{"content": one_line(cut(str(t.get("content") or ""), 1_000), 300), "status": str(t.get("status") or "pending")}
-                 for t in data["todos"] if isinstance(t, dict) and str(t.get("content") or "").strip()]
+        todos = [
+            {
+                "content": one_line(cut(str(t.get("content") or ""), 1_000), 300),
+                "status": str(t.get("status") or "pending"),
+            }
+            for t in data["todos"]
+            if isinstance(t, dict) and str(t.get("content") or "").strip()
+        ]
         return [Record("todo", "list", json.dumps(todos, ensure_ascii=False), event.at)]
     if event.name == "TaskCreate" and (data.get("subject") or data.get("description")):
         subject = one_line(cut(str(data.get("subject") or data.get("description")), 1_000), 300)
@@ -145,8 +151,17 @@ def _bash_records(event: ToolEvent) -> list[Record]:
     if kind:
         outcome = commands.check_outcome(event.output, event.is_error)
         detail = cut(commands.failure_line(event.output), 200) if outcome == "failed" else ""
-        out.append(Record("check", f"{kind}:{commands.command_head(unsecret(command), 4)}", shown, event.at, status=outcome,
-                          source=detail, ref=event.ref))
+        out.append(
+            Record(
+                "check",
+                f"{kind}:{commands.command_head(unsecret(command), 4)}",
+                shown,
+                event.at,
+                status=outcome,
+                source=detail,
+                ref=event.ref,
+            )
+        )
     action = commands.vcs_action(command)
     if action and not event.is_error:
         out.append(Record("vcs", action, shown, event.at, status="done"))

@@ -37,5 +37,7 @@ def command_check(name: str, command: str) -> Check:
     if exe is None or not exe.is_absolute():
         return Check(name, "warn", f"{command!r}: not an absolute path (Claude Code runs hooks with its own PATH)")
     if not (exe.is_file() and os.access(exe, os.X_OK)):
-        return Check(name, "fail", f"{command!r}: {exe} is missing or not executable; run `ctxkeep install claude-code` again")
+        return Check(
+            name, "fail", f"{command!r}: {exe} is missing or not executable; run `ctxkeep install claude-code` again"
+        )
     return Check(name, "ok", command)

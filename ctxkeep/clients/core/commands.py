@@ -21,27 +21,100 @@ _CHECKS = {
         r"(?:^|[\s;&|(])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|(?:python3?|uv run|poetry run) -m "
         r"(?:pytest|unittest)|(?:go|cargo|mix|deno|bun|dotnet|swift|zig|stack|cabal|lein|sbt|gradlew?|mvn) test\b|"
         r"(?:npm|pnpm|yarn)(?: run)? test\b|make [\w:-]*test[\w:-]*|mise run [\w:-]*test[\w:-]*|just [\w:-]*test|"
-        r"make check\b|mise run check\b|bundle exec (?:rspec|rake test))"),
+        r"make check\b|mise run check\b|bundle exec (?:rspec|rake test))"
+    ),
     "build": LazyPattern(
         r"(?:^|[\s;&|(])(?:(?:go|cargo|dotnet|swift|zig) build|mix compile|tsc\b|(?:npm|pnpm|yarn)(?: run)? build\b|"
         r"make(?:\s+(?:all|build))?\s*$|make build|mise run build|mvn (?:package|compile|install)|gradlew? build|"
-        r"python3? -m (?:build|compileall|py_compile))"),
+        r"python3? -m (?:build|compileall|py_compile))"
+    ),
     "lint": LazyPattern(
         r"(?:^|[\s;&|(])(?:ruff|flake8|pylint|mypy|pyright|black --check|isort --check|eslint|prettier --check|biome|"
         r"golangci-lint|go vet|staticcheck|mix (?:credo|format --check|dialyzer)|cargo (?:clippy|fmt -- --check)|"
         r"shellcheck|rubocop|make (?:lint|format-check|fmt-check|pylint|cpd|complexity)|mise run (?:lint|fmt)|"
-        r"clang-tidy|ktlint|swiftlint)"),
+        r"clang-tidy|ktlint|swiftlint)"
+    ),
 }
 # The first word of every alternative above (and of the git and spec commands below): a command holding no word that
 # starts with one of these cannot match, and its pattern need not be compiled (a hook runs once per tool call).
 _FIRST_WORDS = {
-    "test": ("pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "python", "uv",
-             "poetry", "go", "cargo", "mix", "deno", "bun", "dotnet", "swift", "zig", "stack", "cabal", "lein", "sbt",
-             "gradle", "mvn", "npm", "pnpm", "yarn", "make", "mise", "just", "bundle"),
-    "build": ("go", "cargo", "dotnet", "swift", "zig", "mix", "tsc", "npm", "pnpm", "yarn", "make", "mise", "mvn", "gradle",
-              "python"),
-    "lint": ("ruff", "flake8", "pylint", "mypy", "pyright", "black", "isort", "eslint", "prettier", "biome", "golangci-lint",
-             "go", "staticcheck", "mix", "cargo", "shellcheck", "rubocop", "make", "mise", "clang-tidy", "ktlint", "swiftlint"),
+    "test": (
+        "pytest",
+        "py.test",
+        "tox",
+        "nox",
+        "jest",
+        "vitest",
+        "mocha",
+        "rspec",
+        "phpunit",
+        "ctest",
+        "python",
+        "uv",
+        "poetry",
+        "go",
+        "cargo",
+        "mix",
+        "deno",
+        "bun",
+        "dotnet",
+        "swift",
+        "zig",
+        "stack",
+        "cabal",
+        "lein",
+        "sbt",
+        "gradle",
+        "mvn",
+        "npm",
+        "pnpm",
+        "yarn",
+        "make",
+        "mise",
+        "just",
+        "bundle",
+    ),
+    "build": (
+        "go",
+        "cargo",
+        "dotnet",
+        "swift",
+        "zig",
+        "mix",
+        "tsc",
+        "npm",
+        "pnpm",
+        "yarn",
+        "make",
+        "mise",
+        "mvn",
+        "gradle",
+        "python",
+    ),
+    "lint": (
+        "ruff",
+        "flake8",
+        "pylint",
+        "mypy",
+        "pyright",
+        "black",
+        "isort",
+        "eslint",
+        "prettier",
+        "biome",
+        "golangci-lint",
+        "go",
+        "staticcheck",
+        "mix",
+        "cargo",
+        "shellcheck",
+        "rubocop",
+        "make",
+        "mise",
+        "clang-tidy",
+        "ktlint",
+        "swiftlint",
+    ),
     "vcs": ("git", "gh"),
     "spec": ("gh", "glab", "bd", "linear", "jira", "acli", "tea", "az"),
 }
@@ -53,29 +126,48 @@ def may_run(command: str, what: str) -> bool:
     return any(word.startswith(_FIRST_WORDS[what]) for word in command.translate(_SEPARATORS).split())
 
 
-_FAILED = LazyPattern(r"\b(?:\d+ (?:failed|failures?|errors?)\b(?<!\b0 failed)(?<!\b0 failures)(?<!\b0 errors)|FAILED|FAIL:|--- FAIL|"
-                     r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9])",
-                     re.MULTILINE)
-_PASSED = LazyPattern(r"\b\d+ passed\b|\bOK\b|\bPASS\b|\bok\s+\S+|\b0 failures\b|\bAll checks passed\b|"
-                     r"\btest result: ok\b|\bSuccess\b|\bno issues found\b|\b\d+ tests?, 0 failures\b")
+_FAILED = LazyPattern(
+    r"\b(?:\d+ (?:failed|failures?|errors?)\b(?<!\b0 failed)(?<!\b0 failures)(?<!\b0 errors)|FAILED|FAIL:|--- FAIL|"
+    r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9])",
+    re.MULTILINE,
+)
+_PASSED = LazyPattern(
+    r"\b\d+ passed\b|\bOK\b|\bPASS\b|\bok\s+\S+|\b0 failures\b|\bAll checks passed\b|"
+    r"\btest result: ok\b|\bSuccess\b|\bno issues found\b|\b\d+ tests?, 0 failures\b"
+)
 _VCS = LazyPattern(r"(?:^|[\s;&|(])git\s+(?:-C\s+\S+\s+)?(commit|push)\b|(?:^|[\s;&|(])gh pr (create|merge)\b")
 _CLEAN_TREE = LazyPattern(r"nothing to commit, working tree clean|nothing added to commit")
 _SPEC_COMMANDS = LazyPattern(
     r"(?:^|[\s;&|(])(?:gh (?:issue|pr) view|gh api \S*(?:issues|pulls|comments)|glab (?:issue|mr) view|bd show|"
-    r"linear (?:issue|i) (?:view|show)|jira (?:issue|view)|acli jira|tea issues?|az boards work-item show)\b")
+    r"linear (?:issue|i) (?:view|show)|jira (?:issue|view)|acli jira|tea issues?|az boards work-item show)\b"
+)
 _SPEC_TOOL = LazyPattern(r"issue|ticket|story|pull_?request|get_pr|review|comment|spec|linear|jira|task", re.IGNORECASE)
-_SPEC_FILE = LazyPattern(r"(?:spec|plan|prd|design|requirement|rfc|adr|task|issue|ticket|agents|claude|contributing|"
-                        r"guideline|convention|todo)[^/]*\.(?:md|mdx|txt|rst|adoc)$", re.IGNORECASE)
-_RULE_HEADING = LazyPattern(r"^\s*(?:#+\s*)?(?:[\w ]*\b)?(?:constraints?|rules?|requirements?|guidelines?|scope|non-?goals?|"
-                           r"do(?:'s| and don'?ts)|don'?ts|must|restrictions?|conventions?)\b[\w ]*:?\s*$", re.IGNORECASE)
+_SPEC_FILE = LazyPattern(
+    r"(?:spec|plan|prd|design|requirement|rfc|adr|task|issue|ticket|agents|claude|contributing|"
+    r"guideline|convention|todo)[^/]*\.(?:md|mdx|txt|rst|adoc)$",
+    re.IGNORECASE,
+)
+_RULE_HEADING = LazyPattern(
+    r"^\s*(?:#+\s*)?(?:[\w ]*\b)?(?:constraints?|rules?|requirements?|guidelines?|scope|non-?goals?|"
+    r"do(?:'s| and don'?ts)|don'?ts|must|restrictions?|conventions?)\b[\w ]*:?\s*$",
+    re.IGNORECASE,
+)
 _HEADING = LazyPattern(r"^\s*(?:#+\s+\S|[A-Z][A-Za-z /&-]{2,40}:\s*$|[A-Z][A-Z /&-]{3,40}\s*$)")
 _NORMATIVE = LazyPattern(
     r"\b(?:do not|don'?t|never|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|may not|no longer|avoid|"
-    r"without|must|required?|only|always|keep|ensure|exactly|instead of)\b|^\s*(?:[-*+]\s*)?no\s+\w", re.IGNORECASE)
-_NEGATED_RULE = LazyPattern(r"\b(?:do not|don'?t|never|must not|mustn'?t|should not|shouldn'?t|cannot|may not|avoid|"
-                           r"without)\b|(?:^|[;:,—–]\s*)(?:[-*+]\s*)?no\s+\w", re.IGNORECASE)
-_INJECTION = LazyPattern(r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|prompts?|rules|previous|above|"
-                        r"system)\b|\byou are now\b|\bsystem prompt\b|\bnew instructions\b", re.IGNORECASE)
+    r"without|must|required?|only|always|keep|ensure|exactly|instead of)\b|^\s*(?:[-*+]\s*)?no\s+\w",
+    re.IGNORECASE,
+)
+_NEGATED_RULE = LazyPattern(
+    r"\b(?:do not|don'?t|never|must not|mustn'?t|should not|shouldn'?t|cannot|may not|avoid|"
+    r"without)\b|(?:^|[;:,—–]\s*)(?:[-*+]\s*)?no\s+\w",
+    re.IGNORECASE,
+)
+_INJECTION = LazyPattern(
+    r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|prompts?|rules|previous|above|"
+    r"system)\b|\byou are now\b|\bsystem prompt\b|\bnew instructions\b",
+    re.IGNORECASE,
+)
 _BULLET = LazyPattern(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 
 
@@ -117,10 +209,10 @@ def reads_spec(tool: str, data: dict[str, object]) -> str | None:
     if tool == "Bash" and isinstance(data.get("command"), str):
         command = str(data["command"])
         found = _SPEC_COMMANDS.search(command) if may_run(command, "spec") else None
-        return f"Bash: {_segment(command[found.start():])}" if found else None
+        return f"Bash: {_segment(command[found.start() :])}" if found else None
     if tool == "Read" and isinstance(data.get("file_path"), str) and _SPEC_FILE.search(str(data["file_path"])):
         return f"Read: {data['file_path']}"
-    if tool.startswith("mcp__") and _SPEC_TOOL.search(tool.split("__")[-1]) and "ctxkeep" not in tool:
+    if tool.startswith("mcp__") and _SPEC_TOOL.search(tool.rsplit("__", maxsplit=1)[-1]) and "ctxkeep" not in tool:
         target = next((str(v) for v in data.values() if isinstance(v, (str, int))), "")
         return f"{tool} {target}".strip()[:160]
     return None

@@ -31,12 +31,18 @@ class FileChange:
 
 def find_executable() -> str:
     """The absolute path of the installed `ctxkeep` command."""
-    candidates = [Path(sys.argv[0]), Path(sys.executable).parent / "ctxkeep", Path(shutil.which("ctxkeep") or "ctxkeep")]
+    candidates = [
+        Path(sys.argv[0]),
+        Path(sys.executable).parent / "ctxkeep",
+        Path(shutil.which("ctxkeep") or "ctxkeep"),
+    ]
     for candidate in candidates:
         if candidate.name == "ctxkeep" and candidate.is_file() and os.access(candidate, os.X_OK):
             return os.path.abspath(candidate)
-    raise InvalidInput("cannot find the installed `ctxkeep` executable; install ctxkeep with pip (pip install ctxkeep) and run "
-                       "this command through it")
+    raise InvalidInput(
+        "cannot find the installed `ctxkeep` executable; install ctxkeep with pip (pip install ctxkeep) and run "
+        "this command through it"
+    )
 
 
 def read_json(path: Path) -> tuple[str | None, dict[str, Any]]:
@@ -46,13 +52,19 @@ def read_json(path: Path) -> tuple[str | None, dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path} cannot be read as UTF-8 text ({exc}); fix or move it, then run this again (nothing was changed)") from None
+        raise InvalidInput(
+            f"{path} cannot be read as UTF-8 text ({exc}); fix or move it, then run this again (nothing was changed)"
+        ) from None
     try:
         data = json.loads(text) if text.strip() else {}
     except ValueError as exc:
-        raise InvalidInput(f"{path} is not valid JSON ({exc}); fix or move it, then run this again (nothing was changed)") from None
+        raise InvalidInput(
+            f"{path} is not valid JSON ({exc}); fix or move it, then run this again (nothing was changed)"
+        ) from None
     if not isinstance(data, dict):
-        raise InvalidInput(f"{path} does not hold a JSON object; fix or move it, then run this again (nothing was changed)")
+        raise InvalidInput(
+            f"{path} does not hold a JSON object; fix or move it, then run this again (nothing was changed)"
+        )
     return text, data
 
 
@@ -66,7 +78,9 @@ def json_object(parent: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
 def json_list(parent: dict[str, Any], key: str, path: Path, where: str = "") -> list[Any]:
     value = parent.setdefault(key, [])
     if not isinstance(value, list):
-        raise InvalidInput(f"{path}: {where}{key} is not a JSON list; fix it, then run this again (nothing was changed)")
+        raise InvalidInput(
+            f"{path}: {where}{key} is not a JSON list; fix it, then run this again (nothing was changed)"
+        )
     return value
 
 
@@ -106,7 +120,11 @@ def apply(changes: list[FileChange], backup: bool) -> list[str]:
         temporary = change.path.with_name(change.path.name + ".ctxkeep.tmp")
         temporary.write_text(change.after, encoding="utf-8")
         os.replace(temporary, change.path)  # never a half-written settings file
-        note = (f" (backup {change.path.name}{BACKUP_SUFFIX})" if change.before is not None else "") if backup else _settle_backup(change)
+        note = (
+            (f" (backup {change.path.name}{BACKUP_SUFFIX})" if change.before is not None else "")
+            if backup
+            else _settle_backup(change)
+        )
         lines.append(f"wrote {change.path}{note}")
     return lines
 
@@ -128,5 +146,11 @@ def _settle_backup(change: FileChange) -> str:
 
 
 def diff(change: FileChange) -> str:
-    return "".join(difflib.unified_diff((change.before or "").splitlines(True), (change.after or "").splitlines(True),
-                                       str(change.path), f"{change.path} (after)"))
+    return "".join(
+        difflib.unified_diff(
+            (change.before or "").splitlines(True),
+            (change.after or "").splitlines(True),
+            str(change.path),
+            f"{change.path} (after)",
+        )
+    )

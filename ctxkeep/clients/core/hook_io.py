@@ -74,7 +74,13 @@ def session_id_of(data: Mapping[str, Any], key: str = "session_id") -> str:
 
 def where(data: Mapping[str, Any], env: Mapping[str, str], session_key: str = "session_id") -> Where:
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
-    return Where(hook_db_path(env), resolve_project(env, hook_cwd=cwd), session_id_of(data, session_key), env, time.perf_counter())
+    return Where(
+        hook_db_path(env),
+        resolve_project(env, hook_cwd=cwd),
+        session_id_of(data, session_key),
+        env,
+        time.perf_counter(),
+    )
 
 
 def log_path(env: Mapping[str, str]) -> Path:

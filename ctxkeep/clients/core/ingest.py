@@ -65,11 +65,18 @@ def _overflow(scope: Scope, task_id: str, stored: list[EvidenceItem]) -> Callabl
     from ctxkeep.tools.refs import evidence_ref
 
     def keep(what: str, rest: list[str]) -> str:
-        item = EvidenceItem(content="\n".join(rest), kind="note", source="pre-compact", title=f"{task_id}: more {what}",
-                            task_id=task_id)
+        item = EvidenceItem(
+            content="\n".join(rest), kind="note", source="pre-compact", title=f"{task_id}: more {what}", task_id=task_id
+        )
         stored.append(item)
-        return evidence_ref(scope.project, hashlib.sha256(item.content.encode("utf-8")).hexdigest(), item.kind,
-                            item.source, item.title, item.task_id)
+        return evidence_ref(
+            scope.project,
+            hashlib.sha256(item.content.encode("utf-8")).hexdigest(),
+            item.kind,
+            item.source,
+            item.title,
+            item.task_id,
+        )
 
     return keep
 
@@ -81,8 +88,11 @@ async def save_task(scope: Scope, task_id: str, view: View, bound: bool, client:
     previous = await latest_state(scope, task_id) if current else None
     overflow: list[EvidenceItem] = []
     keep = _overflow(scope, task_id, overflow)
-    state: TaskState = (merge_todos(previous, view, keep) if bound and previous is not None
-                        else session_state(view, previous, keep, client))
+    state: TaskState = (
+        merge_todos(previous, view, keep)
+        if bound and previous is not None
+        else session_state(view, previous, keep, client)
+    )
     if previous is not None and previous.canonical() == state.canonical():
         return f"{task_id} unchanged"
     if overflow:
@@ -100,7 +110,9 @@ async def save_task(scope: Scope, task_id: str, view: View, bound: bool, client:
     return f"saved {task_id} v{saved.version}" + (f", {len(overflow)} overflow list(s) in evidence" if overflow else "")
 
 
-async def bind(scope: Scope, w: Where, path: Path, fingerprint: str, bound_task: str | None, prefix: str) -> tuple[str, bool]:
+async def bind(
+    scope: Scope, w: Where, path: Path, fingerprint: str, bound_task: str | None, prefix: str
+) -> tuple[str, bool]:
     """Bind the session to the agent's own task when it has a checkpoint (the one the transcript shows it saving, else
     the one it was bound to before: a resumed transcript need not show the save again), else to `<prefix><session id>`."""
     if bound_task is None:
@@ -110,13 +122,22 @@ async def bind(scope: Scope, w: Where, path: Path, fingerprint: str, bound_task:
     bound = bound_task is not None and await latest_state(scope, bound_task) is not None
     task_id = bound_task if bound and bound_task else f"{prefix}{w.session_id}"
     async with scope.store.transaction() as tx:
-        await tx.sessions.put(scope.project, SessionRow(w.session_id, task_id, bound, str(path), fingerprint,
-                                                        utc_text(scope.clock()) or ""))
+        await tx.sessions.put(
+            scope.project,
+            SessionRow(w.session_id, task_id, bound, str(path), fingerprint, utc_text(scope.clock()) or ""),
+        )
     return task_id, bound
 
 
-async def _steps(scope: Scope, task_id: str, view: View, bound: bool, compress: CompressRequest | None, client: str,
-                 env: Mapping[str, str]) -> list[str]:
+async def _steps(
+    scope: Scope,
+    task_id: str,
+    view: View,
+    bound: bool,
+    compress: CompressRequest | None,
+    client: str,
+    env: Mapping[str, str],
+) -> list[str]:
     """Steps 3–5; each failure is noted and the later steps still run (what was done stands)."""
     notes = []
     try:
@@ -130,13 +151,17 @@ async def _steps(scope: Scope, task_id: str, view: View, bound: bool, compress: 
     try:
         if compress is not None:
             compressed = await compress_history(scope, compress, env)
-            notes.append(f"{len(compressed.evidence_refs)} tool output(s) offloaded, digest of {len(compressed.digest)} characters")
+            notes.append(
+                f"{len(compressed.evidence_refs)} tool output(s) offloaded, digest of {len(compressed.digest)} characters"
+            )
     except Exception as exc:
         notes.append(f"compressing the history failed: {type(exc).__name__}: {str(exc)[:200]}")
     return notes
 
 
-async def ingest(scope: Scope, w: Where, path: Path, client: Client, hook: dict[str, Any], env: Mapping[str, str]) -> str:
+async def ingest(
+    scope: Scope, w: Where, path: Path, client: Client, hook: dict[str, Any], env: Mapping[str, str]
+) -> str:
     """Steps 1–5 above for the transcript at `path`; a note saying how each went."""
     data = await anyio.to_thread.run_sync(path.read_bytes)
     reading = client.read(data.decode("utf-8", "replace").splitlines(), hook)
@@ -144,8 +169,10 @@ async def ingest(scope: Scope, w: Where, path: Path, client: Client, hook: dict[
         conn.put_records([(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref) for r in reading.latest_records()])
         view = live.view_of(conn, w)
     task_id, bound = await bind(scope, w, path, hashlib.sha256(data).hexdigest(), reading.bound_task, client.prefix)
-    notes = [f"{len(reading.records)} record(s) from {reading.lines} line(s), {reading.skipped} skipped",
-             ("bound to the agent's task " if bound else "bound to ") + task_id]
+    notes = [
+        f"{len(reading.records)} record(s) from {reading.lines} line(s), {reading.skipped} skipped",
+        ("bound to the agent's task " if bound else "bound to ") + task_id,
+    ]
     notes += await spool_notes(scope)  # with PostgreSQL: the summaries the hooks kept, first
     notes += await _steps(scope, task_id, view, bound, client.compress(path, reading, task_id), client.name, env)
     notes += await spool_notes(scope, w.session_id)  # with PostgreSQL: what the hooks read, back into their spool

@@ -34,7 +34,11 @@ def hook_command(executable: str, client: str, event: str) -> str:
 def command_of(executable: str) -> str | None:
     """`executable` when it is a ctxkeep command an install writes: an absolute path named ctxkeep, or the portable
     `ctxkeep`; else None."""
-    return executable if Path(executable).name == "ctxkeep" and (Path(executable).is_absolute() or executable == PORTABLE_COMMAND) else None
+    return (
+        executable
+        if Path(executable).name == "ctxkeep" and (Path(executable).is_absolute() or executable == PORTABLE_COMMAND)
+        else None
+    )
 
 
 def _executable_in(value: Any, client: str) -> str | None:
@@ -62,24 +66,40 @@ Edit = Callable[[dict[str, Any], Path], None]  # changes a config file's parsed 
 Install = tuple[Edit, Edit]  # (install's edit, the uninstall edit that takes it back out)
 
 
-def add_hooks(executable: str, client: str, events: Sequence[str], entry: Entry, container: str = "hooks",
-              skeleton: Mapping[str, Any] | None = None) -> Install:
+def add_hooks(
+    executable: str,
+    client: str,
+    events: Sequence[str],
+    entry: Entry,
+    container: str = "hooks",
+    skeleton: Mapping[str, Any] | None = None,
+) -> Install:
     """ctxkeep's hook element last under each of `events` (ours from earlier installs replaced; every other key and
     hook kept); `skeleton` keys (`"version": 1`) added when absent."""
+
     def edit(data: dict[str, Any], path: Path) -> None:
         for key, value in (skeleton or {}).items():
             data.setdefault(key, value)
         hooks = json_object(data, container, path)
         for event in events:
-            elements = [e for e in json_list(hooks, event, path, where=f"{container}.") if not is_ours(e, client, event, entry)]
+            elements = [
+                e for e in json_list(hooks, event, path, where=f"{container}.") if not is_ours(e, client, event, entry)
+            ]
             hooks[event] = elements + [entry(executable, event)]
+
     return edit, remove_hooks(client, events, entry, container, skeleton)
 
 
-def remove_hooks(client: str, events: Sequence[str], entry: Entry, container: str = "hooks",
-                 skeleton: Mapping[str, Any] | None = None) -> Edit:
+def remove_hooks(
+    client: str,
+    events: Sequence[str],
+    entry: Entry,
+    container: str = "hooks",
+    skeleton: Mapping[str, Any] | None = None,
+) -> Edit:
     """ctxkeep's hook elements removed (an emptied list and container too; a file left holding only `skeleton`
     keys counts as empty)."""
+
     def edit(data: dict[str, Any], path: Path) -> None:
         hooks = data.get(container)
         if isinstance(hooks, dict):
@@ -92,6 +112,7 @@ def remove_hooks(client: str, events: Sequence[str], entry: Entry, container: st
                 del data[container]
         if skeleton and set(data) == set(skeleton) and all(data[k] == v for k, v in skeleton.items()):
             data.clear()
+
     return edit
 
 
@@ -103,24 +124,30 @@ def _server_is_ours(found: Any, server: Server) -> bool:
 def add_server(executable: str, server: Server, container: str = "mcpServers", name: str = SERVER_NAME) -> Install:
     """ctxkeep's server entry under `container.<name>`; InvalidInput (nothing written) when an entry of that name
     exists that ctxkeep did not write."""
+
     def edit(data: dict[str, Any], path: Path) -> None:
         servers = json_object(data, container, path)
         found = servers.get(name)
         if found is not None and not _server_is_ours(found, server):
-            raise InvalidInput(f"{path} already has an MCP server named {name!r} that ctxkeep install did not write "
-                               f"({str(found)[:200]}); rename or remove it, then run this again (nothing was changed)")
+            raise InvalidInput(
+                f"{path} already has an MCP server named {name!r} that ctxkeep install did not write "
+                f"({str(found)[:200]}); rename or remove it, then run this again (nothing was changed)"
+            )
         servers[name] = server(executable)
+
     return edit, remove_server(server, container, name)
 
 
 def remove_server(server: Server, container: str = "mcpServers", name: str = SERVER_NAME) -> Edit:
     """ctxkeep's server entry removed (an entry of that name ctxkeep did not write is left alone)."""
+
     def edit(data: dict[str, Any], path: Path) -> None:
         servers = data.get(container)
         if isinstance(servers, dict) and _server_is_ours(servers.get(name), server):
             del servers[name]
             if not servers:
                 del data[container]
+
     return edit
 
 
@@ -168,14 +195,18 @@ def resolves(name: str, command: str, client: str) -> Check:
         return Check(name, "fail", f"{command!r} is not a command; run `ctxkeep install {client}` again")
     if exe == PORTABLE_COMMAND:
         found = shutil.which(PORTABLE_COMMAND)
-        return Check(name, "ok" if found else "fail", f"{command!r} runs {found}" if found else
-                     f"{command!r}: `ctxkeep` is not on PATH here; install it with pipx, or put its environment's bin on PATH")
+        return Check(
+            name,
+            "ok" if found else "fail",
+            f"{command!r} runs {found}"
+            if found
+            else f"{command!r}: `ctxkeep` is not on PATH here; install it with pipx, or put its environment's bin on PATH",
+        )
     if not (Path(exe).is_file() and os.access(exe, os.X_OK)):
-        return Check(name, "fail", f"{command!r}: {exe} is missing or not executable; run `ctxkeep install {client}` again")
+        return Check(
+            name, "fail", f"{command!r}: {exe} is missing or not executable; run `ctxkeep install {client}` again"
+        )
     return Check(name, "ok", command)
-
-
-
 
 
 def own_file(path: Path, content: str, action: str) -> FileChange:
@@ -188,8 +219,10 @@ def own_file(path: Path, content: str, action: str) -> FileChange:
         before = "\0"  # unreadable: not ours
     if action == "install":
         if before is not None and before != content:
-            raise InvalidInput(f"{path} exists and is not the file ctxkeep writes there; move it away (or remove it if it "
-                               "is an old ctxkeep file), then run this again (nothing was changed)")
+            raise InvalidInput(
+                f"{path} exists and is not the file ctxkeep writes there; move it away (or remove it if it "
+                "is an old ctxkeep file), then run this again (nothing was changed)"
+            )
         return FileChange(path, before, content)
     return FileChange(path, before, None if before == content else before)
 
@@ -206,8 +239,15 @@ def vscode_user_dir(env: Mapping[str, str]) -> Path:
     return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "Code" / "User"
 
 
-def installed_checks(client: str, title: str, scope: str, server: tuple[Path, str] | None, hooks: Path | None,
-                     events: Sequence[str], fix: str) -> list[Check]:
+def installed_checks(
+    client: str,
+    title: str,
+    scope: str,
+    server: tuple[Path, str] | None,
+    hooks: Path | None,
+    events: Sequence[str],
+    fix: str,
+) -> list[Check]:
     """The doctor's lines for one scope of a JSON-configured client: its ctxkeep server and hooks, each command
     checked, missing hooks named with `fix` (the install command); none when nothing of ctxkeep's is there."""
     from ctxkeep.clients.core.checks import json_file
@@ -233,6 +273,25 @@ def installed_checks(client: str, title: str, scope: str, server: tuple[Path, st
     return checks
 
 
-__all__ = ["PORTABLE_COMMAND", "SERVER_NAME", "Edit", "Entry", "Install", "Server", "add_hooks", "add_server", "command_of", "found_hooks",
-           "hook_command", "installed", "installed_checks", "is_ours", "own_file", "remove_hooks", "remove_server", "resolves", "uninstalled",
-           "vscode_user_dir"]
+__all__ = [
+    "PORTABLE_COMMAND",
+    "SERVER_NAME",
+    "Edit",
+    "Entry",
+    "Install",
+    "Server",
+    "add_hooks",
+    "add_server",
+    "command_of",
+    "found_hooks",
+    "hook_command",
+    "installed",
+    "installed_checks",
+    "is_ours",
+    "own_file",
+    "remove_hooks",
+    "remove_server",
+    "resolves",
+    "uninstalled",
+    "vscode_user_dir",
+]

@@ -64,8 +64,9 @@ def take_tool(conn: HotSession, w: Where, event: ToolEvent, shaping: Shaping, ta
         from ctxkeep.clients.core.shaping import compressed, offload  # redaction: only when something is offloaded
 
         taken = offload(w.project, task_id, event.name, family, event.output)
-        conn.inbox_put(taken.ref, "tool_result", event.name, None, task_id, compressed(taken.content),
-                      taken.redactions, w.now())
+        conn.inbox_put(
+            taken.ref, "tool_result", event.name, None, task_id, compressed(taken.content), taken.redactions, w.now()
+        )
         event = event._replace(ref=taken.ref)
     conn.put_records(_rows(capture.from_tool(event, known_of(conn, w))))
     return taken if taken is not None and shaping.enabled else None
@@ -99,10 +100,16 @@ def gate_reason(conn: HotSession, w: Where, stop_active: bool) -> str | None:
     conn.set_hook_state(gate_blocked_at=now)
     tests = [r.text for r in records if r.kind == "check" and r.key.startswith("test:")]
     files = ", ".join(dict.fromkeys(PurePath(r.key).name for r in unverified))
-    how = f"run `{tests[-1]}` (the test command used earlier in this session)" if tests else "run the project's tests, build or linter"
-    return (f"ctxkeep verification gate: {files} changed since the last test, build or lint run and were not read back "
-            f"or run. Before you finish, {how}, or say why no check applies. This gate blocks once per change "
-            "(CTXKEEP_GATE=off turns it off).")
+    how = (
+        f"run `{tests[-1]}` (the test command used earlier in this session)"
+        if tests
+        else "run the project's tests, build or linter"
+    )
+    return (
+        f"ctxkeep verification gate: {files} changed since the last test, build or lint run and were not read back "
+        f"or run. Before you finish, {how}, or say why no check applies. This gate blocks once per change "
+        "(CTXKEEP_GATE=off turns it off)."
+    )
 
 
 def _task(conn: HotSession, w: Where) -> tuple[str, int, dict[str, object], list[tuple[str, str, str]]] | None:
@@ -131,14 +138,26 @@ def summary_losses(conn: HotSession, w: Where, summary: str) -> list[Finding]:
 
 def keep_summary(conn: HotSession, w: Where, task_id: str, summary: str, findings: list[Finding]) -> None:
     """Keep the summary as the task's semantic summary, marked as verified or with what it lost."""
-    mark = ("[checked by ctxkeep against the session's records: nothing lost]" if not findings else
-            f"[checked by ctxkeep against the session's records: {len(findings)} loss(es), repaired at session start: "
-            + "; ".join(f"{f.rule} {f.item.text[:80]}" for f in findings[:10]) + "]")
+    mark = (
+        "[checked by ctxkeep against the session's records: nothing lost]"
+        if not findings
+        else f"[checked by ctxkeep against the session's records: {len(findings)} loss(es), repaired at session start: "
+        + "; ".join(f"{f.rule} {f.item.text[:80]}" for f in findings[:10])
+        + "]"
+    )
     conn.keep_summary(task_id, f"{mark}\n{summary}", "client compaction", w.now())
 
 
-def injection(conn: HotSession, w: Where, summary: str | None, budget: int, header: str,
-              session_task_id: str, footer: str = "", measure: Callable[[str], int] = len) -> tuple[str, int]:
+def injection(
+    conn: HotSession,
+    w: Where,
+    summary: str | None,
+    budget: int,
+    header: str,
+    session_task_id: str,
+    footer: str = "",
+    measure: Callable[[str], int] = len,
+) -> tuple[str, int]:
     """What a session start injects (the repair of `summary`, kept as the task's summary, or the records' view
     without one) and how many losses the summary had (0 without one)."""
     from ctxkeep.clients.core.injection import records_view, repair
@@ -172,8 +191,9 @@ def note_compact_view(conn: HotSession, w: Where) -> None:
     conn.put_records([(*_COMPACT_VIEW, "view", w.now(), "", "", "")])
 
 
-def defer_repair(conn: HotSession, w: Where, summary: str, budget: int, header: str,
-                 measure: Callable[[str], int] = len) -> int:
+def defer_repair(
+    conn: HotSession, w: Where, summary: str, budget: int, header: str, measure: Callable[[str], int] = len
+) -> int:
     """Keep the repair of a summary seen only after session start, for the next hook that can add context; when the
     records' view was injected at that session start already, only what the view cannot say (unverified claims).
     Returns how many losses the summary had."""
@@ -182,7 +202,9 @@ def defer_repair(conn: HotSession, w: Where, summary: str, budget: int, header: 
     from ctxkeep.tools.summary_check import check_summary
 
     task = _task(conn, w)
-    findings = check_summary(must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), summary)
+    findings = check_summary(
+        must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), summary
+    )
     viewed = [r for r in load_records(conn, w, ("hook",)) if (r.kind, r.key) == _COMPACT_VIEW]
     worker = str(conn.hook_state()["worker_started_at"] or "")
     if viewed and viewed[0].at >= worker:

@@ -22,7 +22,9 @@ from ctxkeep.text import inline_quote, match_key, one_line
 MAX_GOAL_CHARS = 2_000
 MAX_ITEM_CHARS = 500
 OVERFLOW_MARK = "… "
-Overflow = Callable[[str, list[str]], str]  # (what the list holds, the items left over) -> the ref they are stored under
+Overflow = Callable[
+    [str, list[str]], str
+]  # (what the list holds, the items left over) -> the ref they are stored under
 
 
 def _clean(text: str, limit: int = MAX_ITEM_CHARS) -> str:
@@ -33,14 +35,16 @@ def _is_overflow(item: str) -> bool:
     return item.startswith(OVERFLOW_MARK) and " more " in item and "(ev_" in item
 
 
-def fit(items: list[str], what: str, overflow: Overflow | None, limit: int = MAX_ITEMS, keep: str = "first") -> list[str]:
+def fit(
+    items: list[str], what: str, overflow: Overflow | None, limit: int = MAX_ITEMS, keep: str = "first"
+) -> list[str]:
     """`items` within `limit`: the first (or, `keep="last"`, the latest) kept, the rest stored through `overflow` and
     named on the last line ("… N more … (ref)")."""
     items = [i for i in dict.fromkeys(items) if not _is_overflow(i)]
     if len(items) <= limit or overflow is None:
         return items[:limit] if keep == "first" else items[-limit:]
     cut = len(items) - (limit - 1)
-    kept, rest = (items[:limit - 1], items[limit - 1:]) if keep == "first" else (items[cut:], items[:cut])
+    kept, rest = (items[: limit - 1], items[limit - 1 :]) if keep == "first" else (items[cut:], items[:cut])
     return kept + [f"{OVERFLOW_MARK}{len(rest)} more {what} ({overflow(what, rest)})"]
 
 
@@ -51,8 +55,11 @@ def archived(before: list[str], after: list[str], kind: str) -> list[Dropped]:
         return []
     now = {match_key(i) for i in after}
     ref = marker.rsplit("(", 1)[-1].rstrip(")")
-    return [Dropped(kind=kind, item=item, reason=f"archived to evidence {ref} (the list is over {MAX_ITEMS} items)")  # type: ignore[arg-type]
-            for item in before if not _is_overflow(item) and match_key(item) not in now]
+    return [
+        Dropped(kind=kind, item=item, reason=f"archived to evidence {ref} (the list is over {MAX_ITEMS} items)")  # type: ignore[arg-type]
+        for item in before
+        if not _is_overflow(item) and match_key(item) not in now
+    ]
 
 
 def _accumulated(previous: list[str], new: list[str]) -> list[str]:
@@ -78,35 +85,67 @@ def _dropped(previous: TaskState | None, pending: list[str], completed: list[str
     out = []
     for item in previous.pending:
         if match_key(item) not in now:
-            reason = "the overflow list was rewritten (see the new last line)" if _is_overflow(item) else "no longer on the agent's todo list"
+            reason = (
+                "the overflow list was rewritten (see the new last line)"
+                if _is_overflow(item)
+                else "no longer on the agent's todo list"
+            )
             out.append(Dropped(kind="pending", item=item, reason=reason))
-    out += [Dropped(kind="completed", item=item, reason="the overflow list was rewritten (see the new last line)")
-            for item in previous.completed if _is_overflow(item) and match_key(item) not in now]
+    out += [
+        Dropped(kind="completed", item=item, reason="the overflow list was rewritten (see the new last line)")
+        for item in previous.completed
+        if _is_overflow(item) and match_key(item) not in now
+    ]
     return out
 
 
-def session_state(view: View, previous: TaskState | None, overflow: Overflow | None = None,
-                  client: str = "Claude Code") -> TaskState:
+def session_state(
+    view: View, previous: TaskState | None, overflow: Overflow | None = None, client: str = "Claude Code"
+) -> TaskState:
     """The session task's next state: the previous one carried forward with what the records say now (`client` names
     the goal of a session without a prompt)."""
     goal = previous.goal if previous else _clean(view.goal or "", MAX_GOAL_CHARS) or f"{client} session"
-    constraints = fit(_accumulated(list(previous.constraints) if previous else [], [_clean(i) for i in view.instructions]),
-                      "constraints", overflow)
+    constraints = fit(
+        _accumulated(list(previous.constraints) if previous else [], [_clean(i) for i in view.instructions]),
+        "constraints",
+        overflow,
+    )
     pending = fit([_clean(p) for p in view.pending], "pending items (each still pending)", overflow)
     done = [_clean(d) for d in view.done] + [_clean(f"Edited {path}") for path in view.edits]
-    completed = fit(_accumulated([c for c in (previous.completed if previous else []) if not _is_overflow(c)], done),
-                    "completed items", overflow, keep="last")
+    completed = fit(
+        _accumulated([c for c in (previous.completed if previous else []) if not _is_overflow(c)], done),
+        "completed items",
+        overflow,
+        keep="last",
+    )
     completed = [c for c in completed if match_key(c) not in {match_key(p) for p in pending}]
     return TaskState(
-        goal=goal, constraints=constraints, pending=pending, completed=completed,
+        goal=goal,
+        constraints=constraints,
+        pending=pending,
+        completed=completed,
         plan=fit([_clean(s) for s in view.plan], "plan steps", overflow) or (list(previous.plan) if previous else []),
-        dropped=(_dropped(previous, pending, completed) + (archived(previous.completed, completed, "completed") + archived(
-            previous.pending, pending, "pending") if previous else []))[:MAX_ITEMS], next_action=_next_action(view),
-        open_questions=[_clean(f"Error still open after {inline_quote(e.key, 80)}: {inline_quote(e.text, 300)}") for e in view.errors],
-        extra={"source": "session records", "spec_rules": [{"rule": _clean(r.text), "source": r.source, "ref": r.ref}
-                                                          for r in view.rules[:50]],
-               "latest_requests": [_clean(p) for p in view.prompts[-5:]], "branch": view.branch,
-               "uncommitted": view.uncommitted[:50], "unverified": view.unverified[:50]},
+        dropped=(
+            _dropped(previous, pending, completed)
+            + (
+                archived(previous.completed, completed, "completed") + archived(previous.pending, pending, "pending")
+                if previous
+                else []
+            )
+        )[:MAX_ITEMS],
+        next_action=_next_action(view),
+        open_questions=[
+            _clean(f"Error still open after {inline_quote(e.key, 80)}: {inline_quote(e.text, 300)}")
+            for e in view.errors
+        ],
+        extra={
+            "source": "session records",
+            "spec_rules": [{"rule": _clean(r.text), "source": r.source, "ref": r.ref} for r in view.rules[:50]],
+            "latest_requests": [_clean(p) for p in view.prompts[-5:]],
+            "branch": view.branch,
+            "uncommitted": view.uncommitted[:50],
+            "unverified": view.unverified[:50],
+        },
     )
 
 
@@ -120,6 +159,11 @@ def merge_todos(state: TaskState, view: View, overflow: Overflow | None = None) 
     completed = state.completed + [item for item in state.pending if match_key(item) in done]
     pending = fit(pending, "pending items (each still pending)", overflow)
     completed = fit(completed, "completed items", overflow, keep="last")
-    dropped = _dropped(state, pending, completed) + archived(state.completed, completed, "completed") + archived(
-        state.pending, pending, "pending")
-    return TaskState.model_validate({**state.model_dump(), "pending": pending, "completed": completed, "dropped": dropped})
+    dropped = (
+        _dropped(state, pending, completed)
+        + archived(state.completed, completed, "completed")
+        + archived(state.pending, pending, "pending")
+    )
+    return TaskState.model_validate(
+        {**state.model_dump(), "pending": pending, "completed": completed, "dropped": dropped}
+    )

@@ -20,19 +20,30 @@ from ctxkeep.tools.summary_check import Item, carrying_passage
 MAX_INSTRUCTION_CHARS = 300
 MAX_EARLIER_PROMPTS = 8
 MAX_SAID = 12  # the agent's latest messages kept for a view without a summary
-_TRIVIAL = re.compile(r"^(?:continue|go on|go ahead|keep going|carry on|proceed|yes|yep|yeah|ok(?:ay)?|sure|thanks?|thank you|"
-                      r"do it|please do|please continue|next|sounds good|lgtm|great|perfect|cool|y|fine|good)\W*$", re.I)
+_TRIVIAL = re.compile(
+    r"^(?:continue|go on|go ahead|keep going|carry on|proceed|yes|yep|yeah|ok(?:ay)?|sure|thanks?|thank you|"
+    r"do it|please do|please continue|next|sounds good|lgtm|great|perfect|cool|y|fine|good)\W*$",
+    re.I,
+)
 _INSTRUCTION = re.compile(
     r"^(?:no\b|nope\b|stop\b|don'?t\b|do not\b|never\b|always\b|avoid\b|make sure\b|instead\b|actually\b|rather\b|"
     r"remove\b|drop\b|skip\b|revert\b|undo\b)|\b(?:don'?t|do not|never|must|mustn'?t|always|make sure|instead of|avoid|"
     r"should not|shouldn'?t|no need to|too? much|i (?:don'?t|do not) (?:want|like|need)|let'?s not|i'?d rather|i prefer|"
-    r"not (?:so )?useful|unnecessary|keep it|only)\b|不要|别再|不能|必须|禁止|务必", re.I)
+    r"not (?:so )?useful|unnecessary|keep it|only)\b|不要|别再|不能|必须|禁止|务必",
+    re.I,
+)
 _REFERS_BACK = re.compile(r"\b(?:this|that|it|these|those|them|again)\b", re.I)
-_NEGATED_SENTENCE = re.compile(r"\b(?:don'?t|do not|never|must not|mustn'?t|should not|shouldn'?t|avoid|no longer)\b|不要|不能|禁止", re.I)
+_NEGATED_SENTENCE = re.compile(
+    r"\b(?:don'?t|do not|never|must not|mustn'?t|should not|shouldn'?t|avoid|no longer)\b|不要|不能|禁止", re.I
+)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_PLAN_STEP = re.compile(r"^(?:[-*+]|\d+[.)]|- \[[ x]\]|#{2,4}\s+(?:step|phase|part)\b[^:]*:?)\s*(.+)$", re.I)  # top-level steps only
-_UNCOMMITTED = (r"\b(?:not|n't|never)\s+(?:yet\s+)?(?:been\s+)?(?:committed|pushed|commit)\b|\buncommitted\b|\bunpushed\b|"
-                r"\bnothing\s+(?:is\s+|has\s+been\s+|was\s+)?(?:yet\s+)?committed\b|\bno\s+(?:git\s+)?commits?\s+(?:yet|made|so far)\b")
+_PLAN_STEP = re.compile(
+    r"^(?:[-*+]|\d+[.)]|- \[[ x]\]|#{2,4}\s+(?:step|phase|part)\b[^:]*:?)\s*(.+)$", re.I
+)  # top-level steps only
+_UNCOMMITTED = (
+    r"\b(?:not|n't|never)\s+(?:yet\s+)?(?:been\s+)?(?:committed|pushed|commit)\b|\buncommitted\b|\bunpushed\b|"
+    r"\bnothing\s+(?:is\s+|has\s+been\s+|was\s+)?(?:yet\s+)?committed\b|\bno\s+(?:git\s+)?commits?\s+(?:yet|made|so far)\b"
+)
 _CHECK_OPEN = r"(?:{kind}\w*)\W+(?:\w+\W+){{0,8}}?(?:fail|not (?:yet )?(?:run|pass)|pending|need|re-?run|broken|red)|(?:fail|run|re-?run)\w*\W+(?:\w+\W+){{0,6}}?{kind}"
 _CHECK_WORDS = {"test": "test", "build": "(?:build|compil)", "lint": "(?:lint|credo|ruff|vet|format)"}
 
@@ -122,7 +133,9 @@ def derive(records: list[Record]) -> View:
     view.prompts = real
     view.goal = real[0] if real else None
     view.request = real[-1] if len(real) > 1 else None
-    view.instructions = list(dict.fromkeys(i for n, p in enumerate(real[1:], 1) for i in _in_context(instructions_of(p), p, real[n - 1])))
+    view.instructions = list(
+        dict.fromkeys(i for n, p in enumerate(real[1:], 1) for i in _in_context(instructions_of(p), p, real[n - 1]))
+    )
     view.instructions += [i for i in instructions_of(real[0]) if i not in view.instructions] if real else []
     rules = sorted((r for r in records if r.kind == "rule"), key=lambda r: r.at, reverse=True)  # the latest spec first
     view.rules = [r for r in rules if is_negated_rule(r.text)] + [r for r in rules if not is_negated_rule(r.text)]
@@ -130,7 +143,9 @@ def derive(records: list[Record]) -> View:
     view.done = [item for item, status in todos if status == "completed"]
     view.pending = [item for item, status in todos if status != "completed"]
     view.plan = _plan_steps(records)
-    view.pending += [s for s in view.plan if carrying_passage(s, view.done) is None and carrying_passage(s, view.pending) is None]
+    view.pending += [
+        s for s in view.plan if carrying_passage(s, view.done) is None and carrying_passage(s, view.pending) is None
+    ]
     _work_state(view, records)
     said = sorted((r for r in records if r.kind == "said"), key=lambda r: r.at)
     view.said = [r.text for r in said[-MAX_SAID:]]
@@ -150,20 +165,37 @@ def state_items(view: View) -> list[Item]:
     items: list[Item] = []
     if view.uncommitted:
         what = "Nothing is committed yet" if not view.committed else "Work since the last commit is not committed"
-        items.append(Item("state", f"{what}: {len(view.uncommitted)} file(s) edited since ({_files(view.uncommitted)})",
-                          value=_UNCOMMITTED, source="git"))
+        items.append(
+            Item(
+                "state",
+                f"{what}: {len(view.uncommitted)} file(s) edited since ({_files(view.uncommitted)})",
+                value=_UNCOMMITTED,
+                source="git",
+            )
+        )
     for check in view.checks:
         kind = check.key.split(":", 1)[0]
         if check.status == "failed":
-            items.append(Item("state", f"The latest {kind} run failed: `{one_line(check.text, 120)}`"
-                              + (f" ({check.source})" if check.source else ""), value=_CHECK_OPEN.format(kind=_CHECK_WORDS[kind]),
-                              source="check", ref=check.ref or None))
+            items.append(
+                Item(
+                    "state",
+                    f"The latest {kind} run failed: `{one_line(check.text, 120)}`"
+                    + (f" ({check.source})" if check.source else ""),
+                    value=_CHECK_OPEN.format(kind=_CHECK_WORDS[kind]),
+                    source="check",
+                    ref=check.ref or None,
+                )
+            )
     if view.unverified and view.edits:
         ran = [c for c in view.checks if c.key.startswith("test:")]
         what = "No test run since these edits" if ran else "No test was run in this session"
-        items.append(Item("state", f"{what}: {_files(view.unverified)}", value=_CHECK_OPEN.format(kind="test"), source="check"))
+        items.append(
+            Item("state", f"{what}: {_files(view.unverified)}", value=_CHECK_OPEN.format(kind="test"), source="check")
+        )
     for error in view.errors:
-        items.append(Item("state", f"Error still open ({error.key}): {error.text}", source="tool", ref=error.ref or None))
+        items.append(
+            Item("state", f"Error still open ({error.key}): {error.text}", source="tool", ref=error.ref or None)
+        )
     return items
 
 
@@ -207,7 +239,16 @@ def task_items(state: dict[str, object], intents: list[tuple[str, str, str]], ta
     for f in facts if isinstance(facts, list) else []:
         if isinstance(f, dict) and f.get("critical", True) and "value" in f:
             unit = f" {f['unit']}" if f.get("unit") else ""
-            items.append(Item("fact", f"{f.get('key')} = {f['value']}{unit}", value=value_key(f["value"]), source="task fact"))
-    items += [Item("state", f"Side effect journaled without a result: {key} ({action} → {target}); look it up before "
-                   "retrying", value=re.escape(key), source="journal") for key, action, target in intents]
+            items.append(
+                Item("fact", f"{f.get('key')} = {f['value']}{unit}", value=value_key(f["value"]), source="task fact")
+            )
+    items += [
+        Item(
+            "state",
+            f"Side effect journaled without a result: {key} ({action} → {target}); look it up before retrying",
+            value=re.escape(key),
+            source="journal",
+        )
+        for key, action, target in intents
+    ]
     return items

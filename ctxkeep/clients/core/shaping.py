@@ -21,8 +21,17 @@ else:
     from ctxkeep.named_tuple import NamedTuple
 
 DEFAULT_LIMITS = {"shell": 4_096, "grep": 15, "listing": 25, "web": 10_240, "mcp": 8_192, "read": 10_240}
-_FAMILY = {"Bash": "shell", "BashOutput": "shell", "KillShell": "shell", "Grep": "grep", "Glob": "listing", "LS": "listing",
-           "WebFetch": "web", "WebSearch": "web", "Read": "read"}
+_FAMILY = {
+    "Bash": "shell",
+    "BashOutput": "shell",
+    "KillShell": "shell",
+    "Grep": "grep",
+    "Glob": "listing",
+    "LS": "listing",
+    "WebFetch": "web",
+    "WebSearch": "web",
+    "Read": "read",
+}
 _COUNTED = {"grep": "matches", "listing": "entries"}  # limits counted in lines; the others in UTF-8 bytes
 _OWN_SERVER = "ctxkeep"
 
@@ -51,8 +60,11 @@ def shaping_from_env(env: Mapping[str, str]) -> Shaping:
         name, _, value = part.partition("=")
         if name.strip() in limits and value.strip().isdigit() and int(value) > 0:
             limits[name.strip()] = int(value)
-    return Shaping(env.get("CTXKEEP_SHAPE", "on").strip().lower() not in ("off", "0", "false", "no"),
-                   env.get("CTXKEEP_SHAPE_READ", "").strip().lower() in ("1", "on", "true", "yes"), limits)
+    return Shaping(
+        env.get("CTXKEEP_SHAPE", "on").strip().lower() not in ("off", "0", "false", "no"),
+        env.get("CTXKEEP_SHAPE_READ", "").strip().lower() in ("1", "on", "true", "yes"),
+        limits,
+    )
 
 
 def family_of(tool: str, server: str = _OWN_SERVER) -> str | None:
@@ -72,15 +84,19 @@ def over_limit(family: str, text: str, shaping: Shaping) -> bool:
 
 
 def _call(ref: str, lines: int) -> str:
-    return (f'evidence_get(ref="{ref}", mode="lines", start=1, end={min(lines, 200)}) for lines, or mode="grep" with a '
-            'pattern, or mode="full"')
+    return (
+        f'evidence_get(ref="{ref}", mode="lines", start=1, end={min(lines, 200)}) for lines, or mode="grep" with a '
+        'pattern, or mode="full"'
+    )
 
 
 def view_text(offload_ref: str, content: str, preview: str, tool: str, lines: int, size: int) -> str:
     shown = len(preview.splitlines())
-    return (f"[ctxkeep: the full output of {tool} ({size:,} bytes, {lines:,} lines) is stored as evidence {offload_ref}; "
-            f"below is a shaped view ({shown:,} lines).]\n{preview}\n"
-            f"[ctxkeep: the rest is not lost. Fetch it with {_call(offload_ref, lines)}.]")
+    return (
+        f"[ctxkeep: the full output of {tool} ({size:,} bytes, {lines:,} lines) is stored as evidence {offload_ref}; "
+        f"below is a shaped view ({shown:,} lines).]\n{preview}\n"
+        f"[ctxkeep: the rest is not lost. Fetch it with {_call(offload_ref, lines)}.]"
+    )
 
 
 def offload(project: str, task_id: str, tool: str, family: str, raw: str) -> Offload:
@@ -96,7 +112,9 @@ def offload(project: str, task_id: str, tool: str, family: str, raw: str) -> Off
     ref = evidence_ref(project, hashlib.sha256(data).hexdigest(), "tool_result", tool, None, task_id)
     lines = content.count("\n") + (0 if content == "" or content.endswith("\n") else 1)
     preview = shape_tool_output(content, "tool_result", tool)
-    return Offload(ref, content, redactions, view_text(ref, content, preview, tool, lines, len(data)), family, lines, len(data))
+    return Offload(
+        ref, content, redactions, view_text(ref, content, preview, tool, lines, len(data)), family, lines, len(data)
+    )
 
 
 def compressed(content: str) -> bytes:

@@ -32,7 +32,10 @@ async def copy_back(scope: Scope, session_id: str) -> str:
         return ""
     async with scope.spool.transaction() as spool:
         await spool.sessions.put(scope.project, binding)
-        if latest is not None and await spool.checkpoints.get(scope.project, binding.task_id, latest[0].version) is None:
+        if (
+            latest is not None
+            and await spool.checkpoints.get(scope.project, binding.task_id, latest[0].version) is None
+        ):
             await spool.checkpoints.insert(scope.project, latest[0])
         await _copy_intents(spool, scope.project, intents)
     return f"spool: {binding.task_id} v{latest[0].version if latest else 0} copied back"
@@ -47,11 +50,20 @@ async def _push_summaries(scope: Scope) -> int:
     async with scope.store.transaction() as tx:
         for row in kept:
             held = await tx.digests.get(scope.project, row.task_id)
-            if held is not None and (held.summary == row.summary or (held.summary is not None and held.updated_at >= row.updated_at)):
+            if held is not None and (
+                held.summary == row.summary or (held.summary is not None and held.updated_at >= row.updated_at)
+            ):
                 continue
-            await tx.digests.put(scope.project, DigestRow(row.task_id, held.digest if held else row.digest, row.summary,
-                                                          held.source if held else row.source,
-                                                          max(held.updated_at, row.updated_at) if held else row.updated_at))
+            await tx.digests.put(
+                scope.project,
+                DigestRow(
+                    row.task_id,
+                    held.digest if held else row.digest,
+                    row.summary,
+                    held.source if held else row.source,
+                    max(held.updated_at, row.updated_at) if held else row.updated_at,
+                ),
+            )
             pushed += 1
     return pushed
 

@@ -51,11 +51,17 @@ class Reading:
         """A finished tool call: its records, the task it saved (ctxkeep's checkpoint_save), and the call and its
         result as messages."""
         self.records += capture.from_tool(event, self.known)
-        if server_tool == ("ctxkeep", SAVE_TOOL) and isinstance(event.input.get("task_id"), str) and event.input["task_id"].strip():
+        if (
+            server_tool == ("ctxkeep", SAVE_TOOL)
+            and isinstance(event.input.get("task_id"), str)
+            and event.input["task_id"].strip()
+        ):
             self.bound_task = event.input["task_id"].strip()
         self._message("assistant", [{"type": "tool_use", "id": event.use_id, "name": event.name, "input": event.input}])
-        self._message("user", [{"type": "tool_result", "tool_use_id": event.use_id, "content": event.output,
-                                "is_error": event.is_error}])
+        self._message(
+            "user",
+            [{"type": "tool_result", "tool_use_id": event.use_id, "content": event.output, "is_error": event.is_error}],
+        )
 
     def _message(self, role: str, blocks: list[dict[str, Any]]) -> None:
         last = self.messages[-1] if self.messages else None
@@ -98,8 +104,11 @@ def text_parts(content: Any, kinds: Sequence[str] = ("text", "input_text", "outp
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict)
-                         and (b.get("type") in kinds or ("type" not in b and isinstance(b.get("text"), str))))
+        return "\n".join(
+            str(b.get("text") or "")
+            for b in content
+            if isinstance(b, dict) and (b.get("type") in kinds or ("type" not in b and isinstance(b.get("text"), str)))
+        )
     return ""
 
 

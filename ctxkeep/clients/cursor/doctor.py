@@ -15,5 +15,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     for scope in SCOPES:
         base = folder(scope, project, env)
         fix = "ctxkeep install cursor" + (" --scope user" if scope == "user" else "")
-        found += installed_checks("cursor", TITLE, scope, (base / "mcp.json", "mcpServers"), base / "hooks.json", EVENTS, fix)
+        found += installed_checks(
+            "cursor", TITLE, scope, (base / "mcp.json", "mcpServers"), base / "hooks.json", EVENTS, fix
+        )
     return found

@@ -28,8 +28,17 @@ if TYPE_CHECKING:
 
 CLIENT = "cursor"
 TASK_PREFIX = "cursor-"
-OWN_TOOLS = ("checkpoint_save", "checkpoint_load", "checkpoint_list", "evidence_put", "evidence_get", "evidence_search",
-             "compress_history", "verify_checkpoint", "build_working_set")
+OWN_TOOLS = (
+    "checkpoint_save",
+    "checkpoint_load",
+    "checkpoint_list",
+    "evidence_put",
+    "evidence_get",
+    "evidence_search",
+    "compress_history",
+    "verify_checkpoint",
+    "build_working_set",
+)
 SESSION_KEYS = ("conversation_id", "session_id")
 
 
@@ -48,7 +57,9 @@ def before_submit_prompt(conn: HotSession, w: Where, data: dict[str, Any]) -> ev
 
 def after_shell(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
     command = str(data.get("command") or "")
-    event = ToolEvent("Bash", {"command": command}, str(data.get("output") or ""), False, _use_id(data, command), w.now())
+    event = ToolEvent(
+        "Bash", {"command": command}, str(data.get("output") or ""), False, _use_id(data, command), w.now()
+    )
     return None, events.tool(conn, w, event, TASK_PREFIX)[1]
 
 
@@ -62,8 +73,14 @@ def after_mcp(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
     server = "ctxkeep" if tool in OWN_TOOLS else "cursor-mcp"  # Cursor does not say which server a tool is from
     result = data.get("result_json")
     output = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False) if result is not None else ""
-    event = ToolEvent(f"mcp__{server}__{tool}", given if isinstance(given, dict) else {}, output, False,
-                      _use_id(data, f"{tool}{raw}"), w.now())
+    event = ToolEvent(
+        f"mcp__{server}__{tool}",
+        given if isinstance(given, dict) else {},
+        output,
+        False,
+        _use_id(data, f"{tool}{raw}"),
+        w.now(),
+    )
     return None, events.tool(conn, w, event, TASK_PREFIX)[1]
 
 
@@ -82,13 +99,26 @@ def stop(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
 
 
 HANDLERS: dict[str, events.Handler] = {
-    "sessionStart": session_start, "beforeSubmitPrompt": before_submit_prompt, "afterShellExecution": after_shell,
-    "afterMCPExecution": after_mcp, "afterFileEdit": after_file_edit, "stop": stop,
+    "sessionStart": session_start,
+    "beforeSubmitPrompt": before_submit_prompt,
+    "afterShellExecution": after_shell,
+    "afterMCPExecution": after_mcp,
+    "afterFileEdit": after_file_edit,
+    "stop": stop,
 }
 FALLBACK = {"beforeSubmitPrompt": {"continue": True}}
 
 
 def run(event: str, stdin: IO[bytes], stdout: IO[str], env: Mapping[str, str]) -> int:
     """One Cursor hook event; always 0."""
-    return events.run(CLIENT, HANDLERS, event, stdin, stdout, env, SESSION_KEYS, FALLBACK.get(event),
-                      lambda data: events.first_root(data, "workspace_roots", "cwd"))
+    return events.run(
+        CLIENT,
+        HANDLERS,
+        event,
+        stdin,
+        stdout,
+        env,
+        SESSION_KEYS,
+        FALLBACK.get(event),
+        lambda data: events.first_root(data, "workspace_roots", "cwd"),
+    )

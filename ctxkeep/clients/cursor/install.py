@@ -55,16 +55,25 @@ def folder(scope: Scope, project: Path, env: Mapping[str, str]) -> Path:
     return (Path(env.get("HOME") or Path.home()) if scope == "user" else project) / ".cursor"
 
 
-def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str],
-         executable: str) -> list[FileChange]:
+def plan(
+    action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], executable: str
+) -> list[FileChange]:
     base = folder(scope, project, env)
     command = PORTABLE_COMMAND if scope == "project" else executable
     if action == "install":
-        return [installed(base / "mcp.json", add_server(command, server)),
-                installed(base / "hooks.json", add_hooks(command, CLIENT, EVENTS, entry, skeleton=SKELETON))]
-    return [uninstalled(base / "mcp.json", remove_server(server)),
-            uninstalled(base / "hooks.json", remove_hooks(CLIENT, EVENTS, entry, skeleton=SKELETON))]
+        return [
+            installed(base / "mcp.json", add_server(command, server)),
+            installed(base / "hooks.json", add_hooks(command, CLIENT, EVENTS, entry, skeleton=SKELETON)),
+        ]
+    return [
+        uninstalled(base / "mcp.json", remove_server(server)),
+        uninstalled(base / "hooks.json", remove_hooks(CLIENT, EVENTS, entry, skeleton=SKELETON)),
+    ]
 
 
 def notes(action: str, scope: Scope, project: Path) -> list[str]:
-    return ["Cursor asks once before it starts a new MCP server: enable ctxkeep in Settings > MCP."] if action == "install" else []
+    return (
+        ["Cursor asks once before it starts a new MCP server: enable ctxkeep in Settings > MCP."]
+        if action == "install"
+        else []
+    )

@@ -31,7 +31,7 @@ def _time(stamp: Any, fallback: str) -> str:
 def _server_tool(name: str) -> tuple[str, str] | None:
     """(server, tool) of `mcp_<server>_<tool>` (ctxkeep's own name known; else the server ends at the next `_`)."""
     if name.startswith("mcp_ctxkeep_"):
-        return "ctxkeep", name[len("mcp_ctxkeep_"):]
+        return "ctxkeep", name[len("mcp_ctxkeep_") :]
     if name.startswith("mcp_") and "_" in name[4:]:
         server, _, tool = name[4:].partition("_")
         return server, tool
@@ -69,9 +69,19 @@ def _message(reading: Reading, message: dict[str, Any], cwd: str | None, at: str
             if isinstance(call, dict) and isinstance(call.get("name"), str):
                 output, failed = _result_text(call.get("result"))
                 failed = failed or call.get("status") not in (None, "success")
-                reading.tool(tool_event(call["name"], call.get("args"), output, failed, str(call.get("id") or ""),
-                                        _time(call.get("timestamp"), at), cwd, _server_tool(call["name"])),
-                             _server_tool(call["name"]))
+                reading.tool(
+                    tool_event(
+                        call["name"],
+                        call.get("args"),
+                        output,
+                        failed,
+                        str(call.get("id") or ""),
+                        _time(call.get("timestamp"), at),
+                        cwd,
+                        _server_tool(call["name"]),
+                    ),
+                    _server_tool(call["name"]),
+                )
 
 
 def _unique(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

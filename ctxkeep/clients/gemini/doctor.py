@@ -39,7 +39,9 @@ def folder_trust(project: Path, env: Mapping[str, str], user: dict[str, Any] | N
     for path, level in rules.items():
         base = Path(os.path.realpath(path))
         covered = base.parent if level == "TRUST_PARENT" else base
-        if (level == "DO_NOT_TRUST" and real == base) or (level in TRUSTED and (real == covered or covered in real.parents)):
+        if (level == "DO_NOT_TRUST" and real == base) or (
+            level in TRUSTED and (real == covered or covered in real.parents)
+        ):
             if best is None or len(str(covered)) > best[0]:
                 best = (len(str(covered)), str(level), path)
     return f"trusted by {best[2]}: {best[1]}" if best and best[1] in TRUSTED else None
@@ -53,7 +55,9 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
         path = settings_path(scope, project, env)
         data = json_file(path) if path.exists() else None
         if path.exists() and data is None:
-            found_checks.append(Check(f"gemini settings ({scope})", "fail", f"{path} is not a JSON object: Gemini ignores it"))
+            found_checks.append(
+                Check(f"gemini settings ({scope})", "fail", f"{path} is not a JSON object: Gemini ignores it")
+            )
             continue
         servers = (data or {}).get("mcpServers")
         server = servers.get("ctxkeep") if isinstance(servers, dict) else None
@@ -62,15 +66,30 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
             continue
         if isinstance(server, dict):
             found_checks.append(resolves(f"gemini server ({scope})", str(server.get("command", "")), CLIENT))
-        found_checks += [resolves(f"gemini {event} hook ({scope})", command, CLIENT) for event, command in hooks.items()]
+        found_checks += [
+            resolves(f"gemini {event} hook ({scope})", command, CLIENT) for event, command in hooks.items()
+        ]
         missing = [e for e in EVENTS if e not in hooks]
         if missing:
-            found_checks.append(Check(f"gemini hooks ({scope})", "warn", f"not installed: {', '.join(missing)} "
-                                      f"(ctxkeep install gemini{' --scope project' if scope == 'project' else ''})"))
+            found_checks.append(
+                Check(
+                    f"gemini hooks ({scope})",
+                    "warn",
+                    f"not installed: {', '.join(missing)} "
+                    f"(ctxkeep install gemini{' --scope project' if scope == 'project' else ''})",
+                )
+            )
     if found_checks:
         why = folder_trust(project, env, user)
-        found_checks.append(Check("gemini folder trust", "ok", why) if why else Check(
-            "gemini folder trust", "warn", f"Gemini CLI does not trust {project} yet: it ignores ctxkeep's project settings "
-            f"there and a headless run exits with code 55. Start `gemini` in {project} and choose to trust the folder, or "
-            f'add "{project}": "TRUST_FOLDER" to {trusted_folders(env)}'))
+        found_checks.append(
+            Check("gemini folder trust", "ok", why)
+            if why
+            else Check(
+                "gemini folder trust",
+                "warn",
+                f"Gemini CLI does not trust {project} yet: it ignores ctxkeep's project settings "
+                f"there and a headless run exits with code 55. Start `gemini` in {project} and choose to trust the folder, or "
+                f'add "{project}": "TRUST_FOLDER" to {trusted_folders(env)}',
+            )
+        )
     return found_checks

@@ -79,7 +79,7 @@ def new_snapshot(conn: HotSession, w: Where, data: Mapping[str, Any]) -> str | N
     conn.set_hook_state(transcript_size=size)
     if begin < 0:
         return None
-    raw = chunk[begin + len(_OPEN):end].decode("utf-8", "replace")
+    raw = chunk[begin + len(_OPEN) : end].decode("utf-8", "replace")
     try:
         summary = str(json.loads(f'"{raw}"'))  # it sits inside a JSON string
     except ValueError:
@@ -96,7 +96,9 @@ def _with_repair(conn: HotSession, w: Where, data: Mapping[str, Any], event: str
     text, said = events.start_context(conn, w, summary, TASK_PREFIX, events.REPAIR_CHARS, _shown)
     if not text:
         return None, "; ".join(n for n in (note, said) if n)
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, "; ".join(n for n in (note, said) if n)
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, "; ".join(
+        n for n in (note, said) if n
+    )
 
 
 def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
@@ -119,11 +121,25 @@ def after_tool(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply
     response = data.get("tool_response")
     name = str(data.get("tool_name") or "tool")
     shown = response.get("returnDisplay") if isinstance(response, dict) else None
-    event = tool_event(name, data.get("tool_input"), output_text(response), bool(isinstance(response, dict) and response.get("error")),
-                       str(data.get("tool_use_id") or f"{name}:{w.now()}"), w.now(), data.get("cwd"),
-                       mcp_of(name, data.get("mcp_context")), shown.get("filePath") if isinstance(shown, dict) else None)
+    event = tool_event(
+        name,
+        data.get("tool_input"),
+        output_text(response),
+        bool(isinstance(response, dict) and response.get("error")),
+        str(data.get("tool_use_id") or f"{name}:{w.now()}"),
+        w.now(),
+        data.get("cwd"),
+        mcp_of(name, data.get("mcp_context")),
+        shown.get("filePath") if isinstance(shown, dict) else None,
+    )
     _, note = events.tool(conn, w, event, TASK_PREFIX)
-    return _with_repair(conn, w, data, "AfterTool", note + (" (kept in the context: Gemini cannot replace a tool output)" if note else ""))
+    return _with_repair(
+        conn,
+        w,
+        data,
+        "AfterTool",
+        note + (" (kept in the context: Gemini cannot replace a tool output)" if note else ""),
+    )
 
 
 def after_agent(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
@@ -139,7 +155,10 @@ def session_end(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Repl
 
 
 HANDLERS: dict[str, events.Handler] = {
-    "SessionStart": session_start, "BeforeAgent": before_agent, "AfterTool": after_tool, "AfterAgent": after_agent,
+    "SessionStart": session_start,
+    "BeforeAgent": before_agent,
+    "AfterTool": after_tool,
+    "AfterAgent": after_agent,
     "SessionEnd": session_end,
 }
 

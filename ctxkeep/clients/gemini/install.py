@@ -36,10 +36,10 @@ SCOPES: tuple[Scope, ...] = ("user", "project")
 EVENTS = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd")
 LISTING = {
     "files": "~/.gemini/settings.json (user) or .gemini/settings.json (project): mcpServers.ctxkeep and hooks; "
-             "the folder must be trusted either way",
+    "the folder must be trusted either way",
     "events": "SessionStart, BeforeAgent, AfterTool, AfterAgent, SessionEnd",
     "injects": "SessionStart additionalContext: the records' view (9,000 characters, counted with Gemini's HTML "
-               "escapes); after a compression, the repair of its <state_snapshot> (4,000) on the next BeforeAgent or AfterTool",
+    "escapes); after a compression, the repair of its <state_snapshot> (4,000) on the next BeforeAgent or AfterTool",
     "offload": "large outputs go to evidence but stay in the context (Gemini 0.61 ignores tool_output)",
     "gate": "AfterAgent denies once (decision deny)",
     "missing": "no hook after compression and PreCompress has no summary (the snapshot is read from the chat file)",
@@ -48,7 +48,12 @@ LISTING = {
 
 def entry(executable: str, event: str) -> dict[str, Any]:
     """One hook group as Gemini's settings take it (a tool matcher for AfterTool; timeouts in milliseconds)."""
-    hook = {"name": f"ctxkeep-{event}", "type": "command", "command": hook_command(executable, CLIENT, event), "timeout": 30_000}
+    hook = {
+        "name": f"ctxkeep-{event}",
+        "type": "command",
+        "command": hook_command(executable, CLIENT, event),
+        "timeout": 30_000,
+    }
     return {"matcher": "*", "hooks": [hook]} if event == "AfterTool" else {"hooks": [hook]}
 
 
@@ -60,8 +65,9 @@ def settings_path(scope: Scope, project: Path, env: Mapping[str, str]) -> Path:
     return (gemini_home(env) if scope == "user" else project / ".gemini") / "settings.json"
 
 
-def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str],
-         executable: str) -> list[FileChange]:
+def plan(
+    action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], executable: str
+) -> list[FileChange]:
     """The change to the scope's settings.json, server and hooks in one file (nothing is written)."""
     path = settings_path(scope, project, env)
     command = PORTABLE_COMMAND if scope == "project" else executable
@@ -73,5 +79,7 @@ def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, e
 def notes(action: str, scope: Scope, project: Path) -> list[str]:
     if action != "install":
         return []
-    return [f"Gemini CLI loads ctxkeep in {project} only once the folder is trusted: start `gemini` there and trust it, or "
-            f'add "{project}": "TRUST_FOLDER" to ~/.gemini/trustedFolders.json (`ctxkeep doctor` checks).']
+    return [
+        f"Gemini CLI loads ctxkeep in {project} only once the folder is trusted: start `gemini` there and trust it, or "
+        f'add "{project}": "TRUST_FOLDER" to ~/.gemini/trustedFolders.json (`ctxkeep doctor` checks).'
+    ]

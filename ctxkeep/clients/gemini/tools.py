@@ -18,9 +18,19 @@ TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.
 if TYPE_CHECKING:
     from typing import Any
 
-_CORE = {"run_shell_command": "Bash", "read_file": "Read", "write_file": "Write", "replace": "Edit",
-         "grep_search": "Grep", "search_file_content": "Grep", "glob": "Glob", "list_directory": "LS",
-         "web_fetch": "WebFetch", "google_web_search": "WebSearch", "write_todos": "TodoWrite"}
+_CORE = {
+    "run_shell_command": "Bash",
+    "read_file": "Read",
+    "write_file": "Write",
+    "replace": "Edit",
+    "grep_search": "Grep",
+    "search_file_content": "Grep",
+    "glob": "Glob",
+    "list_directory": "LS",
+    "web_fetch": "WebFetch",
+    "google_web_search": "WebSearch",
+    "write_todos": "TodoWrite",
+}
 _UNTRUSTED = re.compile(r"^<untrusted_context>\n?(.*?)\n?</untrusted_context>", re.DOTALL)
 _HOOK_CONTEXT = re.compile(r"\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
 _EXIT = re.compile(r"^Exit Code: (\d+)", re.MULTILINE)
@@ -42,12 +52,29 @@ def output_text(response: Any) -> str:
 
 def _todos(given: Mapping[str, Any]) -> dict[str, Any]:
     todos = given.get("todos")
-    return {"todos": [{"content": str(t.get("description") or t.get("content") or ""), "status": str(t.get("status") or "pending")}
-                      for t in (todos if isinstance(todos, list) else []) if isinstance(t, dict)]}
+    return {
+        "todos": [
+            {
+                "content": str(t.get("description") or t.get("content") or ""),
+                "status": str(t.get("status") or "pending"),
+            }
+            for t in (todos if isinstance(todos, list) else [])
+            if isinstance(t, dict)
+        ]
+    }
 
 
-def tool_event(name: str, given: Any, output: str, failed: bool, use_id: str, at: str, cwd: Any,
-               server: tuple[str, str] | None = None, file_path: Any = None) -> ToolEvent:
+def tool_event(
+    name: str,
+    given: Any,
+    output: str,
+    failed: bool,
+    use_id: str,
+    at: str,
+    cwd: Any,
+    server: tuple[str, str] | None = None,
+    file_path: Any = None,
+) -> ToolEvent:
     """One Gemini tool call as the core's: core names and argument keys, file paths absolute (`file_path` is the one
     Gemini reports back, when it does), MCP tools as `mcp__<server>__<tool>`."""
     data: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
@@ -59,7 +86,9 @@ def tool_event(name: str, given: Any, output: str, failed: bool, use_id: str, at
     if core == "TodoWrite":
         data = _todos(data)
     elif core in ("Read", "Write", "Edit"):
-        data["file_path"] = absolute(file_path if isinstance(file_path, str) else data.get("file_path"), cwd) or data.get("file_path")
+        data["file_path"] = absolute(
+            file_path if isinstance(file_path, str) else data.get("file_path"), cwd
+        ) or data.get("file_path")
     if core == "Bash":
         code = _EXIT.findall(output)
         failed = failed or bool(code and code[-1] != "0")
@@ -68,6 +97,10 @@ def tool_event(name: str, given: Any, output: str, failed: bool, use_id: str, at
 
 def mcp_of(name: str, context: Any) -> tuple[str, str] | None:
     """(server, tool) of an MCP call: from the hook's `mcp_context`, else None."""
-    if isinstance(context, dict) and isinstance(context.get("server_name"), str) and isinstance(context.get("tool_name"), str):
+    if (
+        isinstance(context, dict)
+        and isinstance(context.get("server_name"), str)
+        and isinstance(context.get("tool_name"), str)
+    ):
         return context["server_name"], context["tool_name"]
     return None

@@ -32,13 +32,22 @@ TASK_PREFIX = "vscode-"
 SESSION_KEYS = ("sessionId", "session_id")
 _PATH = {"filePath": "file_path", "path": "file_path"}
 TOOLS: events.ToolMap = {
-    "run_in_terminal": ("Bash", {}), "runInTerminal": ("Bash", {}), "runCommands": ("Bash", {}),
-    "read_file": ("Read", _PATH), "readFile": ("Read", _PATH),
-    "create_file": ("Write", _PATH), "createFile": ("Write", _PATH),
-    "replace_string_in_file": ("Edit", _PATH), "multi_replace_string_in_file": ("Edit", _PATH),
-    "insert_edit_into_file": ("Edit", _PATH), "edit_file": ("Edit", _PATH), "editFile": ("Edit", _PATH),
-    "grep_search": ("Grep", {"query": "pattern"}), "file_search": ("Glob", {"query": "pattern"}),
-    "list_dir": ("LS", _PATH), "fetch_webpage": ("WebFetch", {}),
+    "run_in_terminal": ("Bash", {}),
+    "runInTerminal": ("Bash", {}),
+    "runCommands": ("Bash", {}),
+    "read_file": ("Read", _PATH),
+    "readFile": ("Read", _PATH),
+    "create_file": ("Write", _PATH),
+    "createFile": ("Write", _PATH),
+    "replace_string_in_file": ("Edit", _PATH),
+    "multi_replace_string_in_file": ("Edit", _PATH),
+    "insert_edit_into_file": ("Edit", _PATH),
+    "edit_file": ("Edit", _PATH),
+    "editFile": ("Edit", _PATH),
+    "grep_search": ("Grep", {"query": "pattern"}),
+    "file_search": ("Glob", {"query": "pattern"}),
+    "list_dir": ("LS", _PATH),
+    "fetch_webpage": ("WebFetch", {}),
 }
 
 
@@ -55,15 +64,24 @@ def tool_events(data: Mapping[str, Any], w: Where) -> list[ToolEvent]:
     name, given = events.canonical(str(data.get("tool_name") or "tool"), data.get("tool_input"), TOOLS, data.get("cwd"))
     output, use_id = _text(data.get("tool_response")), str(data.get("tool_use_id") or "")
     if name == "editFiles" and isinstance(given.get("files"), list):
-        return [ToolEvent("Edit", {"file_path": events.absolute(f, data.get("cwd")) or f}, output, False, f"{use_id}:{n}", w.now())
-                for n, f in enumerate(given["files"]) if isinstance(f, str)]
+        return [
+            ToolEvent(
+                "Edit", {"file_path": events.absolute(f, data.get("cwd")) or f}, output, False, f"{use_id}:{n}", w.now()
+            )
+            for n, f in enumerate(given["files"])
+            if isinstance(f, str)
+        ]
     return [ToolEvent(name, given, output, False, use_id, w.now())]
 
 
 def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
-    wrapper = events.printed(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}))
+    wrapper = events.printed(
+        json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}})
+    )
     text, note = events.start_context(conn, w, None, TASK_PREFIX, events.MAX_CHARS - wrapper, events.printed)
-    return ({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None), note
+    return (
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None
+    ), note
 
 
 def user_prompt_submit(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
@@ -78,11 +96,17 @@ def stop(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
     reason = events.gate(conn, w, bool(data.get("stop_hook_active")))
     if not reason:
         return None, ""
-    return {"hookSpecificOutput": {"hookEventName": "Stop", "decision": "block", "reason": reason}}, "blocked once: unverified changes"
+    return {
+        "hookSpecificOutput": {"hookEventName": "Stop", "decision": "block", "reason": reason}
+    }, "blocked once: unverified changes"
 
 
-HANDLERS: dict[str, events.Handler] = {"SessionStart": session_start, "UserPromptSubmit": user_prompt_submit,
-                                       "PostToolUse": post_tool_use, "Stop": stop}
+HANDLERS: dict[str, events.Handler] = {
+    "SessionStart": session_start,
+    "UserPromptSubmit": user_prompt_submit,
+    "PostToolUse": post_tool_use,
+    "Stop": stop,
+}
 
 
 def run(event: str, stdin: IO[bytes], stdout: IO[str], env: Mapping[str, str]) -> int:

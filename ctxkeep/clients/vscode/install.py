@@ -37,7 +37,7 @@ LISTING = {
     "files": ".vscode/mcp.json + .github/hooks/ctxkeep.json (project) or the profile's mcp.json + ~/.copilot/hooks/ctxkeep.json (user)",
     "events": ", ".join(EVENTS),
     "injects": "SessionStart additionalContext: the records' view (9,000 characters; VS Code fires it at the first "
-               "prompt with source \"new\", so only a session it resumes under the same id gets records)",
+    'prompt with source "new", so only a session it resumes under the same id gets records)',
     "offload": "large outputs go to evidence but stay in the context (PostToolUse cannot replace them)",
     "gate": "Stop blocks once (hookSpecificOutput.decision block)",
     "missing": "no compaction summary (PreCompact takes no context); not run here: no VS Code, files checked against the docs",
@@ -55,19 +55,31 @@ def server(executable: str) -> dict[str, Any]:
 def paths(scope: Scope, project: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
     """(mcp.json, ctxkeep's hooks file) of a scope."""
     if scope == "user":
-        return vscode_user_dir(env) / "mcp.json", Path(env.get("HOME") or Path.home()) / ".copilot" / "hooks" / "ctxkeep.json"
+        return vscode_user_dir(env) / "mcp.json", Path(
+            env.get("HOME") or Path.home()
+        ) / ".copilot" / "hooks" / "ctxkeep.json"
     return project / ".vscode" / "mcp.json", project / ".github" / "hooks" / "ctxkeep.json"
 
 
-def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str],
-         executable: str) -> list[FileChange]:
+def plan(
+    action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], executable: str
+) -> list[FileChange]:
     mcp, hooks = paths(scope, project, env)
     command = PORTABLE_COMMAND if scope == "project" else executable
     if action == "install":
-        return [installed(mcp, add_server(command, server, "servers")), installed(hooks, add_hooks(command, CLIENT, EVENTS, entry))]
+        return [
+            installed(mcp, add_server(command, server, "servers")),
+            installed(hooks, add_hooks(command, CLIENT, EVENTS, entry)),
+        ]
     return [uninstalled(mcp, remove_server(server, "servers")), uninstalled(hooks, remove_hooks(CLIENT, EVENTS, entry))]
 
 
 def notes(action: str, scope: Scope, project: Path) -> list[str]:
-    return ["VS Code asks you to trust the ctxkeep server the first time it starts it; hooks need agent mode and "
-            "`chat.hookFilesLocations` left at its default."] if action == "install" else []
+    return (
+        [
+            "VS Code asks you to trust the ctxkeep server the first time it starts it; hooks need agent mode and "
+            "`chat.hookFilesLocations` left at its default."
+        ]
+        if action == "install"
+        else []
+    )

@@ -15,10 +15,17 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     for scope in SCOPES:
         mcp, hooks, rules = paths(scope, project, env)
         fix = "ctxkeep install windsurf" + (" --scope project" if scope == "project" else "")
-        lines = installed_checks("windsurf", TITLE, scope, (mcp, "mcpServers") if scope == "user" else None, hooks, EVENTS, fix)
+        lines = installed_checks(
+            "windsurf", TITLE, scope, (mcp, "mcpServers") if scope == "user" else None, hooks, EVENTS, fix
+        )
         if rules is not None and lines:
             present = rules.exists() and rules.read_text(encoding="utf-8", errors="replace") == RULES
-            lines.append(Check("windsurf rules (project)", "ok" if present else "warn",
-                               str(rules) if present else f"{rules} is missing or changed ({fix})"))
+            lines.append(
+                Check(
+                    "windsurf rules (project)",
+                    "ok" if present else "warn",
+                    str(rules) if present else f"{rules} is missing or changed ({fix})",
+                )
+            )
         found += lines
     return found

@@ -39,7 +39,9 @@ def _cwd(data: Mapping[str, Any]) -> str | None:
     return cwd if isinstance(cwd, str) else None
 
 
-def _record(conn: HotSession, w: Where, data: Mapping[str, Any], name: str, given: dict[str, Any], output: str = "") -> events.Reply:
+def _record(
+    conn: HotSession, w: Where, data: Mapping[str, Any], name: str, given: dict[str, Any], output: str = ""
+) -> events.Reply:
     use_id = f"{data.get('execution_id') or ''}:{digest(name + str(given))}"
     return None, events.tool(conn, w, ToolEvent(name, given, output, False, use_id, w.now()), TASK_PREFIX)[1]
 
@@ -67,12 +69,22 @@ def post_mcp_tool_use(conn: HotSession, w: Where, data: dict[str, Any]) -> event
     name = f"mcp__{info.get('mcp_server_name') or 'mcp'}__{info.get('mcp_tool_name') or 'tool'}"
     given = info.get("mcp_tool_arguments")
     result = info.get("mcp_result")
-    return _record(conn, w, data, name, given if isinstance(given, dict) else {}, result if isinstance(result, str) else str(result or ""))
+    return _record(
+        conn,
+        w,
+        data,
+        name,
+        given if isinstance(given, dict) else {},
+        result if isinstance(result, str) else str(result or ""),
+    )
 
 
 HANDLERS: dict[str, events.Handler] = {
-    "pre_user_prompt": pre_user_prompt, "post_run_command": post_run_command, "post_read_code": post_read_code,
-    "post_write_code": post_write_code, "post_mcp_tool_use": post_mcp_tool_use,
+    "pre_user_prompt": pre_user_prompt,
+    "post_run_command": post_run_command,
+    "post_read_code": post_read_code,
+    "post_write_code": post_write_code,
+    "post_mcp_tool_use": post_mcp_tool_use,
 }
 
 

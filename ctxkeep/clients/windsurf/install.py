@@ -51,10 +51,10 @@ This project keeps its task state in the ctxkeep MCP server.
 """
 LISTING = {
     "files": "~/.codeium/windsurf/mcp_config.json + hooks.json (user); project adds .windsurf/hooks.json and the rules "
-             "file .windsurf/rules/ctxkeep.md",
+    "file .windsurf/rules/ctxkeep.md",
     "events": ", ".join(EVENTS),
     "injects": f"nothing from hooks (Cascade hooks cannot add context); the project rules file ({len(RULES):,} of "
-               f"{RULES_LIMIT:,} characters) tells Cascade to load and save its task with ctxkeep",
+    f"{RULES_LIMIT:,} characters) tells Cascade to load and save its task with ctxkeep",
     "offload": "large MCP results go to evidence but stay in the context",
     "gate": "none: only pre-hooks can block, and Cascade has no stop hook",
     "missing": "no session-start or compaction injection, no gate; not run here: no Windsurf, files checked against the docs",
@@ -77,19 +77,29 @@ def paths(scope: Scope, project: Path, env: Mapping[str, str]) -> tuple[Path, Pa
     """(mcp_config.json, hooks.json, the rules file or None) of a scope."""
     if scope == "user":
         return windsurf_home(env) / "mcp_config.json", windsurf_home(env) / "hooks.json", None
-    return windsurf_home(env) / "mcp_config.json", project / ".windsurf" / "hooks.json", project / ".windsurf" / "rules" / "ctxkeep.md"
+    return (
+        windsurf_home(env) / "mcp_config.json",
+        project / ".windsurf" / "hooks.json",
+        project / ".windsurf" / "rules" / "ctxkeep.md",
+    )
 
 
-def plan(action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str],
-         executable: str) -> list[FileChange]:
+def plan(
+    action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], executable: str
+) -> list[FileChange]:
     mcp, hooks, rules = paths(scope, project, env)
     command = PORTABLE_COMMAND if scope == "project" else executable
     if action == "install":
-        changes = [installed(mcp, add_server(executable, server)), installed(hooks, add_hooks(command, CLIENT, EVENTS, entry))]
+        changes = [
+            installed(mcp, add_server(executable, server)),
+            installed(hooks, add_hooks(command, CLIENT, EVENTS, entry)),
+        ]
         return changes + ([own_file(rules, RULES, "install")] if rules else [])
     changes = [uninstalled(mcp, remove_server(server)), uninstalled(hooks, remove_hooks(CLIENT, EVENTS, entry))]
     return changes + ([own_file(rules, RULES, "uninstall")] if rules else [])
 
 
 def notes(action: str, scope: Scope, project: Path) -> list[str]:
-    return ["Refresh the MCP servers in Cascade (Customizations > MCP) to start ctxkeep."] if action == "install" else []
+    return (
+        ["Refresh the MCP servers in Cascade (Customizations > MCP) to start ctxkeep."] if action == "install" else []
+    )

@@ -87,14 +87,24 @@ class PostgresStore(Store):
         where = shown_location(url)
         try:
             pool = await asyncpg.create_pool(
-                url, min_size=1, max_size=POOL_SIZE, command_timeout=None, reset=_keep_session,
+                url,
+                min_size=1,
+                max_size=POOL_SIZE,
+                command_timeout=None,
+                reset=_keep_session,
                 # custom plans always: asyncpg prepares every statement, and after five runs PostgreSQL may switch a
                 # statement to a generic plan, which for the scoring query over arrays was 5x slower
-                server_settings={"application_name": "ctxkeep", "lock_timeout": str(max(1, int(busy_timeout_ms))),
-                                 "plan_cache_mode": "force_custom_plan"})
+                server_settings={
+                    "application_name": "ctxkeep",
+                    "lock_timeout": str(max(1, int(busy_timeout_ms))),
+                    "plan_cache_mode": "force_custom_plan",
+                },
+            )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
-            raise DatabaseUnavailable(f"database {where}: cannot connect: {exc}; check that the server runs and that "
-                                      "CTXKEEP_DB names its host, port, database, user and password") from exc
+            raise DatabaseUnavailable(
+                f"database {where}: cannot connect: {exc}; check that the server runs and that "
+                "CTXKEEP_DB names its host, port, database, user and password"
+            ) from exc
         store = cls(pool, url, busy_timeout_ms)
         try:
             await store._start()
@@ -109,12 +119,16 @@ class PostgresStore(Store):
     async def _start(self) -> None:
         async with self._pool.acquire() as conn:
             if await conn.fetchval("SELECT pg_is_in_recovery()"):
-                self._standby = (f"database {self.location} is a read-only standby (in recovery): it serves reads only; "
-                                 "point CTXKEEP_DB at the primary server to write")
+                self._standby = (
+                    f"database {self.location} is a read-only standby (in recovery): it serves reads only; "
+                    "point CTXKEEP_DB at the primary server to write"
+                )
                 applied = await schema.schema_version(conn)
                 if applied != LATEST:
                     raise DatabaseUnavailable(f"{self._standby}, and its schema is {applied}, not {LATEST}")
-                self._key = TermKey(bytes.fromhex(str(await conn.fetchval("SELECT value FROM store_meta WHERE name = 'term_key'"))))
+                self._key = TermKey(
+                    bytes.fromhex(str(await conn.fetchval("SELECT value FROM store_meta WHERE name = 'term_key'")))
+                )
                 return
             await schema.check_ours(conn, self.location)
             await schema.migrate(conn, self.location)
@@ -163,8 +177,13 @@ class PostgresStore(Store):
                 problems.append(f"schema {applied}, expected {LATEST}")
             rows = await conn.fetch(
                 "SELECT p.project, s.docs, (SELECT count(*) FROM evidence e WHERE e.project = p.project) AS records "
-                "FROM projects p JOIN index_stats s ON s.project_id = p.id AND s.kind = 'evidence' ORDER BY p.project")
-            problems += [f"project {row[0]}: the index counts {row[1]} records, {row[2]} are stored" for row in rows if row[1] != row[2]]
+                "FROM projects p JOIN index_stats s ON s.project_id = p.id AND s.kind = 'evidence' ORDER BY p.project"
+            )
+            problems += [
+                f"project {row[0]}: the index counts {row[1]} records, {row[2]} are stored"
+                for row in rows
+                if row[1] != row[2]
+            ]
         return "\n".join(problems) or "ok"
 
     @asynccontextmanager
@@ -175,7 +194,9 @@ class PostgresStore(Store):
             raise DatabaseUnavailable(self._standby)
         try:
             async with self._pool.acquire() as conn:
-                transaction = conn.transaction() if writing else conn.transaction(isolation="repeatable_read", readonly=True)
+                transaction = (
+                    conn.transaction() if writing else conn.transaction(isolation="repeatable_read", readonly=True)
+                )
                 with anyio.CancelScope(shield=True):
                     await transaction.start()
                 try:
@@ -194,11 +215,15 @@ class PostgresStore(Store):
 
     def _unavailable(self, exc: BaseException) -> DatabaseUnavailable:
         if isinstance(exc, asyncpg.LockNotAvailableError):
-            return DatabaseUnavailable(f"database {self.location} is busy: another writer held the project longer than "
-                                       f"CTXKEEP_BUSY_TIMEOUT_MS ({self._busy_timeout_ms} ms); retry")
+            return DatabaseUnavailable(
+                f"database {self.location} is busy: another writer held the project longer than "
+                f"CTXKEEP_BUSY_TIMEOUT_MS ({self._busy_timeout_ms} ms); retry"
+            )
         if isinstance(exc, asyncpg.DiskFullError):
-            return DatabaseUnavailable(f"database {self.location}: the server's disk is full; nothing was written (free space "
-                                       "on the PostgreSQL server, then retry)")
+            return DatabaseUnavailable(
+                f"database {self.location}: the server's disk is full; nothing was written (free space "
+                "on the PostgreSQL server, then retry)"
+            )
         return DatabaseUnavailable(f"database {self.location}: {type(exc).__name__}: {exc}")
 
     @asynccontextmanager

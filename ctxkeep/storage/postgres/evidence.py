@@ -15,11 +15,28 @@ from ctxkeep.storage.postgres.maintenance import Maintenance
 from ctxkeep.storage.postgres.session import Params, Session
 from ctxkeep.storage.rows import EvidenceRow, NewEvidence, SearchFilter
 
-_ROW_COLUMNS = ("e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
-                "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.redactions, e.index_version, "
-                "b.sha256, e.id, e.blob_id")
-_FIELDS = ("ref", "kind", "source", "title", "task_id", "tags_json", "effective_at", "expires_at", "created_at", "bytes",
-           "tokens", "lines", "chunk_chars", "redactions", "index_version")
+_ROW_COLUMNS = (
+    "e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
+    "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.redactions, e.index_version, "
+    "b.sha256, e.id, e.blob_id"
+)
+_FIELDS = (
+    "ref",
+    "kind",
+    "source",
+    "title",
+    "task_id",
+    "tags_json",
+    "effective_at",
+    "expires_at",
+    "created_at",
+    "bytes",
+    "tokens",
+    "lines",
+    "chunk_chars",
+    "redactions",
+    "index_version",
+)
 _KEY_ON_A_THREAD = 100_000  # characters of terms above which keying runs off the event loop
 
 
@@ -32,10 +49,14 @@ def conditions(p: Params, project: str, where: SearchFilter) -> str:
         if value is not None:
             clauses.append(f"{column} = {p.add(value)}")
     for tag in where.tags:
-        clauses.append(f"EXISTS (SELECT 1 FROM jsonb_array_elements_text(e.tags_json::jsonb) tag WHERE tag = {p.add(tag)})")
+        clauses.append(
+            f"EXISTS (SELECT 1 FROM jsonb_array_elements_text(e.tags_json::jsonb) tag WHERE tag = {p.add(tag)})"
+        )
     if where.valid_at is not None:
         at = p.add(where.valid_at)
-        clauses.append(f"(e.effective_at IS NULL OR e.effective_at <= {at}) AND (e.expires_at IS NULL OR e.expires_at > {at})")
+        clauses.append(
+            f"(e.effective_at IS NULL OR e.effective_at <= {at}) AND (e.expires_at IS NULL OR e.expires_at > {at})"
+        )
     if where.exclude_expired_at is not None:
         clauses.append(f"(e.expires_at IS NULL OR e.expires_at > {p.add(where.exclude_expired_at)})")
     return " AND ".join(clauses)
@@ -55,7 +76,9 @@ class Evidence:
 
     async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
         conn = await self._s.of(project)
-        rows = await conn.fetch("SELECT ref FROM evidence WHERE project = $1 AND ref = ANY($2::text[])", project, list(refs))
+        rows = await conn.fetch(
+            "SELECT ref FROM evidence WHERE project = $1 AND ref = ANY($2::text[])", project, list(refs)
+        )
         return {str(row[0]) for row in rows}
 
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
@@ -67,66 +90,109 @@ class Evidence:
         await conn.execute(
             "INSERT INTO blobs (project, sha256, data, bytes) SELECT $1, u.sha, u.data, u.bytes "
             "FROM unnest($2::text[], $3::bytea[], $4::bigint[]) AS u(sha, data, bytes) ON CONFLICT (project, sha256) DO NOTHING",
-            project, list(blobs), [i.data for i in blobs.values()], [i.bytes for i in blobs.values()])
+            project,
+            list(blobs),
+            [i.data for i in blobs.values()],
+            [i.bytes for i in blobs.values()],
+        )
         keyed = await self._keyed([i.terms for i in items])
         await conn.executemany(
             f"INSERT INTO evidence (project, {', '.join(_FIELDS)}, blob_id, index_length) SELECT $1, "
             f"{', '.join(f'${n}' for n in range(2, len(_FIELDS) + 2))}, b.id, ${len(_FIELDS) + 3} FROM blobs b "
             f"WHERE b.project = $1 AND b.sha256 = ${len(_FIELDS) + 2}",
-            [(project, *(getattr(i, name) for name in _FIELDS), i.sha256, length) for i, (_, length) in zip(items, keyed)])
-        ids: dict[str, int] = {str(ref): int(row_id) for ref, row_id in await conn.fetch("SELECT ref, id FROM evidence WHERE project = $1 AND ref = ANY($2::text[])",
-                                    project, [i.ref for i in items])}
+            [
+                (project, *(getattr(i, name) for name in _FIELDS), i.sha256, length)
+                for i, (_, length) in zip(items, keyed)
+            ],
+        )
+        ids: dict[str, int] = {
+            str(ref): int(row_id)
+            for ref, row_id in await conn.fetch(
+                "SELECT ref, id FROM evidence WHERE project = $1 AND ref = ANY($2::text[])",
+                project,
+                [i.ref for i in items],
+            )
+        }
         project_id = await self._s.project_id(project, create=True)
         assert project_id is not None
-        await index.add(conn, EVIDENCE_POSTINGS, project_id,
-                        [(int(ids[i.ref]), counts, length) for i, (counts, length) in zip(items, keyed)])
+        await index.add(
+            conn,
+            EVIDENCE_POSTINGS,
+            project_id,
+            [(int(ids[i.ref]), counts, length) for i, (counts, length) in zip(items, keyed)],
+        )
 
     async def _keyed(self, lines: list[str]) -> list[tuple[Counter[int], int]]:
         if sum(map(len, lines)) < _KEY_ON_A_THREAD:
             return [self._key.counts(line) for line in lines]
         return await anyio.to_thread.run_sync(lambda: [self._key.counts(line) for line in lines])
 
-    async def rows(self, project: str, refs: Sequence[str], where: SearchFilter | None = None) -> dict[str, EvidenceRow]:
+    async def rows(
+        self, project: str, refs: Sequence[str], where: SearchFilter | None = None
+    ) -> dict[str, EvidenceRow]:
         conn = await self._s.of(project)
         p = Params()
         clause = conditions(p, project, where) if where else f"e.project = {p.add(project)}"
-        found = await conn.fetch(f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
-                                 f"WHERE {clause} AND e.ref = ANY({p.add(list(refs))}::text[])", *p.values)
+        found = await conn.fetch(
+            f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
+            f"WHERE {clause} AND e.ref = ANY({p.add(list(refs))}::text[])",
+            *p.values,
+        )
         return {str(row[0]): _row(row) for row in found}
 
     async def by_prefix(self, project: str, prefix: str, limit: int = 2) -> list[EvidenceRow]:
         conn = await self._s.of(project)
-        found = await conn.fetch(f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
-                                 "WHERE e.project = $1 AND e.ref >= $2 AND e.ref < $3 ORDER BY e.ref LIMIT $4",
-                                 project, prefix, prefix + "g", limit)
+        found = await conn.fetch(
+            f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
+            "WHERE e.project = $1 AND e.ref >= $2 AND e.ref < $3 ORDER BY e.ref LIMIT $4",
+            project,
+            prefix,
+            prefix + "g",
+            limit,
+        )
         return [_row(row) for row in found]
 
     async def sharing_prefix(self, project: str, prefixes: Sequence[str]) -> list[str]:
         conn = await self._s.of(project)
-        found = await conn.fetch("SELECT e.ref FROM unnest($2::text[]) AS p(v) JOIN evidence e ON e.project = $1 "
-                                 "AND e.ref >= p.v AND e.ref < p.v || 'g' ORDER BY p.v, e.ref", project, sorted(set(prefixes)))
+        found = await conn.fetch(
+            "SELECT e.ref FROM unnest($2::text[]) AS p(v) JOIN evidence e ON e.project = $1 "
+            "AND e.ref >= p.v AND e.ref < p.v || 'g' ORDER BY p.v, e.ref",
+            project,
+            sorted(set(prefixes)),
+        )
         return [str(row[0]) for row in found]
 
-    async def neighbours(self, project: str, hits: Sequence[EvidenceRow], where: SearchFilter, span: int) -> list[tuple[int, EvidenceRow]]:
+    async def neighbours(
+        self, project: str, hits: Sequence[EvidenceRow], where: SearchFilter, span: int
+    ) -> list[tuple[int, EvidenceRow]]:
         """Up to `span` records on each side of each hit among the records of the same source (insertion order), as
         (hit id, neighbour) pairs; neighbours that fail the filters are left out."""
         if not hits:
             return []
         conn = await self._s.of(project)
-        side = ("SELECT p.id, {rank} AS rank FROM evidence p WHERE p.project = $1 AND p.source = h.source AND p.id {op} h.id "
-                "ORDER BY p.id {order} LIMIT $4")
+        side = (
+            "SELECT p.id, {rank} AS rank FROM evidence p WHERE p.project = $1 AND p.source = h.source AND p.id {op} h.id "
+            "ORDER BY p.id {order} LIMIT $4"
+        )
         found = await conn.fetch(
             "SELECT h.id, n.id FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS h(id, source, ord) CROSS JOIN LATERAL "
             f"(({side.format(rank=0, op='<', order='DESC')}) UNION ALL ({side.format(rank=1, op='>', order='ASC')})) n "
             "ORDER BY h.ord, n.rank, CASE WHEN n.rank = 0 THEN -n.id ELSE n.id END",
-            project, [row.id for row in hits], [row.source for row in hits], span)
+            project,
+            [row.id for row in hits],
+            [row.source for row in hits],
+            span,
+        )
         near: dict[int, list[int]] = {}
         for hit, neighbour in found:
             near.setdefault(int(neighbour), []).append(int(hit))
         p = Params()
         clause = conditions(p, project, where)
-        rows = await conn.fetch(f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
-                                f"WHERE e.id = ANY({p.add(sorted(near))}::bigint[]) AND {clause} ORDER BY e.id", *p.values)
+        rows = await conn.fetch(
+            f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
+            f"WHERE e.id = ANY({p.add(sorted(near))}::bigint[]) AND {clause} ORDER BY e.id",
+            *p.values,
+        )
         return [(hit, _row(row)) for row in rows for hit in near[int(row[16])]]
 
     async def blob(self, blob_id: int) -> bytes:
@@ -137,7 +203,9 @@ class Evidence:
         return bytes(data)
 
     async def blobs(self, blob_ids: Sequence[int]) -> dict[int, bytes]:
-        rows = await self._s.conn.fetch("SELECT id, data FROM blobs WHERE id = ANY($1::bigint[])", sorted(set(blob_ids)))
+        rows = await self._s.conn.fetch(
+            "SELECT id, data FROM blobs WHERE id = ANY($1::bigint[])", sorted(set(blob_ids))
+        )
         return {int(row[0]): bytes(row[1]) for row in rows}
 
     async def document_frequencies(self, project: str, terms: Sequence[str]) -> dict[str, int]:
@@ -148,7 +216,9 @@ class Evidence:
         held = await index.frequencies(await self._s.of(project), EVIDENCE_POSTINGS, project_id, list(back))
         return {back[term]: n for term, n in held.items()}
 
-    async def search(self, project: str, terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
+    async def search(
+        self, project: str, terms: Sequence[str], where: SearchFilter, limit: int
+    ) -> list[tuple[EvidenceRow, float]]:
         """Records matching any term, best BM25 (over the project's records only) first, with their score (> 0); the
         filters apply before the ranking, which covers every matching record."""
         project_id = await self._s.project_id(project)
@@ -166,14 +236,18 @@ class Evidence:
             f"SELECT {_ROW_COLUMNS}, s.score FROM (SELECT * FROM (SELECT t.evidence_id AS id, "
             f"{index.score('$4', 'e.index_length')} AS score FROM {index.scored(EVIDENCE_POSTINGS, '$1', '$2', '$3')} "
             f"JOIN evidence e ON e.id = t.evidence_id WHERE {clause} GROUP BY t.evidence_id) s ORDER BY {order} "
-            f"LIMIT {p.add(limit)}) s JOIN evidence e ON e.id = s.id JOIN blobs b ON b.id = e.blob_id ORDER BY {order}", *p.values)
+            f"LIMIT {p.add(limit)}) s JOIN evidence e ON e.id = s.id JOIN blobs b ON b.id = e.blob_id ORDER BY {order}",
+            *p.values,
+        )
         return [(_row(list(row)[:-1]), float(row[-1])) for row in found]
 
     async def delete(self, project: str, row: EvidenceRow, terms: str) -> bool:
         """Remove a record and its postings, and its blob when no other record of the project uses it (True when the
         blob went); rewriting the tables that held them is owed (`Store.checkpoint_wal()`)."""
         conn = await self._s.of(project)
-        length = await conn.fetchval("DELETE FROM evidence WHERE id = $1 AND project = $2 RETURNING index_length", row.id, project)
+        length = await conn.fetchval(
+            "DELETE FROM evidence WHERE id = $1 AND project = $2 RETURNING index_length", row.id, project
+        )
         if length is None:
             raise LookupError(f"evidence row {row.id} vanished inside its own delete transaction")
         project_id = await self._s.project_id(project)
@@ -189,14 +263,20 @@ class Evidence:
 
     async def expired(self, project: str, now: str) -> list[EvidenceRow]:
         conn = await self._s.of(project)
-        found = await conn.fetch(f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id WHERE e.project = $1 "
-                                 "AND e.expires_at IS NOT NULL AND e.expires_at <= $2 ORDER BY e.id", project, now)
+        found = await conn.fetch(
+            f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id WHERE e.project = $1 "
+            "AND e.expires_at IS NOT NULL AND e.expires_at <= $2 ORDER BY e.id",
+            project,
+            now,
+        )
         return [_row(row) for row in found]
 
     async def delete_orphan_blobs(self, project: str) -> int:
         conn = await self._s.of(project)
-        status = await conn.execute("DELETE FROM blobs WHERE project = $1 AND NOT EXISTS "
-                                    "(SELECT 1 FROM evidence e WHERE e.blob_id = blobs.id)", project)
+        status = await conn.execute(
+            "DELETE FROM blobs WHERE project = $1 AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.blob_id = blobs.id)",
+            project,
+        )
         removed = int(status.split()[-1])
         if removed:
             await self._maintenance.owe_vacuum("blobs")

@@ -75,40 +75,68 @@ async def add(conn: Conn, index: Postings, project_id: int, records: Sequence[tu
         await conn.execute(
             f"INSERT INTO {index.frequencies} (project_id, term, df) SELECT $1, u.term, u.df FROM unnest($2::bigint[], "
             f"$3::integer[]) AS u(term, df) ON CONFLICT (project_id, term) DO UPDATE SET df = {index.frequencies}.df + excluded.df",
-            project_id, list(held), list(held.values()))
+            project_id,
+            list(held),
+            list(held.values()),
+        )
     await _count(conn, index, project_id, len(records), sum(length for _, _, length in records))
 
 
 async def remove(conn: Conn, index: Postings, project_id: int, record: int, terms: Sequence[int], length: int) -> None:
     """Take a record's postings (its keyed terms) out of the index, its totals and its terms' frequencies (a term no
     record holds any more leaves no row)."""
-    removed = [int(row[0]) for row in await conn.fetch(
-        f"DELETE FROM {index.table} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND {index.record} = $3 RETURNING term",
-        project_id, sorted(set(terms)), record)]
+    removed = [
+        int(row[0])
+        for row in await conn.fetch(
+            f"DELETE FROM {index.table} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND {index.record} = $3 RETURNING term",
+            project_id,
+            sorted(set(terms)),
+            record,
+        )
+    ]
     if removed:
-        await conn.execute(f"UPDATE {index.frequencies} SET df = df - 1 WHERE project_id = $1 AND term = ANY($2::bigint[])",
-                           project_id, removed)
-        await conn.execute(f"DELETE FROM {index.frequencies} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND df <= 0",
-                           project_id, removed)
+        await conn.execute(
+            f"UPDATE {index.frequencies} SET df = df - 1 WHERE project_id = $1 AND term = ANY($2::bigint[])",
+            project_id,
+            removed,
+        )
+        await conn.execute(
+            f"DELETE FROM {index.frequencies} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND df <= 0",
+            project_id,
+            removed,
+        )
     await _count(conn, index, project_id, -1, -length)
 
 
 async def _count(conn: Conn, index: Postings, project_id: int, docs: int, length: int) -> None:
-    await conn.execute("INSERT INTO index_stats (project_id, kind, docs, length) VALUES ($1, $2, $3, $4) ON CONFLICT "
-                       "(project_id, kind) DO UPDATE SET docs = index_stats.docs + excluded.docs, "
-                       "length = index_stats.length + excluded.length", project_id, index.kind, docs, length)
+    await conn.execute(
+        "INSERT INTO index_stats (project_id, kind, docs, length) VALUES ($1, $2, $3, $4) ON CONFLICT "
+        "(project_id, kind) DO UPDATE SET docs = index_stats.docs + excluded.docs, "
+        "length = index_stats.length + excluded.length",
+        project_id,
+        index.kind,
+        docs,
+        length,
+    )
 
 
 async def frequencies(conn: Conn, index: Postings, project_id: int, terms: Sequence[int]) -> dict[int, int]:
     """How many of the project's records hold each keyed term (absent terms left out)."""
-    rows = await conn.fetch(f"SELECT term, df FROM {index.frequencies} WHERE project_id = $1 AND term = ANY($2::bigint[])",
-                            project_id, sorted(set(terms)))
+    rows = await conn.fetch(
+        f"SELECT term, df FROM {index.frequencies} WHERE project_id = $1 AND term = ANY($2::bigint[])",
+        project_id,
+        sorted(set(terms)),
+    )
     return {int(term): int(n) for term, n in rows}
 
 
-async def weights(conn: Conn, index: Postings, project_id: int, terms: Sequence[int]) -> tuple[list[int], list[float], float] | None:
+async def weights(
+    conn: Conn, index: Postings, project_id: int, terms: Sequence[int]
+) -> tuple[list[int], list[float], float] | None:
     """The query terms the project holds with their idf, and the average record length; None when none is held."""
-    stats = await conn.fetchrow("SELECT docs, length FROM index_stats WHERE project_id = $1 AND kind = $2", project_id, index.kind)
+    stats = await conn.fetchrow(
+        "SELECT docs, length FROM index_stats WHERE project_id = $1 AND kind = $2", project_id, index.kind
+    )
     if stats is None or int(stats["docs"]) <= 0:
         return None
     docs = int(stats["docs"])
@@ -126,8 +154,10 @@ def idf(docs: int, hits: int) -> float:
 
 def scored(index: Postings, project: str, terms: str, idfs: str) -> str:
     """The FROM of a scored query (placeholders given): `q` the query terms with their idf, `t` their postings."""
-    return (f"unnest({terms}::bigint[], {idfs}::float8[]) AS q(term, idf) "
-            f"JOIN {index.table} t ON t.project_id = {project} AND t.term = q.term")
+    return (
+        f"unnest({terms}::bigint[], {idfs}::float8[]) AS q(term, idf) "
+        f"JOIN {index.table} t ON t.project_id = {project} AND t.term = q.term"
+    )
 
 
 def score(avgdl: str, length: str) -> str:

@@ -23,8 +23,20 @@ import asyncpg
 from ctxkeep.storage.postgres.session import Conn
 
 VACUUM = "owed:vacuum:"
-TABLES = frozenset({"evidence", "blobs", "evidence_terms", "evidence_df", "memories", "memory_terms", "memory_df",
-                    "working_sets", "task_digests", "evidence_inbox"})
+TABLES = frozenset(
+    {
+        "evidence",
+        "blobs",
+        "evidence_terms",
+        "evidence_df",
+        "memories",
+        "memory_terms",
+        "memory_df",
+        "working_sets",
+        "task_digests",
+        "evidence_inbox",
+    }
+)
 # vacuumed, not rewritten: the evidence postings hold no text (keyed 48-bit hashes and counts), and rewriting them
 # (1.7 GB at 100,000 records of 2 KB: 11 s under an exclusive lock that stops every search) for each delete would not
 # be worth what it removes; a plain VACUUM takes their entries out of the index and frees their space for reuse
@@ -42,8 +54,12 @@ class Maintenance:
         for table in tables:
             assert table in TABLES, table
             # a new value each time: a vacuum that started before this debt must not clear it
-            await self._conn.execute("INSERT INTO store_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE "
-                                     "SET value = excluded.value", VACUUM + table, secrets.token_hex(8))
+            await self._conn.execute(
+                "INSERT INTO store_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE "
+                "SET value = excluded.value",
+                VACUUM + table,
+                secrets.token_hex(8),
+            )
         self.owes = True
 
 

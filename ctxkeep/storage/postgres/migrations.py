@@ -14,7 +14,10 @@ FIRST_MIGRATION = "tasks and checkpoints"
 T = 'TEXT COLLATE "C"'
 
 MIGRATIONS: list[tuple[int, str, str]] = [
-    (1, FIRST_MIGRATION, f"""
+    (
+        1,
+        FIRST_MIGRATION,
+        f"""
         CREATE TABLE tasks (
             project {T} NOT NULL,
             task_id {T} NOT NULL,
@@ -44,8 +47,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         BEGIN RAISE EXCEPTION USING MESSAGE = TG_ARGV[0], ERRCODE = 'restrict_violation'; END $$;
         CREATE TRIGGER checkpoints_are_immutable BEFORE UPDATE ON checkpoints
             FOR EACH ROW EXECUTE FUNCTION ctxkeep_refuse('checkpoint versions are immutable');
-    """),
-    (2, "evidence: blobs, records, full-text index", f"""
+    """,
+    ),
+    (
+        2,
+        "evidence: blobs, records, full-text index",
+        f"""
         CREATE TABLE projects (id SERIAL PRIMARY KEY, project {T} NOT NULL UNIQUE);
         CREATE TABLE blobs (
             id BIGSERIAL PRIMARY KEY,
@@ -101,8 +108,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             length BIGINT NOT NULL,
             PRIMARY KEY (project_id, kind)
         );
-    """),
-    (3, "the latest history digest and summary of each task; compression cursors", f"""
+    """,
+    ),
+    (
+        3,
+        "the latest history digest and summary of each task; compression cursors",
+        f"""
         CREATE TABLE task_digests (
             project {T} NOT NULL,
             task_id {T} NOT NULL,
@@ -121,8 +132,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             updated_at {T} NOT NULL,
             PRIMARY KEY (project, source)
         );
-    """),
-    (4, "the latest working set of each task; conversation neighbours", f"""
+    """,
+    ),
+    (
+        4,
+        "the latest working set of each task; conversation neighbours",
+        f"""
         CREATE TABLE working_sets (
             project {T} NOT NULL,
             task_id {T} NOT NULL,
@@ -134,8 +149,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (project, task_id)
         );
         CREATE INDEX evidence_by_source ON evidence (project, source, id);
-    """),
-    (5, "long-term memories, their tombstones, the action journal", f"""
+    """,
+    ),
+    (
+        5,
+        "long-term memories, their tombstones, the action journal",
+        f"""
         CREATE TABLE memories (
             id BIGSERIAL PRIMARY KEY,
             project {T} NOT NULL,
@@ -200,8 +219,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE TRIGGER action_results_are_final BEFORE UPDATE ON actions FOR EACH ROW WHEN (OLD.status <> 'open')
             EXECUTE FUNCTION ctxkeep_refuse('an action result is final');
         ALTER TABLE working_sets ADD COLUMN memories_json TEXT NOT NULL DEFAULT '[]';
-    """),
-    (6, "Claude Code sessions and the task each is bound to", f"""
+    """,
+    ),
+    (
+        6,
+        "Claude Code sessions and the task each is bound to",
+        f"""
         CREATE TABLE sessions (
             project {T} NOT NULL,
             session_id {T} NOT NULL,
@@ -213,8 +236,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (project, session_id)
         );
         CREATE INDEX sessions_by_update ON sessions (project, updated_at);
-    """),
-    (7, "session records captured by the client hooks, per-session hook state, the hooks' evidence inbox", f"""
+    """,
+    ),
+    (
+        7,
+        "session records captured by the client hooks, per-session hook state, the hooks' evidence inbox",
+        f"""
         CREATE TABLE session_records (
             project {T} NOT NULL,
             session_id {T} NOT NULL,
@@ -255,11 +282,19 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             created_at {T} NOT NULL,
             PRIMARY KEY (project, ref)
         );
-    """),
-    (8, "the store's metadata and its random term key (the index is per project and blobs per project since 2)", f"""
+    """,
+    ),
+    (
+        8,
+        "the store's metadata and its random term key (the index is per project and blobs per project since 2)",
+        f"""
         CREATE TABLE store_meta (name {T} PRIMARY KEY, value TEXT NOT NULL);
-    """),
-    (9, "task leases; a shared server's user tokens (hashed); who saved each checkpoint version, under which lease", f"""
+    """,
+    ),
+    (
+        9,
+        "task leases; a shared server's user tokens (hashed); who saved each checkpoint version, under which lease",
+        f"""
         CREATE TABLE task_leases (
             project {T} NOT NULL,
             task_id {T} NOT NULL,
@@ -298,7 +333,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         END $$;
         CREATE TRIGGER checkpoints_extend_the_chain BEFORE INSERT ON checkpoints
             FOR EACH ROW EXECUTE FUNCTION ctxkeep_extend_chain();
-    """),
+    """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

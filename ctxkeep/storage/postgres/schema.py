@@ -35,7 +35,8 @@ async def check_ours(conn: Conn, where: str) -> None:
     shown = ", ".join(tables[:8]) + (", …" if len(tables) > 8 else "")
     raise DatabaseUnavailable(
         f"database {where} is not a ctxkeep database: its schema holds tables of another program ({shown}); ctxkeep left it "
-        "unchanged; point CTXKEEP_DB at an empty database, or add ?search_path=<an empty schema> to the URL")
+        "unchanged; point CTXKEEP_DB at an empty database, or add ?search_path=<an empty schema> to the URL"
+    )
 
 
 async def schema_version(conn: Conn) -> int:
@@ -45,16 +46,20 @@ async def schema_version(conn: Conn) -> int:
 
 
 def too_new(where: str, applied: int) -> SchemaTooNew:
-    return SchemaTooNew(f"database {where} has schema version {applied}, newer than this ctxkeep knows ({LATEST}); "
-                        "upgrade ctxkeep (pip install -U ctxkeep) or point CTXKEEP_DB at another database")
+    return SchemaTooNew(
+        f"database {where} has schema version {applied}, newer than this ctxkeep knows ({LATEST}); "
+        "upgrade ctxkeep (pip install -U ctxkeep) or point CTXKEEP_DB at another database"
+    )
 
 
 async def migrate(conn: Conn, where: str) -> None:
     """Apply the migrations the schema lacks, each in its own transaction; raises SchemaTooNew for a newer one."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
-        await conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                           "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+            "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
     applied = await schema_version(conn)
     if applied > LATEST:
         raise too_new(where, applied)
@@ -71,6 +76,8 @@ async def migrate(conn: Conn, where: str) -> None:
 
 async def term_key(conn: Conn) -> bytes:
     """The database's term key: 32 random bytes made once (the first process to open it wins)."""
-    await conn.execute("INSERT INTO store_meta (name, value) VALUES ('term_key', $1) ON CONFLICT (name) DO NOTHING",
-                       secrets.token_bytes(32).hex())
+    await conn.execute(
+        "INSERT INTO store_meta (name, value) VALUES ('term_key', $1) ON CONFLICT (name) DO NOTHING",
+        secrets.token_bytes(32).hex(),
+    )
     return bytes.fromhex(str(await conn.fetchval("SELECT value FROM store_meta WHERE name = 'term_key'")))

@@ -22,7 +22,9 @@ _LOCK_SPACE = b"ctxkeep project lock\n"
 
 def project_lock(project: str) -> int:
     """The advisory lock id of a project: 63 bits of a hash (collisions only make two projects share a lock)."""
-    return int.from_bytes(hashlib.blake2b(_LOCK_SPACE + project.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+    return int.from_bytes(
+        hashlib.blake2b(_LOCK_SPACE + project.encode("utf-8"), digest_size=8).digest(), "big", signed=True
+    )
 
 
 class Session:
@@ -48,8 +50,11 @@ class Session:
         conn = await self.of(project)
         value = await conn.fetchval("SELECT id FROM projects WHERE project = $1", project)
         if value is None and create:
-            value = await conn.fetchval("INSERT INTO projects (project) VALUES ($1) ON CONFLICT (project) DO UPDATE "
-                                        "SET project = excluded.project RETURNING id", project)
+            value = await conn.fetchval(
+                "INSERT INTO projects (project) VALUES ($1) ON CONFLICT (project) DO UPDATE "
+                "SET project = excluded.project RETURNING id",
+                project,
+            )
         if value is not None and not self.writing:
             self._project_ids[project] = int(value)
         return int(value) if value is not None else None

@@ -26,17 +26,27 @@ class Sessions:
             f"INSERT INTO sessions (project, {_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (project, session_id) "
             "DO UPDATE SET task_id = excluded.task_id, bound = excluded.bound, transcript_path = excluded.transcript_path, "
             "transcript_sha256 = excluded.transcript_sha256, updated_at = excluded.updated_at",
-            project, row.session_id, row.task_id, int(row.bound), row.transcript_path, row.transcript_sha256, row.updated_at)
+            project,
+            row.session_id,
+            row.task_id,
+            int(row.bound),
+            row.transcript_path,
+            row.transcript_sha256,
+            row.updated_at,
+        )
 
     async def get(self, project: str, session_id: str) -> SessionRow | None:
         conn = await self._s.of(project)
-        row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 AND session_id = $2", project, session_id)
+        row = await conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 AND session_id = $2", project, session_id
+        )
         return _row(row) if row else None
 
     async def latest(self, project: str) -> SessionRow | None:
         conn = await self._s.of(project)
-        row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 ORDER BY updated_at DESC, session_id "
-                                  "LIMIT 1", project)
+        row = await conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 ORDER BY updated_at DESC, session_id LIMIT 1", project
+        )
         return _row(row) if row else None
 
     async def injections(self, project: str, limit: int) -> list[InjectionRow]:
@@ -46,5 +56,7 @@ class Sessions:
             "WHERE r.project = h.project AND r.session_id = h.session_id), '') AS seen FROM session_hooks h "
             "LEFT JOIN sessions s ON s.project = h.project AND s.session_id = h.session_id "
             "WHERE h.project = $1 AND h.injection IS NOT NULL AND h.injection <> '' ORDER BY seen DESC, h.session_id LIMIT $2",
-            project, limit)
+            project,
+            limit,
+        )
         return [InjectionRow(*row) for row in rows]

@@ -30,5 +30,6 @@ class Stats:
         """The size of ctxkeep's tables in the schema (all projects), indexes and TOAST included."""
         value = await self._s.conn.fetchval(
             "SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-            "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'")
+            "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'"
+        )
         return int(value or 0)

@@ -57,8 +57,22 @@ class Checkpoints:
         )
         await self._conn.execute(
             f"INSERT INTO checkpoints (project, {_CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (project, row.task_id, row.version, row.hash, row.parent_hash, row.state_json, row.state_schema,
-             row.trigger, row.goal_change_reason, row.violations_json, row.created_at, row.author, row.owner, row.took_over),
+            (
+                project,
+                row.task_id,
+                row.version,
+                row.hash,
+                row.parent_hash,
+                row.state_json,
+                row.state_schema,
+                row.trigger,
+                row.goal_change_reason,
+                row.violations_json,
+                row.created_at,
+                row.author,
+                row.owner,
+                row.took_over,
+            ),
         )
 
     async def tasks(self, project: str, limit: int, after: tuple[str, str] | None = None) -> list[TaskRow]:
@@ -80,8 +94,9 @@ class Checkpoints:
         where = "project = ? AND substr(ctxkeep_casefold(task_id), 1, ?) = ?"
         folded = prefix.casefold()
         params = (project, len(folded), folded)
-        cursor = await self._conn.execute(f"SELECT task_id FROM tasks WHERE {where} ORDER BY updated_at DESC, task_id LIMIT ?",
-                                          (*params, limit))
+        cursor = await self._conn.execute(
+            f"SELECT task_id FROM tasks WHERE {where} ORDER BY updated_at DESC, task_id LIMIT ?", (*params, limit)
+        )
         ids = [row[0] for row in await cursor.fetchall()]
         if len(ids) < limit:
             return ids, len(ids)
@@ -93,6 +108,7 @@ class Checkpoints:
         """(task_id, version) of the versions whose state JSON contains `needle` verbatim."""
         cursor = await self._conn.execute(
             "SELECT task_id, version FROM checkpoints WHERE project = ? AND instr(state_json, ?) > 0 "
-            "ORDER BY task_id, version LIMIT ?", (project, needle, limit),
+            "ORDER BY task_id, version LIMIT ?",
+            (project, needle, limit),
         )
         return [(row[0], int(row[1])) for row in await cursor.fetchall()]

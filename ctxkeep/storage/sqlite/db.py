@@ -139,7 +139,8 @@ class SqliteStore(Store):
             raise DatabaseUnavailable(
                 f"database {self.path}: {self.access.what} is read-only ({self.access.reason}), and the file was written by "
                 f"an older ctxkeep (schema {applied}, this one needs {LATEST}); it must be upgraded once with write access: "
-                f"{self.access.fix}, then run any ctxkeep command")
+                f"{self.access.fix}, then run any ctxkeep command"
+            )
         self._key = key
 
     async def close(self) -> None:
@@ -252,7 +253,11 @@ class SqliteStore(Store):
                         await self._finish("ROLLBACK")
                     except sqlite3.Error:
                         pass  # the original error says more than a failed rollback
-                    if isinstance(exc, DatabaseUnavailable) and self._opened is not None and identity(self.path) != self._opened:
+                    if (
+                        isinstance(exc, DatabaseUnavailable)
+                        and self._opened is not None
+                        and identity(self.path) != self._opened
+                    ):
                         await self._empty_the_wal_at_the_path()
                 if isinstance(exc, sqlite3.Error):
                     raise unavailable(self.path, exc) from exc

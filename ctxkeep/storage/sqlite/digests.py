@@ -31,7 +31,8 @@ class Digests:
 
     async def all(self, project: str) -> list[DigestRow]:
         cursor = await self._conn.execute(
-            "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = ? ORDER BY task_id", (project,)
+            "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = ? ORDER BY task_id",
+            (project,),
         )
         return [DigestRow(*row) for row in await cursor.fetchall()]
 

@@ -17,9 +17,11 @@ from ctxkeep.storage.rows import EvidenceRow, NewEvidence, SearchFilter
 from ctxkeep.storage.sqlite.index import TermKey, match_expression, project_tables
 from ctxkeep.storage.sqlite.maintenance import Maintenance
 
-_ROW_COLUMNS = ("e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
-                "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.redactions, e.index_version, "
-                "b.sha256, e.id, e.blob_id")
+_ROW_COLUMNS = (
+    "e.ref, e.kind, e.source, e.title, e.task_id, e.tags_json, e.effective_at, e.expires_at, "
+    "e.created_at, e.bytes, e.tokens, e.lines, e.chunk_chars, e.redactions, e.index_version, "
+    "b.sha256, e.id, e.blob_id"
+)
 _BATCH = 400  # stay well under SQLite's bound-parameter limit
 _KEY_ON_A_THREAD = 100_000  # characters of terms above which keying runs off the event loop
 
@@ -47,7 +49,7 @@ def _conditions(project: str, where: SearchFilter) -> tuple[str, list[str]]:
 
 
 def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
-    return [items[i:i + _BATCH] for i in range(0, len(items), _BATCH)]
+    return [items[i : i + _BATCH] for i in range(0, len(items), _BATCH)]
 
 
 class Evidence:
@@ -79,8 +81,29 @@ class Evidence:
             "INSERT INTO evidence (project, ref, blob_id, kind, source, title, task_id, tags_json, effective_at, expires_at, "
             "created_at, bytes, tokens, lines, chunk_chars, redactions, index_version) "
             "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE project = ? AND sha256 = ?",
-            [(project, i.ref, i.kind, i.source, i.title, i.task_id, i.tags_json, i.effective_at, i.expires_at, i.created_at,
-              i.bytes, i.tokens, i.lines, i.chunk_chars, i.redactions, i.index_version, project, i.sha256) for i in items],
+            [
+                (
+                    project,
+                    i.ref,
+                    i.kind,
+                    i.source,
+                    i.title,
+                    i.task_id,
+                    i.tags_json,
+                    i.effective_at,
+                    i.expires_at,
+                    i.created_at,
+                    i.bytes,
+                    i.tokens,
+                    i.lines,
+                    i.chunk_chars,
+                    i.redactions,
+                    i.index_version,
+                    project,
+                    i.sha256,
+                )
+                for i in items
+            ],
         )
         tables = await project_tables(self._conn, project, create=True)
         assert tables is not None
@@ -95,14 +118,17 @@ class Evidence:
             return [self._key.line(line) for line in lines]
         return await anyio.to_thread.run_sync(lambda: [self._key.line(line) for line in lines])
 
-    async def rows(self, project: str, refs: Sequence[str], where: SearchFilter | None = None) -> dict[str, EvidenceRow]:
+    async def rows(
+        self, project: str, refs: Sequence[str], where: SearchFilter | None = None
+    ) -> dict[str, EvidenceRow]:
         """The records behind `refs` in the project (only those passing `where`, when given)."""
         found: dict[str, EvidenceRow] = {}
         conditions, params = _conditions(project, where) if where else ("e.project = ?", [project])
         for part in _chunks(refs):
             cursor = await self._conn.execute(
                 f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
-                f"WHERE {conditions} AND e.ref IN ({','.join('?' * len(part))})", (*params, *part),
+                f"WHERE {conditions} AND e.ref IN ({','.join('?' * len(part))})",
+                (*params, *part),
             )
             found.update((row[0], EvidenceRow(*row)) for row in await cursor.fetchall())
         return found
@@ -111,7 +137,8 @@ class Evidence:
         """Records whose ref starts with `prefix` (at most `limit`), for short refs shown in working sets."""
         cursor = await self._conn.execute(
             f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
-            "WHERE e.project = ? AND e.ref >= ? AND e.ref < ? ORDER BY e.ref LIMIT ?", (project, prefix, prefix + "g", limit),
+            "WHERE e.project = ? AND e.ref >= ? AND e.ref < ? ORDER BY e.ref LIMIT ?",
+            (project, prefix, prefix + "g", limit),
         )
         return [EvidenceRow(*row) for row in await cursor.fetchall()]
 
@@ -126,13 +153,17 @@ class Evidence:
             found += [row[0] for row in await cursor.fetchall()]
         return found
 
-    async def neighbours(self, project: str, hits: Sequence[EvidenceRow], where: SearchFilter, span: int) -> list[tuple[int, EvidenceRow]]:
+    async def neighbours(
+        self, project: str, hits: Sequence[EvidenceRow], where: SearchFilter, span: int
+    ) -> list[tuple[int, EvidenceRow]]:
         """Up to `span` records on each side of each hit among the records of the same source (insertion order),
         as (hit id, neighbour) pairs; neighbours that fail the filters are left out."""
         if not hits:
             return []
-        side = ("(SELECT group_concat(id) FROM (SELECT p.id FROM evidence p WHERE p.project = ? AND p.source = h.source "
-                "AND p.id {op} h.id ORDER BY p.id {order} LIMIT ?))")
+        side = (
+            "(SELECT group_concat(id) FROM (SELECT p.id FROM evidence p WHERE p.project = ? AND p.source = h.source "
+            "AND p.id {op} h.id ORDER BY p.id {order} LIMIT ?))"
+        )
         cursor = await self._conn.execute(
             "WITH h(id, source) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)) "
             f"SELECT h.id, {side.format(op='<', order='DESC')}, {side.format(op='>', order='ASC')} FROM h",
@@ -148,7 +179,8 @@ class Evidence:
         for part in _chunks([str(i) for i in sorted(near)]):
             cursor = await self._conn.execute(
                 f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
-                f"WHERE e.id IN ({','.join('?' * len(part))}) AND {conditions} ORDER BY e.id", (*map(int, part), *params),
+                f"WHERE e.id IN ({','.join('?' * len(part))}) AND {conditions} ORDER BY e.id",
+                (*map(int, part), *params),
             )
             pairs += [(hit, EvidenceRow(*row)) for row in await cursor.fetchall() for hit in near[row[16]]]
         return pairs
@@ -163,7 +195,9 @@ class Evidence:
     async def blobs(self, blob_ids: Sequence[int]) -> dict[int, bytes]:
         found: dict[int, bytes] = {}
         for part in _chunks([str(i) for i in sorted(set(blob_ids))]):
-            cursor = await self._conn.execute(f"SELECT id, data FROM blobs WHERE id IN ({','.join('?' * len(part))})", tuple(map(int, part)))
+            cursor = await self._conn.execute(
+                f"SELECT id, data FROM blobs WHERE id IN ({','.join('?' * len(part))})", tuple(map(int, part))
+            )
             found.update((int(row[0]), bytes(row[1])) for row in await cursor.fetchall())
         return found
 
@@ -178,7 +212,9 @@ class Evidence:
         )
         return {back[term]: int(doc) for term, doc in await cursor.fetchall()}
 
-    async def search(self, project: str, terms: Sequence[str], where: SearchFilter, limit: int) -> list[tuple[EvidenceRow, float]]:
+    async def search(
+        self, project: str, terms: Sequence[str], where: SearchFilter, limit: int
+    ) -> list[tuple[EvidenceRow, float]]:
         """Records matching any term, best BM25 (over the project's records only) first, with their score (> 0).
 
         The project's index is ranked on its own first (FTS5 keeps only the best few), then filtered; only
@@ -188,8 +224,10 @@ class Evidence:
         if tables is None or not terms:
             return []
         conditions, params = _conditions(project, where)
-        outer = (f"SELECT {_ROW_COLUMNS}, -f.score FROM {{source}} JOIN evidence e ON e.id = f.rowid "
-                 f"JOIN blobs b ON b.id = e.blob_id WHERE {conditions} ORDER BY f.score, e.id LIMIT ?")
+        outer = (
+            f"SELECT {_ROW_COLUMNS}, -f.score FROM {{source}} JOIN evidence e ON e.id = f.rowid "
+            f"JOIN blobs b ON b.id = e.blob_id WHERE {conditions} ORDER BY f.score, e.id LIMIT ?"
+        )
         table = tables.evidence
         best = f"(SELECT rowid, bm25({table}) AS score FROM {table} WHERE {table} MATCH ? ORDER BY score LIMIT {limit * 8}) f"
         every = f"(SELECT rowid, bm25({table}) AS score FROM {table} WHERE {table} MATCH ?) f"
@@ -206,8 +244,10 @@ class Evidence:
         the project uses it. True when the blob went."""
         tables = await project_tables(self._conn, project)
         if tables is not None:
-            await self._conn.execute(f"INSERT INTO {tables.evidence} ({tables.evidence}, rowid, terms) VALUES ('delete', ?, ?)",
-                                     (row.id, self._key.line(terms)))
+            await self._conn.execute(
+                f"INSERT INTO {tables.evidence} ({tables.evidence}, rowid, terms) VALUES ('delete', ?, ?)",
+                (row.id, self._key.line(terms)),
+            )
             await self._maintenance.owe_merge(tables.evidence)
         else:
             await self._maintenance.owe_truncation()
@@ -223,14 +263,17 @@ class Evidence:
     async def expired(self, project: str, now: str) -> list[EvidenceRow]:
         cursor = await self._conn.execute(
             f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
-            "WHERE e.project = ? AND e.expires_at IS NOT NULL AND e.expires_at <= ? ORDER BY e.id", (project, now),
+            "WHERE e.project = ? AND e.expires_at IS NOT NULL AND e.expires_at <= ? ORDER BY e.id",
+            (project, now),
         )
         return [EvidenceRow(*row) for row in await cursor.fetchall()]
 
     async def delete_orphan_blobs(self, project: str) -> int:
         """Remove the project's blobs no record uses (the WAL truncation is owed)."""
         cursor = await self._conn.execute(
-            "DELETE FROM blobs WHERE project = ? AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.blob_id = blobs.id)", (project,))
+            "DELETE FROM blobs WHERE project = ? AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.blob_id = blobs.id)",
+            (project,),
+        )
         if cursor.rowcount:
             await self._maintenance.owe_truncation()
         return cursor.rowcount

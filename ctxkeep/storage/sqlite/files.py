@@ -65,23 +65,40 @@ def prepare(path: Path) -> Access:
         if not path.exists() or exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise
         if exc.errno == errno.EROFS:
-            return Access(False, f"the folder {folder}", "it is on a read-only file system",
-                          "remount it read-write, or point CTXKEEP_DB at a writable place")
-        return Access(False, str(path), "its permissions or attributes forbid writing",
-                      "make it writable (chmod u+w, or chattr -i), or point CTXKEEP_DB at another file")
+            return Access(
+                False,
+                f"the folder {folder}",
+                "it is on a read-only file system",
+                "remount it read-write, or point CTXKEEP_DB at a writable place",
+            )
+        return Access(
+            False,
+            str(path),
+            "its permissions or attributes forbid writing",
+            "make it writable (chmod u+w, or chattr -i), or point CTXKEEP_DB at another file",
+        )
     if _folder_is_read_only(folder):
-        return Access(False, f"the folder {folder}", "it is on a read-only file system",
-                      "remount it read-write, or point CTXKEEP_DB at a writable place")
+        return Access(
+            False,
+            f"the folder {folder}",
+            "it is on a read-only file system",
+            "remount it read-write, or point CTXKEEP_DB at a writable place",
+        )
     if not os.access(folder, os.W_OK | os.X_OK):
-        return Access(False, f"the folder {folder}",
-                      f"it cannot hold {path.name}-wal and {path.name}-shm, which SQLite keeps beside the database while writing",
-                      "make the folder writable, or move the database elsewhere with CTXKEEP_DB")
+        return Access(
+            False,
+            f"the folder {folder}",
+            f"it cannot hold {path.name}-wal and {path.name}-shm, which SQLite keeps beside the database while writing",
+            "make the folder writable, or move the database elsewhere with CTXKEEP_DB",
+        )
     return Access(True)
 
 
 def read_only(path: Path, access: Access) -> DatabaseUnavailable:
-    return DatabaseUnavailable(f"database {path}: {access.what} is read-only ({access.reason}), so nothing was written; "
-                               f"reads still work. To write, {access.fix}")
+    return DatabaseUnavailable(
+        f"database {path}: {access.what} is read-only ({access.reason}), so nothing was written; "
+        f"reads still work. To write, {access.fix}"
+    )
 
 
 def identity(path: Path) -> tuple[int, int] | None:
@@ -102,13 +119,16 @@ def moved(path: Path, opened: tuple[int, int]) -> DatabaseUnavailable | None:
     return DatabaseUnavailable(
         f"database {path} was {change} while ctxkeep had it open, so nothing was written (a write would land in the "
         "old file, where no later process finds it); restart ctxkeep (your MCP client restarts the server) to use the "
-        "file now at that path, or restore the original from a backup")
+        "file now at that path, or restore the original from a backup"
+    )
 
 
-FREE_SPACE = ("the disk is full, or the database reached its size limit, so nothing was written; reads still work. "
-              "To make room: free disk space outside ctxkeep, or delete inside it — `ctxkeep gc` (expired evidence), "
-              "evidence_delete (one record), memory_forget (a memory) — whose freed pages the next writes reuse (they "
-              "need only a little free space for the WAL; the file itself does not shrink)")
+FREE_SPACE = (
+    "the disk is full, or the database reached its size limit, so nothing was written; reads still work. "
+    "To make room: free disk space outside ctxkeep, or delete inside it — `ctxkeep gc` (expired evidence), "
+    "evidence_delete (one record), memory_forget (a memory) — whose freed pages the next writes reuse (they "
+    "need only a little free space for the WAL; the file itself does not shrink)"
+)
 
 
 def unavailable(path: Path, exc: sqlite3.Error) -> DatabaseUnavailable:
@@ -119,8 +139,10 @@ def unavailable(path: Path, exc: sqlite3.Error) -> DatabaseUnavailable:
     elif "full" in text:
         hint = FREE_SPACE
     elif "readonly" in text or "read-only" in text:
-        hint = (f"the file or its folder ({path.parent}) became read-only after it was opened, so nothing was written; "
-                "reads still work; make both writable and retry")
+        hint = (
+            f"the file or its folder ({path.parent}) became read-only after it was opened, so nothing was written; "
+            "reads still work; make both writable and retry"
+        )
     elif "not a database" in text or "malformed" in text:
         hint = "the file is not a valid ctxkeep database; restore it from backup or point CTXKEEP_DB elsewhere"
     else:

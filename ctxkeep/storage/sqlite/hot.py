@@ -17,8 +17,19 @@ from ctxkeep.storage.sqlite.folders import make_private_folders
 from ctxkeep.storage.sqlite.migrations import APPLICATION_ID, FIRST_MIGRATION, LATEST, MIGRATIONS, statements
 
 RecordRow = tuple[str, str, str, str, str, str, str]  # kind, key, text, at, status, source, ref
-_HOOK_FIELDS = ("generation", "injection", "injection_generation", "transcript_size", "transcript_mtime_ns", "worker_pid",
-                "worker_started_at", "worker_done_at", "worker_note", "gate_blocked_at", "last_stop_at")
+_HOOK_FIELDS = (
+    "generation",
+    "injection",
+    "injection_generation",
+    "transcript_size",
+    "transcript_mtime_ns",
+    "worker_pid",
+    "worker_started_at",
+    "worker_done_at",
+    "worker_note",
+    "gate_blocked_at",
+    "last_stop_at",
+)
 
 
 class SchemaTooNewError(Exception):
@@ -61,7 +72,9 @@ def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
             row = ("",)
         if (row[0] == FIRST_MIGRATION) if row is not None else tables == ["schema_migrations"]:
             return
-    raise ForeignFileError(f"database {path} is not a ctxkeep database (another program's SQLite file); nothing was written")
+    raise ForeignFileError(
+        f"database {path} is not a ctxkeep database (another program's SQLite file); nothing was written"
+    )
 
 
 def _schema(conn: sqlite3.Connection) -> int:
@@ -76,8 +89,10 @@ def _schema(conn: sqlite3.Connection) -> int:
 
 def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                 "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+    )
     for version, name, sql in MIGRATIONS:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -91,7 +106,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
             raise
 
 
-InboxRow = tuple[str, str, str | None, str | None, str | None, bytes, int, str]  # ref, kind, source, title, task, data, …
+InboxRow = tuple[
+    str, str, str | None, str | None, str | None, bytes, int, str
+]  # ref, kind, source, title, task, data, …
 
 
 def open_session(path: Path, project: str, session_id: str, busy_timeout_ms: int = 5_000) -> SqliteHotSession:
@@ -135,8 +152,11 @@ class SqliteHotSession:
         return changed
 
     def _bump(self) -> None:
-        self._conn.execute("INSERT INTO session_hooks (project, session_id, generation) VALUES (?, ?, 1) "
-                     "ON CONFLICT (project, session_id) DO UPDATE SET generation = generation + 1", (self.project, self.session_id))
+        self._conn.execute(
+            "INSERT INTO session_hooks (project, session_id, generation) VALUES (?, ?, 1) "
+            "ON CONFLICT (project, session_id) DO UPDATE SET generation = generation + 1",
+            (self.project, self.session_id),
+        )
 
     def records(self, kinds: Sequence[str] = ()) -> list[RecordRow]:
         """The session's records (of `kinds` when given), oldest first."""
@@ -144,14 +164,23 @@ class SqliteHotSession:
         if kinds:
             where += f" AND kind IN ({','.join('?' * len(kinds))})"
             params += list(kinds)
-        return self._conn.execute(f"SELECT kind, key, text, at, status, source, ref FROM session_records WHERE {where} "
-                            "ORDER BY at, kind, key", params).fetchall()
+        return self._conn.execute(
+            f"SELECT kind, key, text, at, status, source, ref FROM session_records WHERE {where} "
+            "ORDER BY at, kind, key",
+            params,
+        ).fetchall()
 
     def hook_state(self) -> dict[str, object]:
         """The session's hook state (every field None or 0 for a session not seen yet)."""
-        row = self._conn.execute(f"SELECT {', '.join(_HOOK_FIELDS)} FROM session_hooks WHERE project = ? AND session_id = ?",
-                           (self.project, self.session_id)).fetchone()
-        return dict(zip(_HOOK_FIELDS, row)) if row else {name: 0 if name == "generation" else None for name in _HOOK_FIELDS}
+        row = self._conn.execute(
+            f"SELECT {', '.join(_HOOK_FIELDS)} FROM session_hooks WHERE project = ? AND session_id = ?",
+            (self.project, self.session_id),
+        ).fetchone()
+        return (
+            dict(zip(_HOOK_FIELDS, row))
+            if row
+            else {name: 0 if name == "generation" else None for name in _HOOK_FIELDS}
+        )
 
     def set_hook_state(self, **fields: object) -> None:
         """Set fields of the session's hook state (the generation only changes with the records)."""
@@ -165,31 +194,52 @@ class SqliteHotSession:
             (self.project, self.session_id, *fields.values()),
         )
 
-    def inbox_put(self, ref: str, kind: str, source: str | None, title: str | None,
-                  task_id: str | None, data: bytes, redactions: int, created_at: str) -> None:
+    def inbox_put(
+        self,
+        ref: str,
+        kind: str,
+        source: str | None,
+        title: str | None,
+        task_id: str | None,
+        data: bytes,
+        redactions: int,
+        created_at: str,
+    ) -> None:
         """Keep an offloaded output (redacted, compressed) until the Store takes it in as evidence under the same ref."""
-        self._conn.execute("INSERT OR IGNORE INTO evidence_inbox (project, ref, kind, source, title, task_id, data, redactions, created_at) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (self.project, ref, kind, source, title, task_id, data, redactions, created_at))
+        self._conn.execute(
+            "INSERT OR IGNORE INTO evidence_inbox (project, ref, kind, source, title, task_id, data, redactions, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self.project, ref, kind, source, title, task_id, data, redactions, created_at),
+        )
 
     def binding(self) -> tuple[str, bool] | None:
         """The task a session is bound to and whether the agent saved it itself, or None."""
-        row = self._conn.execute("SELECT task_id, bound FROM sessions WHERE project = ? AND session_id = ?", (self.project, self.session_id)).fetchone()
+        row = self._conn.execute(
+            "SELECT task_id, bound FROM sessions WHERE project = ? AND session_id = ?", (self.project, self.session_id)
+        ).fetchone()
         return (str(row[0]), bool(row[1])) if row else None
 
     def latest_state_json(self, task_id: str) -> tuple[int, str] | None:
         """(version, state JSON) of a task's latest checkpoint, or None."""
-        row = self._conn.execute("SELECT c.version, c.state_json FROM tasks t JOIN checkpoints c ON c.project = t.project AND "
-                           "c.task_id = t.task_id AND c.version = t.latest_version WHERE t.project = ? AND t.task_id = ?",
-                           (self.project, task_id)).fetchone()
+        row = self._conn.execute(
+            "SELECT c.version, c.state_json FROM tasks t JOIN checkpoints c ON c.project = t.project AND "
+            "c.task_id = t.task_id AND c.version = t.latest_version WHERE t.project = ? AND t.task_id = ?",
+            (self.project, task_id),
+        ).fetchone()
         return (int(row[0]), str(row[1])) if row else None
 
     def open_intents(self, task_id: str) -> list[tuple[str, str, str]]:
         """(idempotency key, action, target) of the task's journaled side effects without a result."""
-        return self._conn.execute("SELECT idempotency_key, action, target FROM actions WHERE project = ? AND task_id = ? AND "
-                            "status = 'open' ORDER BY intent_at", (self.project, task_id)).fetchall()
+        return self._conn.execute(
+            "SELECT idempotency_key, action, target FROM actions WHERE project = ? AND task_id = ? AND "
+            "status = 'open' ORDER BY intent_at",
+            (self.project, task_id),
+        ).fetchall()
 
     def keep_summary(self, task_id: str, summary: str, source: str, at: str) -> None:
         """Keep a client's compaction summary (as checked) as the task's semantic summary; its digest stays as it was."""
-        self._conn.execute("INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, '', ?, ?, ?) "
-                     "ON CONFLICT (project, task_id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
-                     (self.project, task_id, summary, source, at))
+        self._conn.execute(
+            "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, '', ?, ?, ?) "
+            "ON CONFLICT (project, task_id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+            (self.project, task_id, summary, source, at),
+        )

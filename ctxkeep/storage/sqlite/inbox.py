@@ -22,8 +22,12 @@ class Inbox:
         """The oldest offloads of the project (they stay until `remove`)."""
         cursor = await self._conn.execute(
             "SELECT ref, kind, source, title, task_id, data, redactions, created_at FROM evidence_inbox WHERE project = ? "
-            "ORDER BY created_at, ref LIMIT ?", (project, limit))
+            "ORDER BY created_at, ref LIMIT ?",
+            (project, limit),
+        )
         return [InboxRow(*row) for row in await cursor.fetchall()]
 
     async def remove(self, project: str, refs: Sequence[str]) -> None:
-        await self._conn.executemany("DELETE FROM evidence_inbox WHERE project = ? AND ref = ?", [(project, ref) for ref in refs])
+        await self._conn.executemany(
+            "DELETE FROM evidence_inbox WHERE project = ? AND ref = ?", [(project, ref) for ref in refs]
+        )

@@ -81,9 +81,11 @@ async def project_tables(conn: aiosqlite.Connection, project: str, create: bool 
         return None
     cursor = await conn.execute("INSERT INTO projects (project) VALUES (?)", (project,))
     tables = _tables(int(cursor.lastrowid or 0))
-    for sql in (f"CREATE VIRTUAL TABLE {tables.evidence} USING fts5 (terms, content = '', tokenize = 'unicode61')",
-                f"CREATE VIRTUAL TABLE {tables.vocab} USING fts5vocab ({tables.evidence}, 'row')",
-                f"CREATE VIRTUAL TABLE {tables.memory} USING fts5 (terms, content = '', tokenize = 'unicode61')"):
+    for sql in (
+        f"CREATE VIRTUAL TABLE {tables.evidence} USING fts5 (terms, content = '', tokenize = 'unicode61')",
+        f"CREATE VIRTUAL TABLE {tables.vocab} USING fts5vocab ({tables.evidence}, 'row')",
+        f"CREATE VIRTUAL TABLE {tables.memory} USING fts5 (terms, content = '', tokenize = 'unicode61')",
+    ):
         await conn.execute(sql)
     return tables
 
@@ -109,16 +111,28 @@ async def _rebuild_evidence(conn: aiosqlite.Connection, key: TermKey, project: s
     while True:
         cursor = await conn.execute(
             "SELECT e.id, e.title, b.data FROM evidence e JOIN blobs b ON b.id = e.blob_id WHERE e.project = ? AND e.id > ? "
-            "ORDER BY e.id LIMIT ?", (project, last, _BATCH))
+            "ORDER BY e.id LIMIT ?",
+            (project, last, _BATCH),
+        )
         rows = list(await cursor.fetchall())
         if not rows:
             return
-        await conn.executemany(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", [
-            (rowid, key.line(evidence_terms(title, zlib.decompress(data).decode("utf-8")))) for rowid, title, data in rows])
+        await conn.executemany(
+            f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)",
+            [
+                (rowid, key.line(evidence_terms(title, zlib.decompress(data).decode("utf-8"))))
+                for rowid, title, data in rows
+            ],
+        )
         last = int(rows[-1][0])
 
 
 async def _rebuild_memories(conn: aiosqlite.Connection, key: TermKey, project: str, table: str) -> None:
     cursor = await conn.execute("SELECT id, key, content FROM memories WHERE project = ? ORDER BY id", (project,))
-    await conn.executemany(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", [
-        (rowid, key.line(memory_terms(memory_key, content))) for rowid, memory_key, content in await cursor.fetchall()])
+    await conn.executemany(
+        f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)",
+        [
+            (rowid, key.line(memory_terms(memory_key, content)))
+            for rowid, memory_key, content in await cursor.fetchall()
+        ],
+    )

@@ -6,8 +6,10 @@ import aiosqlite
 
 from ctxkeep.storage.rows import ActionRow
 
-_COLUMNS = ("idempotency_key, task_id, action, target, params_summary, intent_at, status, external_id, receipt_ref, "
-            "detail, result_at")
+_COLUMNS = (
+    "idempotency_key, task_id, action, target, params_summary, intent_at, status, external_id, receipt_ref, "
+    "detail, result_at"
+)
 
 
 class Journal:
@@ -59,6 +61,7 @@ class Journal:
         recently intended first (ties by idempotency key)."""
         cursor = await self._conn.execute(
             f"SELECT {_COLUMNS} FROM actions WHERE project = ? AND (? = 0 OR status = 'open') "
-            "ORDER BY intent_at DESC, idempotency_key LIMIT ?", (project, int(open_only), limit),
+            "ORDER BY intent_at DESC, idempotency_key LIMIT ?",
+            (project, int(open_only), limit),
         )
         return [ActionRow(*row) for row in await cursor.fetchall()]

@@ -15,7 +15,9 @@ class Leases:
 
     async def get(self, project: str, task_id: str) -> LeaseRow | None:
         cursor = await self._conn.execute(
-            "SELECT task_id, owner, acquired_at, expires_at FROM task_leases WHERE project = ? AND task_id = ?", (project, task_id))
+            "SELECT task_id, owner, acquired_at, expires_at FROM task_leases WHERE project = ? AND task_id = ?",
+            (project, task_id),
+        )
         row = await cursor.fetchone()
         return LeaseRow(*row) if row else None
 
@@ -23,11 +25,14 @@ class Leases:
         await self._conn.execute(
             "INSERT INTO task_leases (project, task_id, owner, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (project, task_id) DO UPDATE SET owner = excluded.owner, acquired_at = excluded.acquired_at, "
-            "expires_at = excluded.expires_at", (project, row.task_id, row.owner, row.acquired_at, row.expires_at))
+            "expires_at = excluded.expires_at",
+            (project, row.task_id, row.owner, row.acquired_at, row.expires_at),
+        )
 
     async def release(self, project: str, task_id: str, owner: str) -> bool:
-        cursor = await self._conn.execute("DELETE FROM task_leases WHERE project = ? AND task_id = ? AND owner = ?",
-                                          (project, task_id, owner))
+        cursor = await self._conn.execute(
+            "DELETE FROM task_leases WHERE project = ? AND task_id = ? AND owner = ?", (project, task_id, owner)
+        )
         return cursor.rowcount == 1
 
 
@@ -36,8 +41,10 @@ class Tokens:
         self._conn = conn
 
     async def insert(self, row: TokenRow) -> None:
-        await self._conn.execute(f"INSERT INTO api_tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-                                 (row.token_id, row.user, row.secret_sha256, row.projects_json, row.created_at, row.revoked_at))
+        await self._conn.execute(
+            f"INSERT INTO api_tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+            (row.token_id, row.user, row.secret_sha256, row.projects_json, row.created_at, row.revoked_at),
+        )
 
     async def get(self, token_id: str) -> TokenRow | None:
         cursor = await self._conn.execute(f"SELECT {_TOKEN_COLUMNS} FROM api_tokens WHERE token_id = ?", (token_id,))
@@ -49,6 +56,7 @@ class Tokens:
         return [TokenRow(*row) for row in await cursor.fetchall()]
 
     async def revoke(self, token_id: str, at: str) -> bool:
-        cursor = await self._conn.execute("UPDATE api_tokens SET revoked_at = ? WHERE token_id = ? AND revoked_at IS NULL",
-                                          (at, token_id))
+        cursor = await self._conn.execute(
+            "UPDATE api_tokens SET revoked_at = ? WHERE token_id = ? AND revoked_at IS NULL", (at, token_id)
+        )
         return cursor.rowcount == 1

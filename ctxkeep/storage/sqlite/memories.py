@@ -16,8 +16,10 @@ from ctxkeep.storage.rows import MemoryRow, TombstoneRow
 from ctxkeep.storage.sqlite.index import TermKey, match_expression, project_tables
 from ctxkeep.storage.sqlite.maintenance import Maintenance
 
-_COLUMNS = ("m.id, m.memory_id, m.key, m.key_match, m.kind, m.content, m.confidence, m.source_json, m.version, "
-            "m.created_at, m.effective_at, m.expires_at")
+_COLUMNS = (
+    "m.id, m.memory_id, m.key, m.key_match, m.kind, m.content, m.confidence, m.source_json, m.version, "
+    "m.created_at, m.effective_at, m.expires_at"
+)
 
 
 class Memories:
@@ -32,7 +34,8 @@ class Memories:
         """Every stored version of the given keys, oldest first within each key."""
         cursor = await self._conn.execute(
             f"SELECT {_COLUMNS} FROM json_each(?) k CROSS JOIN memories m ON m.project = ? AND m.key_match = k.value "
-            "ORDER BY m.key_match, m.version", (json.dumps(sorted(set(key_matches))), project),
+            "ORDER BY m.key_match, m.version",
+            (json.dumps(sorted(set(key_matches))), project),
         )
         return [MemoryRow(*row) for row in await cursor.fetchall()]
 
@@ -47,7 +50,8 @@ class Memories:
         """Keys with a version of `kind` (any kind when None), the most recently written first."""
         cursor = await self._conn.execute(
             "SELECT key_match FROM memories WHERE project = ? AND (? IS NULL OR kind = ?) "
-            "GROUP BY key_match ORDER BY MAX(id) DESC LIMIT ?", (project, kind, kind, limit),
+            "GROUP BY key_match ORDER BY MAX(id) DESC LIMIT ?",
+            (project, kind, kind, limit),
         )
         return [row[0] for row in await cursor.fetchall()]
 
@@ -80,23 +84,41 @@ class Memories:
         cursor = await self._conn.execute(
             "INSERT INTO memories (project, memory_id, key, key_match, kind, content, confidence, source_json, version, "
             "created_at, effective_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (project, row.memory_id, row.key, row.key_match, row.kind, row.content, row.confidence, row.source_json,
-             row.version, row.created_at, row.effective_at, row.expires_at),
+            (
+                project,
+                row.memory_id,
+                row.key,
+                row.key_match,
+                row.kind,
+                row.content,
+                row.confidence,
+                row.source_json,
+                row.version,
+                row.created_at,
+                row.effective_at,
+                row.expires_at,
+            ),
         )
         stored = MemoryRow(int(cursor.lastrowid or 0), *list(row.__dict__.values())[1:])
         tables = await project_tables(self._conn, project, create=True)
         assert tables is not None
-        await self._conn.execute(f"INSERT INTO {tables.memory} (rowid, terms) VALUES (?, ?)", (stored.id, self._key.line(terms)))
+        await self._conn.execute(
+            f"INSERT INTO {tables.memory} (rowid, terms) VALUES (?, ?)", (stored.id, self._key.line(terms))
+        )
         return stored
 
-    async def delete(self, project: str, rows: Sequence[tuple[MemoryRow, str]], tombstones: Sequence[TombstoneRow]) -> None:
+    async def delete(
+        self, project: str, rows: Sequence[tuple[MemoryRow, str]], tombstones: Sequence[TombstoneRow]
+    ) -> None:
         """Remove memories (each with its indexed terms) and their index entries, leave tombstones; the merge of the
         index and the WAL truncation are owed (deleted entries linger in older index segments until merged)."""
         tables = await project_tables(self._conn, project)
         for row, terms in rows:
             if tables is not None:
-                await self._conn.execute(f"INSERT INTO {tables.memory} ({tables.memory}, rowid, terms) VALUES ('delete', ?, ?)",
-                                         (row.id, self._key.line(terms)))
+                await self._conn.execute(
+                    f"INSERT INTO {tables.memory} ({tables.memory}, rowid, terms) VALUES ('delete', ?, ?)",
+                    (row.id, self._key.line(terms)),
+                )
             await self._conn.execute("DELETE FROM memories WHERE id = ? AND project = ?", (row.id, project))
         if tables is not None:
             await self._maintenance.owe_merge(tables.memory)
@@ -104,7 +126,10 @@ class Memories:
         await self._conn.executemany(
             "INSERT INTO memory_tombstones (project, memory_id, key_sha256, kind, version, created_at, forgotten_at, reason) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(project, t.memory_id, t.key_sha256, t.kind, t.version, t.created_at, t.forgotten_at, t.reason) for t in tombstones],
+            [
+                (project, t.memory_id, t.key_sha256, t.kind, t.version, t.created_at, t.forgotten_at, t.reason)
+                for t in tombstones
+            ],
         )
 
     async def tombstones(self, project: str, memory_ids: Sequence[str]) -> list[TombstoneRow]:
@@ -118,6 +143,7 @@ class Memories:
     async def tombstones_of_key(self, project: str, key_sha256: str) -> list[TombstoneRow]:
         cursor = await self._conn.execute(
             "SELECT memory_id, key_sha256, kind, version, created_at, forgotten_at, reason FROM memory_tombstones "
-            "WHERE project = ? AND key_sha256 = ? ORDER BY version", (project, key_sha256),
+            "WHERE project = ? AND key_sha256 = ? ORDER BY version",
+            (project, key_sha256),
         )
         return [TombstoneRow(*row) for row in await cursor.fetchall()]

@@ -17,7 +17,10 @@ FIRST_MIGRATION = "tasks and checkpoints"
 REBUILD_INDEX = "owed:rebuild-index"
 
 MIGRATIONS: list[tuple[int, str, str]] = [
-    (1, "tasks and checkpoints", """
+    (
+        1,
+        "tasks and checkpoints",
+        """
         CREATE TABLE tasks (
             project TEXT NOT NULL,
             task_id TEXT NOT NULL,
@@ -44,8 +47,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         CREATE TRIGGER checkpoints_are_immutable BEFORE UPDATE ON checkpoints
         BEGIN SELECT RAISE(ABORT, 'checkpoint versions are immutable'); END;
-    """),
-    (2, "evidence: blobs, records, full-text index", """
+    """,
+    ),
+    (
+        2,
+        "evidence: blobs, records, full-text index",
+        """
         CREATE TABLE blobs (
             id INTEGER PRIMARY KEY,
             sha256 TEXT NOT NULL UNIQUE,
@@ -78,8 +85,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX evidence_by_expiry ON evidence (project, expires_at);
         CREATE VIRTUAL TABLE evidence_fts USING fts5 (terms, content = '', tokenize = 'unicode61');
         CREATE VIRTUAL TABLE evidence_vocab USING fts5vocab (evidence_fts, 'row');
-    """),
-    (3, "the latest history digest and summary of each task; compression cursors", """
+    """,
+    ),
+    (
+        3,
+        "the latest history digest and summary of each task; compression cursors",
+        """
         CREATE TABLE task_digests (
             project TEXT NOT NULL,
             task_id TEXT NOT NULL,
@@ -98,8 +109,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             updated_at TEXT NOT NULL,
             PRIMARY KEY (project, source)
         ) WITHOUT ROWID;
-    """),
-    (4, "the latest working set of each task; conversation neighbours", """
+    """,
+    ),
+    (
+        4,
+        "the latest working set of each task; conversation neighbours",
+        """
         CREATE TABLE working_sets (
             project TEXT NOT NULL,
             task_id TEXT NOT NULL,
@@ -111,8 +126,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (project, task_id)
         ) WITHOUT ROWID;
         CREATE INDEX evidence_by_source ON evidence (project, source, id);
-    """),
-    (5, "long-term memories, their tombstones, the action journal", """
+    """,
+    ),
+    (
+        5,
+        "long-term memories, their tombstones, the action journal",
+        """
         CREATE TABLE memories (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
             project TEXT NOT NULL,
@@ -164,8 +183,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE TRIGGER action_results_are_final BEFORE UPDATE ON actions WHEN OLD.status != 'open'
         BEGIN SELECT RAISE(ABORT, 'an action result is final'); END;
         ALTER TABLE working_sets ADD COLUMN memories_json TEXT NOT NULL DEFAULT '[]';
-    """),
-    (6, "Claude Code sessions and the task each is bound to", """
+    """,
+    ),
+    (
+        6,
+        "Claude Code sessions and the task each is bound to",
+        """
         CREATE TABLE sessions (
             project TEXT NOT NULL,
             session_id TEXT NOT NULL,
@@ -177,8 +200,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (project, session_id)
         ) WITHOUT ROWID;
         CREATE INDEX sessions_by_update ON sessions (project, updated_at);
-    """),
-    (7, "session records captured by the client hooks, per-session hook state, the hooks' evidence inbox", """
+    """,
+    ),
+    (
+        7,
+        "session records captured by the client hooks, per-session hook state, the hooks' evidence inbox",
+        """
         CREATE TABLE session_records (
             project TEXT NOT NULL,
             session_id TEXT NOT NULL,
@@ -219,8 +246,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             created_at TEXT NOT NULL,
             PRIMARY KEY (project, ref)
         ) WITHOUT ROWID;
-    """),
-    (8, "an index per project, its terms keyed per file (re-indexed at open); blobs per project", f"""
+    """,
+    ),
+    (
+        8,
+        "an index per project, its terms keyed per file (re-indexed at open); blobs per project",
+        f"""
         CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
         CREATE TABLE projects (id INTEGER PRIMARY KEY, project TEXT NOT NULL UNIQUE);
         CREATE TABLE blobs_by_project (
@@ -246,8 +277,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         DROP TABLE memory_fts;
         INSERT INTO store_meta (name, value) VALUES ('{REBUILD_INDEX}', '1');
         PRAGMA application_id = {APPLICATION_ID};
-    """),
-    (9, "task leases; a shared server's user tokens (hashed); who saved each checkpoint version, under which lease", """
+    """,
+    ),
+    (
+        9,
+        "task leases; a shared server's user tokens (hashed); who saved each checkpoint version, under which lease",
+        """
         CREATE TABLE task_leases (
             project TEXT NOT NULL,
             task_id TEXT NOT NULL,
@@ -267,7 +302,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE checkpoints ADD COLUMN author TEXT;
         ALTER TABLE checkpoints ADD COLUMN owner TEXT;
         ALTER TABLE checkpoints ADD COLUMN took_over TEXT;
-    """),
+    """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

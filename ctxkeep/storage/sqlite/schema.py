@@ -39,12 +39,15 @@ async def check_ours(conn: aiosqlite.Connection, path: Path) -> None:
         return
     cursor = await conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
     tables = [name for (name,) in await cursor.fetchall()]
-    if not tables or ("schema_migrations" in tables and await _first_migration_is_ours(conn, alone=tables == ["schema_migrations"])):
+    if not tables or (
+        "schema_migrations" in tables and await _first_migration_is_ours(conn, alone=tables == ["schema_migrations"])
+    ):
         return
     shown = ", ".join(tables[:8]) + (", …" if len(tables) > 8 else "")
     raise DatabaseUnavailable(
         f"database {path} is not a ctxkeep database: it is an SQLite file of another program (tables: {shown}); ctxkeep "
-        "left it unchanged and writes only into its own files; point CTXKEEP_DB at a new file")
+        "left it unchanged and writes only into its own files; point CTXKEEP_DB at a new file"
+    )
 
 
 async def _first_migration_is_ours(conn: aiosqlite.Connection, alone: bool) -> bool:
@@ -69,15 +72,19 @@ async def schema_version(conn: aiosqlite.Connection) -> int:
 
 
 def too_new(path: Path, applied: int) -> SchemaTooNew:
-    return SchemaTooNew(f"database {path} has schema version {applied}, newer than this ctxkeep knows ({LATEST}); "
-                        "upgrade ctxkeep (pip install -U ctxkeep) or point CTXKEEP_DB at another file")
+    return SchemaTooNew(
+        f"database {path} has schema version {applied}, newer than this ctxkeep knows ({LATEST}); "
+        "upgrade ctxkeep (pip install -U ctxkeep) or point CTXKEEP_DB at another file"
+    )
 
 
 async def migrate(conn: aiosqlite.Connection, write: Write, path: Path) -> None:
     """Apply the migrations the file lacks, each in its own transaction; raises SchemaTooNew for a newer file."""
     async with write() as tx:
-        await tx.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                         "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+        await tx.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+            "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+        )
     applied = await schema_version(conn)
     if applied > LATEST:
         raise too_new(path, applied)
@@ -98,7 +105,9 @@ async def _apply(conn: aiosqlite.Connection, write: Write, version: int, name: s
             for statement in statements(sql):
                 await tx.execute(statement)
             if keys_off and await (await tx.execute("PRAGMA foreign_key_check")).fetchone():
-                raise DatabaseUnavailable(f"migration {version} ({name}) would break a reference between tables; nothing was changed")
+                raise DatabaseUnavailable(
+                    f"migration {version} ({name}) would break a reference between tables; nothing was changed"
+                )
             await tx.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
     finally:
         if keys_off:
@@ -119,7 +128,9 @@ async def finish_index(conn: aiosqlite.Connection, write: Write) -> TermKey:
     if key is not None and await cursor.fetchone() is None:
         return key
     async with write() as tx:
-        await tx.execute("INSERT OR IGNORE INTO store_meta (name, value) VALUES ('term_key', ?)", (secrets.token_bytes(32).hex(),))
+        await tx.execute(
+            "INSERT OR IGNORE INTO store_meta (name, value) VALUES ('term_key', ?)", (secrets.token_bytes(32).hex(),)
+        )
         key = await term_key(tx)
         assert key is not None
         cursor = await tx.execute("DELETE FROM store_meta WHERE name = ?", (REBUILD_INDEX,))

@@ -17,7 +17,15 @@ class Sessions:
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, session_id) DO UPDATE SET task_id = excluded.task_id, "
             "bound = excluded.bound, transcript_path = excluded.transcript_path, "
             "transcript_sha256 = excluded.transcript_sha256, updated_at = excluded.updated_at",
-            (project, row.session_id, row.task_id, int(row.bound), row.transcript_path, row.transcript_sha256, row.updated_at),
+            (
+                project,
+                row.session_id,
+                row.task_id,
+                int(row.bound),
+                row.transcript_path,
+                row.transcript_sha256,
+                row.updated_at,
+            ),
         )
 
     async def get(self, project: str, session_id: str) -> SessionRow | None:
@@ -33,7 +41,8 @@ class Sessions:
         """The session the hooks saw last in this project."""
         cursor = await self._conn.execute(
             "SELECT session_id, task_id, bound, transcript_path, transcript_sha256, updated_at FROM sessions WHERE project = ? "
-            "ORDER BY updated_at DESC, session_id LIMIT 1", (project,),
+            "ORDER BY updated_at DESC, session_id LIMIT 1",
+            (project,),
         )
         row = await cursor.fetchone()
         return SessionRow(row[0], row[1], bool(row[2]), row[3], row[4], row[5]) if row else None

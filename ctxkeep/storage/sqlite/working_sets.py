@@ -19,7 +19,16 @@ class WorkingSets:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, task_id) DO UPDATE SET focus_key = excluded.focus_key, "
             "selection_json = excluded.selection_json, claims_json = excluded.claims_json, recent_json = excluded.recent_json, "
             "built_at = excluded.built_at, memories_json = excluded.memories_json",
-            (project, row.task_id, row.focus_key, row.selection_json, row.claims_json, row.recent_json, row.built_at, row.memories_json),
+            (
+                project,
+                row.task_id,
+                row.focus_key,
+                row.selection_json,
+                row.claims_json,
+                row.recent_json,
+                row.built_at,
+                row.memories_json,
+            ),
         )
 
     async def get(self, project: str, task_id: str) -> WorkingSetRow | None:
@@ -35,7 +44,8 @@ class WorkingSets:
         """The latest working set of each task, the most recently built first (ties by task id)."""
         cursor = await self._conn.execute(
             "SELECT task_id, focus_key, selection_json, claims_json, recent_json, built_at, memories_json FROM working_sets "
-            "WHERE project = ? ORDER BY built_at DESC, task_id LIMIT ?", (project, limit),
+            "WHERE project = ? ORDER BY built_at DESC, task_id LIMIT ?",
+            (project, limit),
         )
         return [WorkingSetRow(*row) for row in await cursor.fetchall()]
 
@@ -44,11 +54,14 @@ class WorkingSets:
         resumed task still learns it relied on a memory that is gone); how many were rewritten."""
         cursor = await self._conn.execute(
             "SELECT task_id, claims_json FROM working_sets WHERE project = ? AND EXISTS (SELECT 1 FROM json_each(memories_json) "
-            "shown JOIN json_each(?) gone ON gone.value = shown.value)", (project, json.dumps(memory_ids)),
+            "shown JOIN json_each(?) gone ON gone.value = shown.value)",
+            (project, json.dumps(memory_ids)),
         )
         rows = list(await cursor.fetchall())
         for task_id, claims_json in rows:
             kept = [c for c in json.loads(claims_json) if not any(c.startswith(prefix) for prefix in claim_prefixes)]
-            await self._conn.execute("UPDATE working_sets SET claims_json = ? WHERE project = ? AND task_id = ?",
-                                     (json.dumps(kept), project, task_id))
+            await self._conn.execute(
+                "UPDATE working_sets SET claims_json = ? WHERE project = ? AND task_id = ?",
+                (json.dumps(kept), project, task_id),
+            )
         return len(rows)

@@ -24,7 +24,23 @@ from ctxkeep.tools.checkpoint.versions import (
 )
 
 __all__ = [
-    "Imported", "Section", "active_task", "checkpoint_diff", "checkpoint_list", "checkpoint_load", "export_bundle", "import_bundle",
-    "checkpoint_save", "handoff", "latest_state", "load_version", "parse_state", "summary_request_text",
-    "task_ids", "verify_chain", "verify_checkpoint", "verify_summary", "within_budget",
+    "Imported",
+    "Section",
+    "active_task",
+    "checkpoint_diff",
+    "checkpoint_list",
+    "checkpoint_load",
+    "export_bundle",
+    "import_bundle",
+    "checkpoint_save",
+    "handoff",
+    "latest_state",
+    "load_version",
+    "parse_state",
+    "summary_request_text",
+    "task_ids",
+    "verify_chain",
+    "verify_checkpoint",
+    "verify_summary",
+    "within_budget",
 ]

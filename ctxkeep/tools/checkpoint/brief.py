@@ -13,7 +13,15 @@ from ctxkeep.tokens import count_tokens
 
 BRIEF_TOKENS = 6_000
 # (items per list, characters per item): tried in order until the text fits its budget
-_CAPS: list[tuple[int | None, int | None]] = [(None, None), (50, 1_000), (20, 500), (10, 300), (5, 200), (2, 120), (1, 80)]
+_CAPS: list[tuple[int | None, int | None]] = [
+    (None, None),
+    (50, 1_000),
+    (20, 500),
+    (10, 300),
+    (5, 200),
+    (2, 120),
+    (1, 80),
+]
 
 
 Section = Callable[[str, list[str]], list[str]]
@@ -21,12 +29,18 @@ Section = Callable[[str, list[str]], list[str]]
 
 def section_maker(items: int | None, chars: int | None) -> Section:
     """A markdown list renderer that shows at most `items` entries of at most `chars` characters each."""
+
     def section(title: str, lines: list[str]) -> list[str]:
         if not lines:
             return []
         shown = [line if chars is None or len(line) <= chars else line[:chars] + "…" for line in lines[:items]]
-        more = [f"… {len(lines) - len(shown)} more (checkpoint_load returns the whole state)"] if len(shown) < len(lines) else []
+        more = (
+            [f"… {len(lines) - len(shown)} more (checkpoint_load returns the whole state)"]
+            if len(shown) < len(lines)
+            else []
+        )
         return [f"## {title}", *[f"- {line}" for line in shown + more], ""]
+
     return section
 
 

@@ -29,10 +29,34 @@ from ctxkeep.tools.terms import INDEX_VERSION, evidence_terms
 
 FORMAT, FORMAT_VERSION = "ctxkeep-bundle", 1
 _REF = re.compile(r"^ev_[0-9a-f]{6,24}$")
-_VERSION_FIELDS = ("version", "hash", "parent_hash", "state_schema", "trigger", "goal_change_reason", "created_at", "author",
-                   "owner", "took_over")
-_EVIDENCE_FIELDS = ("ref", "kind", "source", "title", "task_id", "effective_at", "expires_at", "created_at", "bytes",
-                    "tokens", "lines", "chunk_chars", "redactions", "sha256")
+_VERSION_FIELDS = (
+    "version",
+    "hash",
+    "parent_hash",
+    "state_schema",
+    "trigger",
+    "goal_change_reason",
+    "created_at",
+    "author",
+    "owner",
+    "took_over",
+)
+_EVIDENCE_FIELDS = (
+    "ref",
+    "kind",
+    "source",
+    "title",
+    "task_id",
+    "effective_at",
+    "expires_at",
+    "created_at",
+    "bytes",
+    "tokens",
+    "lines",
+    "chunk_chars",
+    "redactions",
+    "sha256",
+)
 
 
 @dataclass(frozen=True)
@@ -78,13 +102,33 @@ async def export_bundle(scope: Scope, task_id: str) -> str:
         blobs = await tx.evidence.blobs([r.blob_id for r in records])
         digest = await tx.digests.get(scope.project, task_id)
     body = {
-        "format": FORMAT, "format_version": FORMAT_VERSION, "task_id": task_id,
-        "versions": [{**{name: getattr(row, name) for name in _VERSION_FIELDS}, "state": json.loads(row.state_json),
-                      "violations": json.loads(row.violations_json)} for row in rows],
-        "evidence": [{**{name: getattr(r, name) for name in _EVIDENCE_FIELDS}, "tags": json.loads(r.tags_json),
-                      "content": zlib.decompress(blobs[r.blob_id]).decode("utf-8")} for r in records],
-        "digest": None if digest is None else {"digest": digest.digest, "summary": digest.summary, "source": digest.source,
-                                               "updated_at": digest.updated_at},
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "task_id": task_id,
+        "versions": [
+            {
+                **{name: getattr(row, name) for name in _VERSION_FIELDS},
+                "state": json.loads(row.state_json),
+                "violations": json.loads(row.violations_json),
+            }
+            for row in rows
+        ],
+        "evidence": [
+            {
+                **{name: getattr(r, name) for name in _EVIDENCE_FIELDS},
+                "tags": json.loads(r.tags_json),
+                "content": zlib.decompress(blobs[r.blob_id]).decode("utf-8"),
+            }
+            for r in records
+        ],
+        "digest": None
+        if digest is None
+        else {
+            "digest": digest.digest,
+            "summary": digest.summary,
+            "source": digest.source,
+            "updated_at": digest.updated_at,
+        },
     }
     return json.dumps(_sealed(body), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
@@ -93,15 +137,21 @@ def _parse(text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(f"the bundle is not JSON ({exc.msg} at line {exc.lineno}); send a file `ctxkeep export` wrote") from None
+        raise InvalidInput(
+            f"the bundle is not JSON ({exc.msg} at line {exc.lineno}); send a file `ctxkeep export` wrote"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise InvalidInput("not a ctxkeep bundle (no \"format\": \"ctxkeep-bundle\"); send a file `ctxkeep export` wrote")
+        raise InvalidInput('not a ctxkeep bundle (no "format": "ctxkeep-bundle"); send a file `ctxkeep export` wrote')
     if data.get("format_version") != FORMAT_VERSION:
-        raise InvalidInput(f"bundle format {data.get('format_version')!r}, this ctxkeep reads {FORMAT_VERSION}: upgrade ctxkeep")
+        raise InvalidInput(
+            f"bundle format {data.get('format_version')!r}, this ctxkeep reads {FORMAT_VERSION}: upgrade ctxkeep"
+        )
     claimed = data.pop("bundle_sha256", None)
     if claimed != _sealed(data)["bundle_sha256"]:
-        raise Refused("the bundle was changed after it was exported (its bundle_sha256 does not match its content); "
-                      "nothing was imported: export it again from the source")
+        raise Refused(
+            "the bundle was changed after it was exported (its bundle_sha256 does not match its content); "
+            "nothing was imported: export it again from the source"
+        )
     return data
 
 
@@ -110,11 +160,16 @@ def _versions(data: dict[str, Any]) -> list[CheckpointRow]:
     rows, parent = [], None
     task_id = data["task_id"]
     for expected, item in enumerate(data["versions"], start=1):
-        row = CheckpointRow(task_id=task_id, state_json=canonical_json(item["state"]),
-                            violations_json=json.dumps(item["violations"], ensure_ascii=False),
-                            **{name: item[name] for name in _VERSION_FIELDS})
+        row = CheckpointRow(
+            task_id=task_id,
+            state_json=canonical_json(item["state"]),
+            violations_json=json.dumps(item["violations"], ensure_ascii=False),
+            **{name: item[name] for name in _VERSION_FIELDS},
+        )
         if row.version != expected or row.parent_hash != parent or row.hash != row_hash(row):
-            raise Refused(f"the bundle's version {expected} of task {task_id!r} does not match its hash chain; nothing was imported")
+            raise Refused(
+                f"the bundle's version {expected} of task {task_id!r} does not match its hash chain; nothing was imported"
+            )
         rows.append(row)
         parent = row.hash
     if not rows:
@@ -127,10 +182,18 @@ def _records(data: dict[str, Any]) -> list[NewEvidence]:
     for item in data["evidence"]:
         raw = item["content"].encode("utf-8")
         if hashlib.sha256(raw).hexdigest() != item["sha256"] or not _REF.match(item["ref"]):
-            raise Refused(f"the bundle's evidence {str(item.get('ref'))[:40]} does not match its sha256; nothing was imported")
-        out.append(NewEvidence(**{name: item[name] for name in _EVIDENCE_FIELDS}, tags_json=json.dumps(item["tags"]),
-                               index_version=INDEX_VERSION, data=zlib.compress(raw, 6),
-                               terms=evidence_terms(item["title"], item["content"])))
+            raise Refused(
+                f"the bundle's evidence {str(item.get('ref'))[:40]} does not match its sha256; nothing was imported"
+            )
+        out.append(
+            NewEvidence(
+                **{name: item[name] for name in _EVIDENCE_FIELDS},
+                tags_json=json.dumps(item["tags"]),
+                index_version=INDEX_VERSION,
+                data=zlib.compress(raw, 6),
+                terms=evidence_terms(item["title"], item["content"]),
+            )
+        )
     return out
 
 
@@ -138,9 +201,11 @@ def _fork(task_id: str, here: CheckpointRow, there: CheckpointRow) -> Refused:
     def side(row: CheckpointRow) -> str:
         return f"{row.hash[:12]} (saved {row.created_at[:19]}{' by ' + row.author if row.author else ''})"
 
-    return Refused(f"task {task_id!r} has a diverging history: it forks at version {here.version}: this database has "
-                   f"{side(here)}, the bundle has {side(there)}; versions 1 to {here.version - 1} are the same. Nothing was "
-                   "imported: reconcile the two by hand (checkpoint_diff), or import into another project")
+    return Refused(
+        f"task {task_id!r} has a diverging history: it forks at version {here.version}: this database has "
+        f"{side(here)}, the bundle has {side(there)}; versions 1 to {here.version - 1} are the same. Nothing was "
+        "imported: reconcile the two by hand (checkpoint_diff), or import into another project"
+    )
 
 
 async def import_bundle(scope: Scope, text: str) -> Imported:
@@ -155,7 +220,7 @@ async def import_bundle(scope: Scope, text: str) -> Imported:
         for mine, theirs in zip(here, rows):
             if mine.hash != theirs.hash:
                 raise _fork(task_id, mine, theirs)
-        added = rows[len(here):]
+        added = rows[len(here) :]
         for row in added:
             await tx.checkpoints.insert(scope.project, row)
         existing = await tx.evidence.rows(scope.project, [r.ref for r in records])

@@ -47,6 +47,12 @@ def _keyed_changes(name: str, key: str, old: list[BaseModel], new: list[BaseMode
         if k not in new_by:
             changes.append(Change(field=name, op="removed", item=getattr(item, key), before=_plain(item)))
         elif canonical_json(_plain(item)) != canonical_json(_plain(new_by[k])):
-            changes.append(Change(field=name, op="changed", item=getattr(item, key), before=_plain(item), after=_plain(new_by[k])))
-    changes += [Change(field=name, op="added", item=getattr(i, key), after=_plain(i)) for k, i in new_by.items() if k not in old_by]
+            changes.append(
+                Change(field=name, op="changed", item=getattr(item, key), before=_plain(item), after=_plain(new_by[k]))
+            )
+    changes += [
+        Change(field=name, op="added", item=getattr(i, key), after=_plain(i))
+        for k, i in new_by.items()
+        if k not in old_by
+    ]
     return changes

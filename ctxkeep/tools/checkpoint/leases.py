@@ -49,14 +49,20 @@ async def check_free(tx: Tx, scope: Scope, task_id: str, owner: str | None, doin
 async def claim(tx: Tx, scope: Scope, task_id: str, owner: str, seconds: int | None, doing: str = "save") -> Claim:
     """Take, renew (same owner) or release (`seconds` 0) the task's lease; raises LeaseHeld while another's is live."""
     current = await check_free(tx, scope, task_id, owner, doing)
-    took_over = f"{current.owner} (lease expired {current.expires_at})" if current is not None and current.owner != owner else None
+    took_over = (
+        f"{current.owner} (lease expired {current.expires_at})"
+        if current is not None and current.owner != owner
+        else None
+    )
     if seconds == 0:
         if current is not None and current.owner == owner:
             await tx.leases.release(scope.project, task_id, owner)
         return Claim(None, took_over)
     now = scope.clock()
     acquired = current.acquired_at if current is not None and current.owner == owner else _text(now)
-    row = LeaseRow(task_id, owner, acquired, _text(now + timedelta(seconds=DEFAULT_LEASE_SECONDS if seconds is None else seconds)))
+    row = LeaseRow(
+        task_id, owner, acquired, _text(now + timedelta(seconds=DEFAULT_LEASE_SECONDS if seconds is None else seconds))
+    )
     await tx.leases.put(scope.project, row)
     return Claim(row, took_over)
 
@@ -64,7 +70,9 @@ async def claim(tx: Tx, scope: Scope, task_id: str, owner: str, seconds: int | N
 def as_lease(row: LeaseRow | None, now: datetime) -> Lease | None:
     if row is None:
         return None
-    return Lease(owner=row.owner, acquired_at=_parse(row.acquired_at), expires_at=_parse(row.expires_at), live=live(row, now))
+    return Lease(
+        owner=row.owner, acquired_at=_parse(row.acquired_at), expires_at=_parse(row.expires_at), live=live(row, now)
+    )
 
 
 def _parse(text: str) -> datetime:
@@ -78,7 +86,11 @@ def lease_warning(row: LeaseRow | None, now: datetime, owner: str | None) -> str
     if live(row, now):
         if row.owner == owner:
             return None
-        return (f"task is leased to {row.owner} until {row.expires_at}: another executor is working on it; do not act on it "
-                "(saves are refused) until the lease expires")
-    return (f"the lease of {row.owner} expired at {row.expires_at}: that executor may have stopped; claim the task "
-            "(owner, lease_seconds) before working on it")
+        return (
+            f"task is leased to {row.owner} until {row.expires_at}: another executor is working on it; do not act on it "
+            "(saves are refused) until the lease expires"
+        )
+    return (
+        f"the lease of {row.owner} expired at {row.expires_at}: that executor may have stopped; claim the task "
+        "(owner, lease_seconds) before working on it"
+    )

@@ -60,8 +60,12 @@ async def resume_records(tx: Tx, scope: Scope, task_id: str, state: TaskState) -
         missing = [m for m in relied_on if m not in present]
         forgotten = await tx.memories.tombstones(scope.project, missing) if missing else []
     return ResumeRecords(
-        open_intents=await tx.journal.open_for_task(scope.project, task_id), cited_refs=cited_refs,
-        evidence=await _cited_evidence(tx, scope, cited_refs), relied_on=relied_on, memories=memories, forgotten=forgotten,
+        open_intents=await tx.journal.open_for_task(scope.project, task_id),
+        cited_refs=cited_refs,
+        evidence=await _cited_evidence(tx, scope, cited_refs),
+        relied_on=relied_on,
+        memories=memories,
+        forgotten=forgotten,
         lease=await tx.leases.get(scope.project, task_id),
     )
 
@@ -82,7 +86,9 @@ def _memory_warnings(records: ResumeRecords, now: str) -> tuple[list[str], list[
     current = current_by_key(records.memories, now)
     by_id = {m.memory_id: m for m in records.memories}
     stale: list[str] = []
-    warnings = [f"memory {t.memory_id} was forgotten on {t.forgotten_at[:10]}: do not rely on it" for t in records.forgotten]
+    warnings = [
+        f"memory {t.memory_id} was forgotten on {t.forgotten_at[:10]}: do not rely on it" for t in records.forgotten
+    ]
     stale += [t.memory_id for t in records.forgotten]
     for memory_id in records.relied_on:
         row = by_id.get(memory_id)
@@ -90,16 +96,21 @@ def _memory_warnings(records: ResumeRecords, now: str) -> tuple[list[str], list[
             continue
         status = status_of(row, now, current)
         if status == "expired":
-            warnings.append(f"memory {memory_id} ({row.key}) expired on {(row.expires_at or '')[:10]}: re-confirm it before relying on it")
+            warnings.append(
+                f"memory {memory_id} ({row.key}) expired on {(row.expires_at or '')[:10]}: re-confirm it before relying on it"
+            )
         elif status == "superseded":
-            warnings.append(f"memory {memory_id} ({row.key}) was superseded by {current[row.key_match].memory_id}: use the current one")
+            warnings.append(
+                f"memory {memory_id} ({row.key}) was superseded by {current[row.key_match].memory_id}: use the current one"
+            )
         if status in ("expired", "superseded"):
             stale.append(memory_id)
     return sorted(stale), warnings
 
 
-def resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskState, records: ResumeRecords,
-                  owner: str | None = None) -> ResumeChecks:
+def resume_checks(
+    scope: Scope, row: CheckpointRow, latest: int, state: TaskState, records: ResumeRecords, owner: str | None = None
+) -> ResumeChecks:
     """The checks of one loaded version, warnings ordered by what could do harm first (another executor's live lease
     first of all); `owner`: who loads it (their own lease is no warning)."""
     saved_at = datetime.fromisoformat(row.created_at)
@@ -113,7 +124,9 @@ def resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskStat
     warnings = [held] if held else []
     warnings += [open_intent_warning(intent) for intent in intents]
     warnings += [f"approval {a.id} is pending: do not {a.action} until it is approved" for a in pending]
-    expired = [ref for ref, ev in sorted(records.evidence.items()) if ev.expires_at is not None and ev.expires_at <= now_text]
+    expired = [
+        ref for ref, ev in sorted(records.evidence.items()) if ev.expires_at is not None and ev.expires_at <= now_text
+    ]
     missing = [ref for ref in records.cited_refs if ref not in records.evidence]
     warnings += [f"evidence {ref} expired: fetch the source again before relying on it" for ref in expired]
     warnings += [f"evidence {ref} is no longer stored (deleted): the state cites it" for ref in missing]
@@ -122,13 +135,24 @@ def resume_checks(scope: Scope, row: CheckpointRow, latest: int, state: TaskStat
     if row.version != latest:
         warnings.append(f"this is version {row.version}; the latest is {latest}")
     if violations:
-        warnings.append(f"saved without strict checks despite {len(violations)} violation(s): {', '.join(sorted({v.rule for v in violations}))}")
+        warnings.append(
+            f"saved without strict checks despite {len(violations)} violation(s): {', '.join(sorted({v.rule for v in violations}))}"
+        )
     if age > STALE_AFTER_SECONDS:
         warnings.append(f"saved {age // 3600} h ago: re-check external state (files, tickets, orders) before acting")
     return ResumeChecks(
-        schema_version=row.state_schema, schema_compatible=row.state_schema <= STATE_SCHEMA_VERSION,
-        saved_at=saved_at, age_seconds=age, is_latest=row.version == latest, latest_version=latest,
-        saved_with_violations=len(violations), pending_approvals=pending,
-        open_intents=intents, evidence_expired=expired,
-        evidence_missing=missing, memories_expired=stale_memories, lease=as_lease(records.lease, now), warnings=warnings,
+        schema_version=row.state_schema,
+        schema_compatible=row.state_schema <= STATE_SCHEMA_VERSION,
+        saved_at=saved_at,
+        age_seconds=age,
+        is_latest=row.version == latest,
+        latest_version=latest,
+        saved_with_violations=len(violations),
+        pending_approvals=pending,
+        open_intents=intents,
+        evidence_expired=expired,
+        evidence_missing=missing,
+        memories_expired=stale_memories,
+        lease=as_lease(records.lease, now),
+        warnings=warnings,
     )

@@ -8,7 +8,7 @@ from ctxkeep.models import TaskState
 def summary_request_text(task_id: str, state: TaskState | None) -> str:
     lines = [
         "Summarize the part of your history that is about to be compressed, for your future self.",
-        "- Keep every negated clause as it is (\"must not execute\", \"不能推荐\"): never turn a prohibition into a statement.",
+        '- Keep every negated clause as it is ("must not execute", "不能推荐"): never turn a prohibition into a statement.',
         "- Keep conditions, numbers, ids and amounts exactly; say what was tried, what failed and why.",
         "- Keep pending work pending and open approvals open: write them as such, not as done.",
         f"Then call compress_history with task_id={task_id!r} and summary=<your text>; it is checked against the task's "
@@ -19,5 +19,7 @@ def summary_request_text(task_id: str, state: TaskState | None) -> str:
         lines += [f"Keep with its negation: {c}" for c in state.constraints]
         lines += [f"Still pending: {p}" for p in state.pending]
         lines += [f"Still waiting for approval {a.id}: {a.action}" for a in state.approvals if a.status == "pending"]
-        lines += [f"Copy exactly: {f.key} = {f.value}{' ' + f.unit if f.unit else ''}" for f in state.facts if f.critical]
+        lines += [
+            f"Copy exactly: {f.key} = {f.value}{' ' + f.unit if f.unit else ''}" for f in state.facts if f.critical
+        ]
     return "\n".join(lines)

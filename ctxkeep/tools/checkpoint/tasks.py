@@ -20,8 +20,10 @@ async def _this_session_task(scope: Scope, session: str) -> str:
     for task_id in ([row.task_id] if row is not None else []) + [f"cc-{session}"]:
         if await latest_state(scope, task_id) is not None:
             return task_id
-    raise NotFound(f"this session ({session}) has no task yet (its hooks save one at the first compaction); name a task "
-                   "instead, or checkpoint_save to start one")
+    raise NotFound(
+        f"this session ({session}) has no task yet (its hooks save one at the first compaction); name a task "
+        "instead, or checkpoint_save to start one"
+    )
 
 
 async def active_task(scope: Scope) -> str:

@@ -22,10 +22,13 @@ def verify_states(before: TaskState, after: TaskState, goal_change_reason: str |
     """Every rule `after` breaks relative to `before`, in a stable order (empty when it is sound)."""
     violations: list[Violation] = []
     if match_key(before.goal) != match_key(after.goal) and not (goal_change_reason or "").strip():
-        violations.append(Violation(
-            rule="goal_changed", item=before.goal,
-            detail=f"goal became {after.goal!r}; keep the goal, or send goal_change_reason saying why it changed",
-        ))
+        violations.append(
+            Violation(
+                rule="goal_changed",
+                item=before.goal,
+                detail=f"goal became {after.goal!r}; keep the goal, or send goal_change_reason saying why it changed",
+            )
+        )
     violations += _kept_items(before, after, "constraint", before.constraints, after.constraints)
     violations += _pending_accounted(before, after)
     violations += _completed_kept(before, after)
@@ -45,8 +48,15 @@ def _dropped(state: TaskState, kind: str) -> set[str]:
 
 
 def _texts(state: TaskState) -> list[str]:
-    return [*state.constraints, *state.decisions, *state.plan, *state.pending, *state.completed,
-            *state.done_criteria, *(state.next_action or "",)]
+    return [
+        *state.constraints,
+        *state.decisions,
+        *state.plan,
+        *state.pending,
+        *state.completed,
+        *state.done_criteria,
+        *(state.next_action or "",),
+    ]
 
 
 def _kept_items(before: TaskState, after: TaskState, kind: str, old: list[str], new: list[str]) -> list[Violation]:
@@ -61,16 +71,22 @@ def _kept_items(before: TaskState, after: TaskState, kind: str, old: list[str], 
         lost = [c for c in negated_clauses(item) if c not in negations_after]
         flipped = [c for c in lost if any(appears_unnegated(c, text) for text in _texts(after))]
         if flipped:
-            out.append(Violation(
-                rule="negation_lost", item=item,
-                detail=f"the negated clause {flipped[0]!r} now appears without its negation; restore the {kind} "
-                "or list it in dropped with a reason",
-            ))
+            out.append(
+                Violation(
+                    rule="negation_lost",
+                    item=item,
+                    detail=f"the negated clause {flipped[0]!r} now appears without its negation; restore the {kind} "
+                    "or list it in dropped with a reason",
+                )
+            )
         else:
-            out.append(Violation(
-                rule=f"{kind}_dropped", item=item,
-                detail=f"the {kind} is gone; keep it, or list it in dropped with kind {kind!r} and a reason",
-            ))
+            out.append(
+                Violation(
+                    rule=f"{kind}_dropped",
+                    item=item,
+                    detail=f"the {kind} is gone; keep it, or list it in dropped with kind {kind!r} and a reason",
+                )
+            )
     return out
 
 
@@ -78,7 +94,8 @@ def _pending_accounted(before: TaskState, after: TaskState) -> list[Violation]:
     accounted = {match_key(i) for i in [*after.pending, *after.completed]} | _dropped(after, "pending")
     return [
         Violation(
-            rule="pending_unaccounted", item=item,
+            rule="pending_unaccounted",
+            item=item,
             detail="the pending item vanished; keep it in pending, move it to completed, or list it in dropped "
             "with kind 'pending' and a reason",
         )
@@ -91,10 +108,14 @@ def _completed_kept(before: TaskState, after: TaskState) -> list[Violation]:
     """A completed item stays: one that vanishes hides a side effect that may be repeated."""
     kept = {match_key(i) for i in after.completed} | _dropped(after, "completed")
     return [
-        Violation(rule="completed_dropped", item=item,
-                  detail="the completed item vanished (the work could be repeated); keep it in completed, or list it in "
-                  "dropped with kind 'completed' and a reason (archive long lists to evidence and keep a counter)")
-        for item in before.completed if match_key(item) not in kept
+        Violation(
+            rule="completed_dropped",
+            item=item,
+            detail="the completed item vanished (the work could be repeated); keep it in completed, or list it in "
+            "dropped with kind 'completed' and a reason (archive long lists to evidence and keep a counter)",
+        )
+        for item in before.completed
+        if match_key(item) not in kept
     ]
 
 
@@ -112,20 +133,28 @@ def _facts_kept(before: TaskState, after: TaskState) -> list[Violation]:
         fact = new.get(key)
         if fact is None:
             if key not in dropped:
-                out.append(Violation(
-                    rule="fact_dropped", item=old.key,
-                    detail=f"the fact ({_fact_text(old)}) is gone; keep it, or list its key in dropped with kind "
-                    "'fact' and a reason",
-                ))
+                out.append(
+                    Violation(
+                        rule="fact_dropped",
+                        item=old.key,
+                        detail=f"the fact ({_fact_text(old)}) is gone; keep it, or list its key in dropped with kind "
+                        "'fact' and a reason",
+                    )
+                )
             continue
-        same_value = value_key(old.value) == value_key(fact.value) and match_key(old.unit or "") == match_key(fact.unit or "")
+        same_value = value_key(old.value) == value_key(fact.value) and match_key(old.unit or "") == match_key(
+            fact.unit or ""
+        )
         new_source = bool(fact.source_ref) and match_key(fact.source_ref or "") != match_key(old.source_ref or "")
         if not same_value and not new_source:
-            out.append(Violation(
-                rule="fact_changed", item=old.key,
-                detail=f"value changed from {_fact_text(old)!r} to {_fact_text(fact)!r} without a new source_ref; "
-                "keep the old value, or cite where the new one comes from in source_ref",
-            ))
+            out.append(
+                Violation(
+                    rule="fact_changed",
+                    item=old.key,
+                    detail=f"value changed from {_fact_text(old)!r} to {_fact_text(fact)!r} without a new source_ref; "
+                    "keep the old value, or cite where the new one comes from in source_ref",
+                )
+            )
     return out
 
 
@@ -137,21 +166,30 @@ def _undecided(approval: Approval) -> Violation | None:
     """A decision names who made it and when."""
     if approval.status == "pending" or (approval.approver and approval.decided_at):
         return None
-    return _invalid(approval, f"status is {approval.status!r} without {'an approver' if not approval.approver else 'decided_at'}; "
-                    "send the approver who decided and when (decided_at), or keep the status 'pending'")
+    return _invalid(
+        approval,
+        f"status is {approval.status!r} without {'an approver' if not approval.approver else 'decided_at'}; "
+        "send the approver who decided and when (decided_at), or keep the status 'pending'",
+    )
 
 
 def _approval_change(old: Approval, new: Approval) -> Violation | None:
     for field in _FIXED_APPROVAL_FIELDS:
         was, now = getattr(old, field), getattr(new, field)
         if value_key(was if was is not None else "") != value_key(now if now is not None else ""):
-            return _invalid(old, f"{field} changed from {was!r} to {now!r}; an approval's action, target, amount and "
-                            "currency are fixed: drop it with a reason and request a new approval")
+            return _invalid(
+                old,
+                f"{field} changed from {was!r} to {now!r}; an approval's action, target, amount and "
+                "currency are fixed: drop it with a reason and request a new approval",
+            )
     if old.status != "pending":
         for field in ("status", "approver", "decided_at"):
             if getattr(old, field) != getattr(new, field):
-                return _invalid(old, f"{field} of a decided approval changed from {getattr(old, field)!r} to "
-                                f"{getattr(new, field)!r}; a decision is final: drop it with a reason and request a new approval")
+                return _invalid(
+                    old,
+                    f"{field} of a decided approval changed from {getattr(old, field)!r} to "
+                    f"{getattr(new, field)!r}; a decision is final: drop it with a reason and request a new approval",
+                )
         return None
     return _undecided(new) if new.status != "pending" else None
 
@@ -164,11 +202,14 @@ def _approvals_kept(before: TaskState, after: TaskState) -> list[Violation]:
         approval = new.get(match_key(old.id))
         if approval is None:
             if match_key(old.id) not in dropped:
-                out.append(Violation(
-                    rule="approval_removed", item=old.id,
-                    detail=f"the approval ({old.action}, status {old.status!r}) is gone; keep it, or list its id "
-                    "in dropped with kind 'approval' and a reason",
-                ))
+                out.append(
+                    Violation(
+                        rule="approval_removed",
+                        item=old.id,
+                        detail=f"the approval ({old.action}, status {old.status!r}) is gone; keep it, or list its id "
+                        "in dropped with kind 'approval' and a reason",
+                    )
+                )
             continue
         change = _approval_change(old, approval)
         if change:
@@ -190,5 +231,11 @@ def summary_items(state: TaskState) -> list[Item]:
 
 def verify_summary(state: TaskState, summary: str, exact: bool = True) -> list[Violation]:
     """What a free-text summary of `state` lost (`ctxkeep.tools.summary_check`); `exact`: items must be quoted."""
-    return [Violation(rule=f.rule, item=f.item.value if f.item.kind == "approval" and f.item.value else f.item.text,
-                      detail=f.detail) for f in check_summary(summary_items(state), summary, exact)]
+    return [
+        Violation(
+            rule=f.rule,
+            item=f.item.value if f.item.kind == "approval" and f.item.value else f.item.text,
+            detail=f.detail,
+        )
+        for f in check_summary(summary_items(state), summary, exact)
+    ]

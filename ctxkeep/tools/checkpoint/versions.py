@@ -37,8 +37,15 @@ from ctxkeep.tools.checkpoint.verify import check_new_state, verify_states, veri
 from ctxkeep.tools.scope import Scope
 
 
-def chain_hash(parent_hash: str | None, task_id: str, version: int, state_json: str, author: str | None = None,
-               owner: str | None = None, took_over: str | None = None) -> str:
+def chain_hash(
+    parent_hash: str | None,
+    task_id: str,
+    version: int,
+    state_json: str,
+    author: str | None = None,
+    owner: str | None = None,
+    took_over: str | None = None,
+) -> str:
     """The hash a version must carry: sha256 over parent hash, task id, version and state JSON, then (only when any is
     set, so earlier versions keep their hashes) who saved it, under whose lease, and the lease it took over."""
     material = f"{parent_hash or ''}\n{task_id}\n{version}\n{state_json}"
@@ -58,8 +65,12 @@ def _violations(row: CheckpointRow) -> list[Violation]:
 
 def _save_result(row: CheckpointRow, violations: list[Violation]) -> CheckpointSaveResult:
     return CheckpointSaveResult(
-        task_id=row.task_id, version=row.version, hash=row.hash, parent_hash=row.parent_hash,
-        created_at=datetime.fromisoformat(row.created_at), trigger=row.trigger,  # type: ignore[arg-type]
+        task_id=row.task_id,
+        version=row.version,
+        hash=row.hash,
+        parent_hash=row.parent_hash,
+        created_at=datetime.fromisoformat(row.created_at),
+        trigger=row.trigger,  # type: ignore[arg-type]
         verification=Verification(ok=not violations, violations=violations),
     )
 
@@ -98,25 +109,52 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             violations = verify_states(before, req.state, req.goal_change_reason)
         if violations and req.strict:
             raise CheckpointRefused(violations)
-        row = new_version(scope, req.task_id, previous, current, state_json, req.trigger, req.owner, took_over,
-                          goal_change_reason=req.goal_change_reason,
-                          violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False))
+        row = new_version(
+            scope,
+            req.task_id,
+            previous,
+            current,
+            state_json,
+            req.trigger,
+            req.owner,
+            took_over,
+            goal_change_reason=req.goal_change_reason,
+            violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
+        )
         await tx.checkpoints.insert(scope.project, row)
     _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
     return _save_result(row, violations)
 
 
-def new_version(scope: Scope, task_id: str, previous: CheckpointRow | None, current: int, state_json: str, trigger: str,
-                owner: str | None, took_over: str | None, goal_change_reason: str | None = None,
-                violations_json: str = "[]") -> CheckpointRow:
+def new_version(
+    scope: Scope,
+    task_id: str,
+    previous: CheckpointRow | None,
+    current: int,
+    state_json: str,
+    trigger: str,
+    owner: str | None,
+    took_over: str | None,
+    goal_change_reason: str | None = None,
+    violations_json: str = "[]",
+) -> CheckpointRow:
     """The next version of a task, chained to `previous` and signed with who saved it."""
     parent_hash = previous.hash if previous else None
     version = current + 1
     return CheckpointRow(
-        task_id=task_id, version=version, parent_hash=parent_hash, state_json=state_json, state_schema=STATE_SCHEMA_VERSION,
+        task_id=task_id,
+        version=version,
+        parent_hash=parent_hash,
+        state_json=state_json,
+        state_schema=STATE_SCHEMA_VERSION,
         hash=chain_hash(parent_hash, task_id, version, state_json, scope.user, owner, took_over),
-        trigger=trigger, goal_change_reason=goal_change_reason, violations_json=violations_json,
-        created_at=scope.clock().isoformat(), author=scope.user, owner=owner, took_over=took_over,
+        trigger=trigger,
+        goal_change_reason=goal_change_reason,
+        violations_json=violations_json,
+        created_at=scope.clock().isoformat(),
+        author=scope.user,
+        owner=owner,
+        took_over=took_over,
     )
 
 
@@ -127,8 +165,12 @@ async def claim_at_load(scope: Scope, task_id: str, owner: str, seconds: int | N
         previous, current = await load_version(tx, scope, task_id, None)
         claimed = await leases.claim(tx, scope, task_id, owner, seconds, doing="claim")
         if claimed.took_over is not None:
-            await tx.checkpoints.insert(scope.project, new_version(
-                scope, task_id, previous, current, previous.state_json, "takeover", owner, claimed.took_over))
+            await tx.checkpoints.insert(
+                scope.project,
+                new_version(
+                    scope, task_id, previous, current, previous.state_json, "takeover", owner, claimed.took_over
+                ),
+            )
 
 
 async def load_version(tx: Tx, scope: Scope, task_id: str, version: int | None) -> tuple[CheckpointRow, int]:
@@ -160,8 +202,9 @@ def parse_state(row: CheckpointRow) -> TaskState:
     return state if state is not None else _remember(row.hash, TaskState.model_validate_json(row.state_json))
 
 
-async def checkpoint_load(scope: Scope, task_id: str, version: int | None = None, owner: str | None = None,
-                          lease_seconds: int | None = None) -> CheckpointLoadResult:
+async def checkpoint_load(
+    scope: Scope, task_id: str, version: int | None = None, owner: str | None = None, lease_seconds: int | None = None
+) -> CheckpointLoadResult:
     """A version of a task (the latest by default) with its resume brief and checks; with `owner`, the task's lease is
     claimed first (renewed, taken over once expired, released with 0 seconds). Raises NotFound, LeaseHeld."""
     if owner is not None:
@@ -169,15 +212,25 @@ async def checkpoint_load(scope: Scope, task_id: str, version: int | None = None
     async with scope.store.snapshot() as tx:
         row, latest = await load_version(tx, scope, task_id, version)
         if row.state_schema > STATE_SCHEMA_VERSION:
-            raise SchemaTooNew(f"task {task_id!r} v{row.version} was saved by a newer ctxkeep; upgrade ctxkeep to load it")
+            raise SchemaTooNew(
+                f"task {task_id!r} v{row.version} was saved by a newer ctxkeep; upgrade ctxkeep to load it"
+            )
         state = parse_state(row)
         records = await resume_records(tx, scope, task_id, state)
     checks = resume_checks(scope, row, latest, state, records, owner)
     return CheckpointLoadResult(
-        task_id=task_id, version=row.version, hash=row.hash, parent_hash=row.parent_hash,
-        created_at=checks.saved_at, trigger=row.trigger,  # type: ignore[arg-type]
-        author=row.author, owner=row.owner, took_over=row.took_over,
-        state=state, brief=render_brief(task_id, row.version, state, checks), resume_checks=checks,
+        task_id=task_id,
+        version=row.version,
+        hash=row.hash,
+        parent_hash=row.parent_hash,
+        created_at=checks.saved_at,
+        trigger=row.trigger,  # type: ignore[arg-type]
+        author=row.author,
+        owner=row.owner,
+        took_over=row.took_over,
+        state=state,
+        brief=render_brief(task_id, row.version, state, checks),
+        resume_checks=checks,
     )
 
 
@@ -187,7 +240,11 @@ def _short(text: str | None, limit: int = 300) -> str | None:
 
 def _cursor(updated_at: str, task_id: str) -> str:
     """Where a page ended, as an opaque URL-safe token."""
-    return base64.urlsafe_b64encode(json.dumps([updated_at, task_id], ensure_ascii=False).encode("utf-8")).decode("ascii").rstrip("=")
+    return (
+        base64.urlsafe_b64encode(json.dumps([updated_at, task_id], ensure_ascii=False).encode("utf-8"))
+        .decode("ascii")
+        .rstrip("=")
+    )
 
 
 def _after(cursor: str) -> tuple[str, str]:
@@ -198,8 +255,10 @@ def _after(cursor: str) -> tuple[str, str]:
             return decoded[0], decoded[1]
     except (ValueError, binascii.Error, UnicodeDecodeError):
         pass
-    raise InvalidInput(f"cursor {cursor[:40]!r} is not one checkpoint_list returned; send the next_cursor of the previous page, "
-                       "or no cursor for the first page")
+    raise InvalidInput(
+        f"cursor {cursor[:40]!r} is not one checkpoint_list returned; send the next_cursor of the previous page, "
+        "or no cursor for the first page"
+    )
 
 
 async def checkpoint_list(scope: Scope, limit: int = 50, cursor: str | None = None) -> CheckpointListResult:
@@ -211,15 +270,25 @@ async def checkpoint_list(scope: Scope, limit: int = 50, cursor: str | None = No
     tasks = []
     for row in rows:
         state = json.loads(row.state_json)
-        tasks.append(TaskSummary(
-            task_id=row.task_id, latest_version=row.latest_version, updated_at=datetime.fromisoformat(row.updated_at),
-            goal=_short(state["goal"]) or "", phase=_short(state.get("phase")), pending=len(state.get("pending", [])),
-            pending_approvals=sum(1 for a in state.get("approvals", []) if a.get("status") == "pending"),
-        ))
-    return CheckpointListResult(tasks=tasks, next_cursor=_cursor(rows[-1].updated_at, rows[-1].task_id) if more else None)
+        tasks.append(
+            TaskSummary(
+                task_id=row.task_id,
+                latest_version=row.latest_version,
+                updated_at=datetime.fromisoformat(row.updated_at),
+                goal=_short(state["goal"]) or "",
+                phase=_short(state.get("phase")),
+                pending=len(state.get("pending", [])),
+                pending_approvals=sum(1 for a in state.get("approvals", []) if a.get("status") == "pending"),
+            )
+        )
+    return CheckpointListResult(
+        tasks=tasks, next_cursor=_cursor(rows[-1].updated_at, rows[-1].task_id) if more else None
+    )
 
 
-async def load_pair(scope: Scope, task_id: str, from_version: int, to_version: int) -> tuple[TaskState, TaskState, str | None]:
+async def load_pair(
+    scope: Scope, task_id: str, from_version: int, to_version: int
+) -> tuple[TaskState, TaskState, str | None]:
     """Two versions' states and the later one's goal_change_reason; raises NotFound."""
     async with scope.store.snapshot() as tx:
         old, _ = await load_version(tx, scope, task_id, from_version)
@@ -230,7 +299,9 @@ async def load_pair(scope: Scope, task_id: str, from_version: int, to_version: i
 async def checkpoint_diff(scope: Scope, task_id: str, from_version: int, to_version: int) -> CheckpointDiffResult:
     """What changed between two versions of a task; raises NotFound."""
     before, after, _ = await load_pair(scope, task_id, from_version, to_version)
-    return CheckpointDiffResult(task_id=task_id, from_version=from_version, to_version=to_version, changes=diff_states(before, after))
+    return CheckpointDiffResult(
+        task_id=task_id, from_version=from_version, to_version=to_version, changes=diff_states(before, after)
+    )
 
 
 async def verify_chain(scope: Scope, task_id: str) -> list[str]:

@@ -44,11 +44,15 @@ from ctxkeep.tools.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 
 PINNED_TASK_TOKENS = 8_000
-_PASSED = re.compile(r"\b\d+ passed\b|^OK\b|\bAll tests passed\b|\btests? (?:now )?pass(?:es|ed)?\b", re.IGNORECASE | re.MULTILINE)
+_PASSED = re.compile(
+    r"\b\d+ passed\b|^OK\b|\bAll tests passed\b|\btests? (?:now )?pass(?:es|ed)?\b", re.IGNORECASE | re.MULTILINE
+)
 _FAILED = re.compile(r"\b\d+ failed\b|\bFAILED\b|\bTraceback\b", re.IGNORECASE)
 
 
-async def _load(scope: Scope, req: CompressRequest, env: Mapping[str, str]) -> tuple[list[dict[str, Any]], Format, int, str]:
+async def _load(
+    scope: Scope, req: CompressRequest, env: Mapping[str, str]
+) -> tuple[list[dict[str, Any]], Format, int, str]:
     """The messages, their format, skipped transcript records, and a name for the source."""
     if req.transcript_path is not None:
         path = resolve_transcript(req.transcript_path, allowed_roots(env, scope.project), scope.project)
@@ -56,7 +60,9 @@ async def _load(scope: Scope, req: CompressRequest, env: Mapping[str, str]) -> t
         return transcript.messages, "claude_code", transcript.skipped, str(path)
     messages = req.messages or []
     if any(not isinstance(m, dict) or not isinstance(m.get("role"), str) for m in messages):
-        raise InvalidInput("every message must be an object with a string role (and content); send the history as a list")
+        raise InvalidInput(
+            "every message must be an object with a string role (and content); send the history as a list"
+        )
     if not messages:
         raise InvalidInput("messages is empty; send the history to compress")
     return messages, req.format or detect_format(messages), 0, "messages"
@@ -91,7 +97,9 @@ def _steps(messages: list[Message]) -> list[Step]:
         for output in message.outputs:
             answered = calls.get(output.call_id) if output.call_id is not None else last_call
             # an output whose call is not in the history (trimmed by the client) is still offloaded
-            steps.append(Step(call=answered or Call(output.call_id, "unknown_tool", None), output=output, message=message.index))
+            steps.append(
+                Step(call=answered or Call(output.call_id, "unknown_tool", None), output=output, message=message.index)
+            )
     return steps
 
 
@@ -119,8 +127,14 @@ def _evidence_item(step: Step, task_id: str | None, redact: bool) -> EvidenceIte
     assert step.output is not None
     command = command_of(step.call)  # redacted whole before it is cut, so no piece of a secret is left in the title
     title = f"{step.call.name}: {(redact_secrets(command)[0] if redact else command)[:120]}"
-    return EvidenceItem(content=_valid_text(step.output.text), kind="tool_result", source=_valid_text(step.call.name) or "tool",
-                        title=_valid_text(title), task_id=task_id, redact=redact)
+    return EvidenceItem(
+        content=_valid_text(step.output.text),
+        kind="tool_result",
+        source=_valid_text(step.call.name) or "tool",
+        title=_valid_text(title),
+        task_id=task_id,
+        redact=redact,
+    )
 
 
 def _shaped(output: Output, step_by_output: dict[int, Step]) -> str:
@@ -141,19 +155,33 @@ def _boundary(messages: list[Message], steps: list[Step]) -> SemanticBoundary | 
     for step in steps:
         name, text = step.call.name.lower(), step.output.text if step.output else ""
         if name in ("task", "agent"):
-            found.append(SemanticBoundary(kind="subagent_returned", message_index=step.message, detail=command_of(step.call)[:120]))
+            found.append(
+                SemanticBoundary(
+                    kind="subagent_returned", message_index=step.message, detail=command_of(step.call)[:120]
+                )
+            )
         elif name in ("exitplanmode", "todowrite") and "in_progress" not in json.dumps(step.call.input):
-            found.append(SemanticBoundary(kind="phase_completed", message_index=step.message, detail=f"{step.call.name} call"))
+            found.append(
+                SemanticBoundary(kind="phase_completed", message_index=step.message, detail=f"{step.call.name} call")
+            )
         elif _PASSED.search(text) and not _FAILED.search(text):
-            found.append(SemanticBoundary(kind="verification_passed", message_index=step.message, detail=command_of(step.call)[:120]))
+            found.append(
+                SemanticBoundary(
+                    kind="verification_passed", message_index=step.message, detail=command_of(step.call)[:120]
+                )
+            )
     for message in messages:
         if message.role == "assistant" and re.search(r"\bapprov(?:e|al)\b[^?\n]*\?", message.text, re.IGNORECASE):
-            found.append(SemanticBoundary(kind="approval_requested", message_index=message.index, detail=message.text[:120]))
+            found.append(
+                SemanticBoundary(kind="approval_requested", message_index=message.index, detail=message.text[:120])
+            )
     return max(found, key=lambda b: b.message_index) if found else None
 
 
 def _summary_request(first: int, last: int, state: TaskState | None, task_id: str | None) -> str:
-    return f"Messages {first}–{last} are folded into the digest.\n" + summary_request_text(task_id or "<your task_id>", state)
+    return f"Messages {first}–{last} are folded into the digest.\n" + summary_request_text(
+        task_id or "<your task_id>", state
+    )
 
 
 def _band(first: int, end: int) -> list[int]:
@@ -171,8 +199,15 @@ def _source_key(source: str, fmt: str, raw: list[dict[str, Any]], pinned: int, t
     return f"{task_id or ''}\n{fmt}\n{source}"
 
 
-async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: str, raw: list[dict[str, Any]], upto: int,
-                   redact: bool = True) -> int:
+async def _offload(
+    scope: Scope,
+    steps: list[Step],
+    task_id: str | None,
+    key: str,
+    raw: list[dict[str, Any]],
+    upto: int,
+    redact: bool = True,
+) -> int:
     """Store every output of `steps` as evidence and note its ref on the step; returns how many refs the cursor gave.
 
     Outputs of a prefix compressed before (same messages, same hash) take their refs from the
@@ -194,16 +229,31 @@ async def _offload(scope: Scope, steps: list[Step], task_id: str | None, key: st
         for step, ref in zip(fresh, stored.refs):
             step.ref = ref
     async with scope.store.transaction() as tx:
-        await tx.cursors.put(scope.project, CursorRow(key, upto, _prefix_hash(raw, upto), json.dumps([s.ref for s in steps]),
-                                                      utc_text(scope.clock()) or ""))
+        await tx.cursors.put(
+            scope.project,
+            CursorRow(
+                key, upto, _prefix_hash(raw, upto), json.dumps([s.ref for s in steps]), utc_text(scope.clock()) or ""
+            ),
+        )
     return reused
 
 
 async def _store_band(scope: Scope, band: list[dict[str, Any]], source: str, task_id: str | None, redact: bool) -> str:
     """The digest band verbatim (JSON, its strings already redacted), so nothing folded into the digest is beyond reach."""
     text = _valid_text(json.dumps(band, ensure_ascii=False, sort_keys=True))
-    stored = await evidence_put(scope, [EvidenceItem(content=text, kind="transcript", source=_valid_text(source)[:4000],
-                                                     title="digested messages, verbatim", task_id=task_id, redact=redact)])
+    stored = await evidence_put(
+        scope,
+        [
+            EvidenceItem(
+                content=text,
+                kind="transcript",
+                source=_valid_text(source)[:4000],
+                title="digested messages, verbatim",
+                task_id=task_id,
+                redact=redact,
+            )
+        ],
+    )
     return stored.refs[0]
 
 
@@ -211,10 +261,15 @@ async def _pinned_task(scope: Scope, message: Message, task_id: str | None, reda
     """The task statement verbatim, or its preview and ref when it is huge."""
     if count_tokens(message.text) <= PINNED_TASK_TOKENS:
         return message.raw
-    stored = await evidence_put(scope, [EvidenceItem(content=message.text, kind="message", title="task statement", task_id=task_id,
-                                                     redact=redact)])
+    stored = await evidence_put(
+        scope,
+        [EvidenceItem(content=message.text, kind="message", title="task statement", task_id=task_id, redact=redact)],
+    )
     item = stored.items[0]
-    return {"role": message.role, "content": f"{item.preview}\n[ctxkeep: the full task statement is stored as {item.ref}]"}
+    return {
+        "role": message.role,
+        "content": f"{item.preview}\n[ctxkeep: the full task statement is stored as {item.ref}]",
+    }
 
 
 async def _verify_summary(scope: Scope, req: CompressRequest) -> tuple[TaskState | None, Verification | None]:
@@ -222,14 +277,25 @@ async def _verify_summary(scope: Scope, req: CompressRequest) -> tuple[TaskState
     if req.summary is None:
         return state, None
     if state is None:
-        raise InvalidInput("a summary is checked against the task's latest checkpoint: send task_id of a task that has "
-                           "one (checkpoint_save it first)")
+        raise InvalidInput(
+            "a summary is checked against the task's latest checkpoint: send task_id of a task that has "
+            "one (checkpoint_save it first)"
+        )
     violations = verify_summary(state, req.summary)
     return state, Verification(ok=not violations, violations=violations)
 
 
-def _digest(raw: list[dict[str, Any]], band: list[dict[str, Any]], fmt: Format, messages: list[Message], offloaded: list[Step],
-            bounds: tuple[int, int, int], budget: int, band_ref: str | None, redact: bool) -> str:
+def _digest(
+    raw: list[dict[str, Any]],
+    band: list[dict[str, Any]],
+    fmt: Format,
+    messages: list[Message],
+    offloaded: list[Step],
+    bounds: tuple[int, int, int],
+    budget: int,
+    band_ref: str | None,
+    redact: bool,
+) -> str:
     """The digest of the band raw[pinned:shaped]. With redact, built from the redacted band (`band`), so a command or a
     line it quotes is never cut inside a secret, then redacted again: a digest line joins pieces of text."""
     pinned, shaped, recent = bounds
@@ -241,13 +307,20 @@ def _digest(raw: list[dict[str, Any]], band: list[dict[str, Any]], fmt: Format, 
             for step, original in zip(clean, offloaded):
                 step.ref = original.ref
             steps = clean
-    digest = build_digest(messages[pinned:shaped], [s for s in steps if s.message < shaped], budget, count_tokens,
-                          later=[s for s in _steps(messages) if s.message >= shaped], band_ref=band_ref)
+    digest = build_digest(
+        messages[pinned:shaped],
+        [s for s in steps if s.message < shaped],
+        budget,
+        count_tokens,
+        later=[s for s in _steps(messages) if s.message >= shaped],
+        band_ref=band_ref,
+    )
     return redact_secrets(digest)[0] if redact else digest
 
 
-async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str, str] | None = None, *,
-                           redact: bool = True) -> CompressResult:
+async def compress_history(
+    scope: Scope, req: CompressRequest, env: Mapping[str, str] | None = None, *, redact: bool = True
+) -> CompressResult:
     """The compressed history, its digest and the refs of what was offloaded; stores the digest with the task.
 
     Secrets are redacted in everything stored (offloads, the verbatim band, the digest, an accepted summary, the
@@ -261,7 +334,9 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     recent = _band_start(messages, len(messages) - req.keep_recent, pinned)
     shaped = _band_start(messages, recent - req.shape_window, pinned)
     offloaded = [step for step in _steps(messages) if pinned <= step.message < recent]
-    await _offload(scope, offloaded, req.task_id, _source_key(source, fmt, raw, pinned, req.task_id), raw, recent, redact)
+    await _offload(
+        scope, offloaded, req.task_id, _source_key(source, fmt, raw, pinned, req.task_id), raw, recent, redact
+    )
     by_output = {id(step.output): step for step in offloaded}
     every_step = _steps(messages)
     digest = ""
@@ -269,8 +344,11 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
         band = _redacted_json(raw[pinned:shaped]) if redact else raw[pinned:shaped]
         # a transcript file is itself the verbatim record; a list of messages is stored before it is folded
         band_ref = None if req.transcript_path else await _store_band(scope, band, source, req.task_id, redact)
-        digest = await anyio.to_thread.run_sync(lambda: _digest(
-            raw, band, fmt, messages, offloaded, (pinned, shaped, recent), req.digest_tokens, band_ref, redact))
+        digest = await anyio.to_thread.run_sync(
+            lambda: _digest(
+                raw, band, fmt, messages, offloaded, (pinned, shaped, recent), req.digest_tokens, band_ref, redact
+            )
+        )
     head = [m.raw for m in messages[:pinned]]
     if pinned and messages[pinned - 1].role == "user":
         head[-1] = await _pinned_task(scope, messages[pinned - 1], req.task_id, redact)
@@ -281,31 +359,60 @@ async def compress_history(scope: Scope, req: CompressRequest, env: Mapping[str,
     else:
         folded = [{"role": "user", "content": digest}] if digest else []
     middle = folded + [
-        replace_outputs(m, fmt, lambda output: _shaped(output, by_output)) for m in messages[shaped:recent]]
+        replace_outputs(m, fmt, lambda output: _shaped(output, by_output)) for m in messages[shaped:recent]
+    ]
     out = head + middle + [m.raw for m in messages[recent:]]
     state, verification = await _verify_summary(scope, req)
     if req.task_id:
         accepted = req.summary if verification and verification.ok else None
         accepted = redact_secrets(accepted)[0] if accepted and redact else accepted
         async with scope.store.transaction() as tx:
-            await tx.digests.put(scope.project, DigestRow(req.task_id, digest, accepted, source, utc_text(scope.clock()) or ""))
+            await tx.digests.put(
+                scope.project, DigestRow(req.task_id, digest, accepted, source, utc_text(scope.clock()) or "")
+            )
     tokens_middle = _tokens(middle)
     tokens_after = sum(_tokens(head)) + sum(tokens_middle) + sum(before[recent:])
     messages_ref = None
     # inline only when the whole serialized history fits (images, thinking blocks and JSON escaping count too)
-    if tokens_after > MAX_INLINE_TOKENS or count_tokens(json.dumps(out, ensure_ascii=False)) > MAX_INLINE_TOKENS - 3_000:
+    if (
+        tokens_after > MAX_INLINE_TOKENS
+        or count_tokens(json.dumps(out, ensure_ascii=False)) > MAX_INLINE_TOKENS - 3_000
+    ):
         kept = _redacted_json(out) if redact else out  # redacted before it is encoded, as the band is
-        stored = await evidence_put(scope, [EvidenceItem(content=json.dumps(kept, ensure_ascii=False, sort_keys=True), kind="transcript",
-                                                         title="compressed history", source=source, task_id=req.task_id, redact=redact)])
+        stored = await evidence_put(
+            scope,
+            [
+                EvidenceItem(
+                    content=json.dumps(kept, ensure_ascii=False, sort_keys=True),
+                    kind="transcript",
+                    title="compressed history",
+                    source=source,
+                    task_id=req.task_id,
+                    redact=redact,
+                )
+            ],
+        )
         messages_ref = stored.refs[0]
     return CompressResult(
-        format=fmt, messages=None if messages_ref else out, messages_ref=messages_ref, digest=digest,
-        evidence_refs=[step.ref for step in offloaded if step.ref], tokens_before=sum(before), tokens_after=tokens_after,
-        span_tokens_before=sum(before[pinned:recent]), span_tokens_after=sum(tokens_middle),
-        bands={"pinned": _band(0, pinned), "digest": _band(pinned, shaped), "shaped": _band(shaped, recent),
-               "recent": _band(recent, len(messages))},
-        skipped_records=skipped, summary_request=_summary_request(pinned, recent - 1, state, req.task_id),
-        verification=verification, semantic_boundary=_boundary(messages, every_step),
+        format=fmt,
+        messages=None if messages_ref else out,
+        messages_ref=messages_ref,
+        digest=digest,
+        evidence_refs=[step.ref for step in offloaded if step.ref],
+        tokens_before=sum(before),
+        tokens_after=tokens_after,
+        span_tokens_before=sum(before[pinned:recent]),
+        span_tokens_after=sum(tokens_middle),
+        bands={
+            "pinned": _band(0, pinned),
+            "digest": _band(pinned, shaped),
+            "shaped": _band(shaped, recent),
+            "recent": _band(recent, len(messages)),
+        },
+        skipped_records=skipped,
+        summary_request=_summary_request(pinned, recent - 1, state, req.task_id),
+        verification=verification,
+        semantic_boundary=_boundary(messages, every_step),
     )
 
 

@@ -18,19 +18,37 @@ from typing import Any
 from ctxkeep.text import inline_quote, one_line
 from ctxkeep.tools.messages import Call, Message, Output
 
-_EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_editor", "str_replace_based_edit_tool",
-               "create_file", "write_file", "edit_file", "apply_patch"}
+_EDIT_TOOLS = {
+    "edit",
+    "multiedit",
+    "write",
+    "notebookedit",
+    "str_replace_editor",
+    "str_replace_based_edit_tool",
+    "create_file",
+    "write_file",
+    "edit_file",
+    "apply_patch",
+}
 _READ_TOOLS = {"read", "view", "read_file", "open_file", "cat"}
-_EXIT = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed with)? (?:code|status)[: ]+(-?\d+)", re.IGNORECASE)
+_EXIT = re.compile(
+    r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed with)? (?:code|status)[: ]+(-?\d+)", re.IGNORECASE
+)
 _RAISED = re.compile(r"^\s*([A-Z][A-Za-z]*(?:Error|Exception)): ", re.MULTILINE)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>", re.IGNORECASE)
 _ERROR = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception)|FAILED|Traceback|error\[E\d+\])")
 _LOCATION = re.compile(r'File "([^"]+)", line (\d+)|(?:^|\s)([\w./-]+\.\w+):(\d+)(?::\d+)?')
-_DECISION = re.compile(r"\b(?:I will|I'll|let's|let me|decided|decision|instead|the fix|root cause|the issue is|the problem is|plan)\b", re.IGNORECASE)
+_DECISION = re.compile(
+    r"\b(?:I will|I'll|let's|let me|decided|decision|instead|the fix|root cause|the issue is|the problem is|plan)\b",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 # Messages from the agent's harness, not the user: format reminders, interruptions, notifications.
-_HARNESS = re.compile(r"^\s*(?:Please always provide EXACTLY ONE action|\[Request interrupted|<task-notification>|<system-reminder>|"
-                      r"<command-name>|<local-command-stdout>|Caveat: The messages below)", re.IGNORECASE)
+_HARNESS = re.compile(
+    r"^\s*(?:Please always provide EXACTLY ONE action|\[Request interrupted|<task-notification>|<system-reminder>|"
+    r"<command-name>|<local-command-stdout>|Caveat: The messages below)",
+    re.IGNORECASE,
+)
 _ID = re.compile(r"(?<![\w.])(?:#\d{2,}|[A-Z]{2,}-\d+|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{4,}(?:\.\d+)?)(?![\w])")
 _REDIRECT_WORD = re.compile(r"^(?:\d|&)?>>?(\S*)$")
 _PATCH_TARGET = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
@@ -160,12 +178,12 @@ def _errors(step: Step, facts: Facts) -> None:
         return
     text = step.output.text
     succeeded = exit_code(step.output) in ("exit 0", "ok") and "Traceback (most recent call last)" not in text
-    for found in (_RAISED.finditer(text) if succeeded else _ERROR.finditer(text)):
+    for found in _RAISED.finditer(text) if succeeded else _ERROR.finditer(text):
         kind = found.group(1)
         if kind == "Traceback":
             continue
-        before = text[max(0, found.start() - 2_000):found.start()]
-        locations = _LOCATION.findall(before) or _LOCATION.findall(text[found.start():found.start() + 300])
+        before = text[max(0, found.start() - 2_000) : found.start()]
+        locations = _LOCATION.findall(before) or _LOCATION.findall(text[found.start() : found.start() + 300])
         where = ""
         if locations:
             file, line, other, other_line = locations[-1]
@@ -227,8 +245,14 @@ def _ids(messages: list[Message]) -> list[str]:
     return [f"{value} (message {index})" for value, index in list(seen.items())[:15]]
 
 
-def build_digest(messages: list[Message], steps: list[Step], budget: int, count: Callable[[str], int],
-                 later: list[Step] | None = None, band_ref: str | None = None) -> str:
+def build_digest(
+    messages: list[Message],
+    steps: list[Step],
+    budget: int,
+    count: Callable[[str], int],
+    later: list[Step] | None = None,
+    band_ref: str | None = None,
+) -> str:
     """The digest text for `messages` (the digest band), at most `budget` tokens by `count`."""
     facts = collect(steps, later)
     first, last = (messages[0].index, messages[-1].index) if messages else (0, 0)
@@ -244,8 +268,14 @@ def build_digest(messages: list[Message], steps: list[Step], budget: int, count:
         ("Commands run", facts.commands),
         ("Numbers and ids mentioned", _ids(messages)),
         ("Tool calls", [", ".join(f"{name} {n}" for name, n in sorted(tools.items()))] if tools else []),
-        ("Outputs stored as evidence (evidence_get reads them back)",
-         [f"{s.ref}: {s.call.name} {inline_quote(command_of(s.call), 60)} → {exit_code(s.output)}" for s in steps if s.ref]),
+        (
+            "Outputs stored as evidence (evidence_get reads them back)",
+            [
+                f"{s.ref}: {s.call.name} {inline_quote(command_of(s.call), 60)} → {exit_code(s.output)}"
+                for s in steps
+                if s.ref
+            ],
+        ),
     ]
     verbatim = f"; the messages verbatim: {band_ref}" if band_ref else ""
     header = f"[ctxkeep digest of messages {first}–{last}: {len(messages)} messages, {len(steps)} tool calls{verbatim}]"

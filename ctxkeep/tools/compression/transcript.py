@@ -41,7 +41,9 @@ def resolve_transcript(path: str, roots: list[Path], base: str) -> Path:
         real = Path(os.path.realpath(os.path.join(base, os.path.expanduser(path))))
         return _checked(path, real, roots)
     except (OSError, ValueError) as exc:
-        raise InvalidInput(f"transcript_path {path[:200]!r} cannot be used ({exc}); send the path of a .jsonl file") from None
+        raise InvalidInput(
+            f"transcript_path {path[:200]!r} cannot be used ({exc}); send the path of a .jsonl file"
+        ) from None
 
 
 def _checked(path: str, real: Path, roots: list[Path]) -> Path:
@@ -85,7 +87,9 @@ def _only_results(message: dict[str, Any]) -> bool:
 
 def _append(messages: list[dict[str, Any]], message: dict[str, Any]) -> None:
     last = messages[-1] if messages else None
-    same_reply = last and message["role"] == "assistant" == last["role"] and message["_id"] and message["_id"] == last["_id"]
+    same_reply = (
+        last and message["role"] == "assistant" == last["role"] and message["_id"] and message["_id"] == last["_id"]
+    )
     more_results = last and message["role"] == "user" == last["role"] and _only_results(message) and _only_results(last)
     if last and (same_reply or more_results):
         last["content"] = last["content"] + message["content"]
@@ -98,7 +102,9 @@ def read_transcript(path: Path) -> Transcript:
     try:
         return _read(path)
     except OSError as exc:
-        raise InvalidInput(f"transcript {path} cannot be read ({exc.strerror or exc}); send a readable Claude Code .jsonl file") from None
+        raise InvalidInput(
+            f"transcript {path} cannot be read ({exc.strerror or exc}); send a readable Claude Code .jsonl file"
+        ) from None
 
 
 def _read(path: Path) -> Transcript:
@@ -117,5 +123,7 @@ def _read(path: Path) -> Transcript:
                 continue
             _append(messages, message)
     if not objects:
-        raise InvalidInput(f"{path} is not a JSONL transcript (no line is a JSON object); send a Claude Code .jsonl file")
+        raise InvalidInput(
+            f"{path} is not a JSONL transcript (no line is a JSON object); send a Claude Code .jsonl file"
+        )
     return Transcript([{"role": m["role"], "content": m["content"]} for m in messages], skipped, records)

@@ -10,6 +10,13 @@ from ctxkeep.tools.evidence.records import CONTENTS, evidence_delete, evidence_g
 from ctxkeep.tools.evidence.search import evidence_search, ranked_hits
 
 __all__ = [
-    "CONTENTS", "evidence_delete", "evidence_gc", "evidence_get", "evidence_put", "evidence_search", "load_row",
-    "ranked_hits", "take_offloads",
+    "CONTENTS",
+    "evidence_delete",
+    "evidence_gc",
+    "evidence_get",
+    "evidence_put",
+    "evidence_search",
+    "load_row",
+    "ranked_hits",
+    "take_offloads",
 ]

@@ -61,8 +61,13 @@ GREP_SECONDS = 2.0
 
 def chunk_call(req: EvidenceGetRequest, text: str, size: int, index: int) -> dict[str, Any]:
     """The evidence_get arguments that read chunk `index`, with a budget large enough for it."""
-    tokens = count_tokens(text[index * size:(index + 1) * size])
-    return {"ref": req.ref, "mode": "chunk", "chunk": index, "max_tokens": max(req.max_tokens, min(tokens, MAX_READ_TOKENS))}
+    tokens = count_tokens(text[index * size : (index + 1) * size])
+    return {
+        "ref": req.ref,
+        "mode": "chunk",
+        "chunk": index,
+        "max_tokens": max(req.max_tokens, min(tokens, MAX_READ_TOKENS)),
+    }
 
 
 def _line_window(req: EvidenceGetRequest, text: str, size: int, lines: list[str], first: int, last: int) -> Part:
@@ -82,16 +87,20 @@ def _compile(pattern: str) -> Any:
     try:
         return regex.compile(pattern)
     except (regex.error, OverflowError, ValueError, RecursionError) as exc:
-        raise InvalidInput(f"pattern is not a valid regular expression ({exc}); escape metacharacters such as ( [ . * "
-                           "with a backslash, or search for a plain word") from None
+        raise InvalidInput(
+            f"pattern is not a valid regular expression ({exc}); escape metacharacters such as ( [ . * "
+            "with a backslash, or search for a plain word"
+        ) from None
 
 
 def _matches(pattern: Any, line: str, deadline: float) -> bool:
     try:
         return pattern.search(line, timeout=max(0.001, deadline - time.monotonic())) is not None
     except TimeoutError:
-        raise InvalidInput(f"the pattern took over {GREP_SECONDS:g} s; use a simpler pattern (no nested repetition) "
-                           "or narrow the search with start and end") from None
+        raise InvalidInput(
+            f"the pattern took over {GREP_SECONDS:g} s; use a simpler pattern (no nested repetition) "
+            "or narrow the search with start and end"
+        ) from None
 
 
 def _grep(req: EvidenceGetRequest, lines: list[str]) -> Part:
@@ -106,10 +115,18 @@ def _grep(req: EvidenceGetRequest, lines: list[str]) -> Part:
             continue
         block = range(max(hit - req.context, shown_until + 1), min(hit + req.context + 1, last))
         separator = "--\n" if out and block[0] > shown_until + 1 else ""
-        text = separator + "".join(f"{i + 1}{':' if _matches(pattern, lines[i], deadline) else '-'}{lines[i]}" for i in block)
+        text = separator + "".join(
+            f"{i + 1}{':' if _matches(pattern, lines[i], deadline) else '-'}{lines[i]}" for i in block
+        )
         cost = count_tokens(text)
-        rest = {"ref": req.ref, "mode": "grep", "pattern": req.pattern, "context": req.context,
-                "start": block[0] + 1, **({"end": req.end} if req.end else {})}
+        rest = {
+            "ref": req.ref,
+            "mode": "grep",
+            "pattern": req.pattern,
+            "context": req.context,
+            "start": block[0] + 1,
+            **({"end": req.end} if req.end else {}),
+        }
         if out and used + cost > req.max_tokens:
             return Part("".join(out), rest, True)
         if cost > req.max_tokens:  # a single block over the budget: its start, and grep on from its next line
@@ -124,11 +141,13 @@ def _chunk(req: EvidenceGetRequest, text: str, size: int, total: int) -> Part:
     index = req.chunk or 0
     if index >= total:
         raise InvalidInput(f"chunk {index} does not exist; this item has {total} chunk(s), numbered 0 to {total - 1}")
-    part = text[index * size:(index + 1) * size]
+    part = text[index * size : (index + 1) * size]
     tokens = count_tokens(part)
     if tokens > req.max_tokens:
-        raise InvalidInput(f"chunk {index} holds {tokens:,} tokens, more than max_tokens={req.max_tokens:,}; send "
-                           f"max_tokens={min(max(tokens, 100), MAX_READ_TOKENS)} or read it with mode 'lines'")
+        raise InvalidInput(
+            f"chunk {index} holds {tokens:,} tokens, more than max_tokens={req.max_tokens:,}; send "
+            f"max_tokens={min(max(tokens, 100), MAX_READ_TOKENS)} or read it with mode 'lines'"
+        )
     return Part(part, chunk_call(req, text, size, index + 1) if index + 1 < total else None)
 
 
@@ -173,7 +192,16 @@ async def evidence_get(scope: Scope, req: EvidenceGetRequest) -> EvidenceContent
     chunks = max(1, -(-len(text) // row.chunk_chars))
     part = await anyio.to_thread.run_sync(_select, req, text, row, chunks)  # long greps must not stall the server
     return EvidenceContent(
-        ref=row.ref, mode=req.mode, content=part.content, truncated=part.truncated, total_tokens=row.tokens,
-        total_lines=row.lines, total_chunks=chunks, returned_tokens=count_tokens(part.content), next=part.next,
-        kind=row.kind, source=row.source, title=row.title,
+        ref=row.ref,
+        mode=req.mode,
+        content=part.content,
+        truncated=part.truncated,
+        total_tokens=row.tokens,
+        total_lines=row.lines,
+        total_chunks=chunks,
+        returned_tokens=count_tokens(part.content),
+        next=part.next,
+        kind=row.kind,
+        source=row.source,
+        title=row.title,
     )

@@ -34,13 +34,24 @@ async def _take(scope: Scope, inbox: Store) -> int:
             rows = await tx.inbox.take(scope.project, BATCH) if await tx.inbox.waiting(scope.project) else []
         if not rows:
             return taken
-        items = [EvidenceItem(content=zlib.decompress(r.data).decode("utf-8"), kind=r.kind, source=r.source,  # type: ignore[arg-type]
-                              title=r.title, task_id=r.task_id, redact=False) for r in rows]
+        items = [
+            EvidenceItem(
+                content=zlib.decompress(r.data).decode("utf-8"),
+                kind=r.kind,
+                source=r.source,  # type: ignore[arg-type]
+                title=r.title,
+                task_id=r.task_id,
+                redact=False,
+            )
+            for r in rows
+        ]
         stored = await evidence_put(scope, items)
         wrong = [(row.ref, ref) for row, ref in zip(rows, stored.refs) if row.ref != ref]
         if wrong:
-            raise InvalidInput(f"offloaded output {wrong[0][0]} was stored as {wrong[0][1]}; the hooks' refs and "
-                               "evidence_put disagree (a ctxkeep bug: please report it)")
+            raise InvalidInput(
+                f"offloaded output {wrong[0][0]} was stored as {wrong[0][1]}; the hooks' refs and "
+                "evidence_put disagree (a ctxkeep bug: please report it)"
+            )
         async with inbox.transaction() as tx:
             await tx.inbox.remove(scope.project, [row.ref for row in rows])
         taken += len(rows)

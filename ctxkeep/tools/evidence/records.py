@@ -75,12 +75,16 @@ def _redacted(item: EvidenceItem, limit: int) -> tuple[EvidenceItem, str, int]:
         item, redactions = item.model_copy(update={"source": source, "title": title}), redactions + in_source + in_title
     size = len(content.encode("utf-8"))
     if size > limit:
-        raise InvalidInput(f"content is {size:,} bytes, over the {limit:,} byte limit; store it in parts, or keep "
-                           "only the part that matters")
+        raise InvalidInput(
+            f"content is {size:,} bytes, over the {limit:,} byte limit; store it in parts, or keep "
+            "only the part that matters"
+        )
     return item, content, redactions
 
 
-def _prepare_batch(project: str, items: list[EvidenceItem], limit: int, created_at: str) -> list[tuple[NewEvidence, str]]:
+def _prepare_batch(
+    project: str, items: list[EvidenceItem], limit: int, created_at: str
+) -> list[tuple[NewEvidence, str]]:
     """Everything a put stores, and each preview, computed before the transaction; token counting runs beside the rest."""
     redacted = [_redacted(item, limit) for item in items]
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -88,8 +92,16 @@ def _prepare_batch(project: str, items: list[EvidenceItem], limit: int, created_
         parts = [_record_parts(project, item, content) for item, content, _ in redacted]
         counts = counting.result()
     return [
-        (NewEvidence(**part, tokens=tokens, chunk_chars=chunk_size(len(content), tokens), redactions=redactions,
-                     created_at=created_at), shape_tool_output(content, item.kind, item.source))
+        (
+            NewEvidence(
+                **part,
+                tokens=tokens,
+                chunk_chars=chunk_size(len(content), tokens),
+                redactions=redactions,
+                created_at=created_at,
+            ),
+            shape_tool_output(content, item.kind, item.source),
+        )
         for part, tokens, (item, content, redactions) in zip(parts, counts, redacted)
     ]
 
@@ -98,17 +110,33 @@ def _record_parts(project: str, item: EvidenceItem, content: str) -> dict[str, A
     raw = content.encode("utf-8")
     sha256 = hashlib.sha256(raw).hexdigest()
     return dict(
-        ref=evidence_ref(project, sha256, item), sha256=sha256, data=zlib.compress(raw, 6), kind=item.kind,
-        source=item.source, title=item.title, task_id=item.task_id, tags_json=json.dumps(sorted(set(item.tags))),
-        effective_at=utc_text(item.effective_at), expires_at=utc_text(item.expires_at), bytes=len(raw),
-        lines=line_count(content), index_version=INDEX_VERSION, terms=evidence_terms(item.title, content),
+        ref=evidence_ref(project, sha256, item),
+        sha256=sha256,
+        data=zlib.compress(raw, 6),
+        kind=item.kind,
+        source=item.source,
+        title=item.title,
+        task_id=item.task_id,
+        tags_json=json.dumps(sorted(set(item.tags))),
+        effective_at=utc_text(item.effective_at),
+        expires_at=utc_text(item.expires_at),
+        bytes=len(raw),
+        lines=line_count(content),
+        index_version=INDEX_VERSION,
+        terms=evidence_terms(item.title, content),
     )
 
 
 def _stored(row: NewEvidence | EvidenceRow, preview: str, deduplicated: bool) -> EvidenceStored:
-    return EvidenceStored(ref=row.ref, bytes=row.bytes, tokens=row.tokens, lines=row.lines, preview=preview,
-                          redactions=row.redactions, deduplicated=deduplicated)
-
+    return EvidenceStored(
+        ref=row.ref,
+        bytes=row.bytes,
+        tokens=row.tokens,
+        lines=row.lines,
+        preview=preview,
+        redactions=row.redactions,
+        deduplicated=deduplicated,
+    )
 
 
 def _check_batch(items: list[EvidenceItem]) -> None:
@@ -121,7 +149,9 @@ def _check_batch(items: list[EvidenceItem]) -> None:
         raise InvalidInput(f"the batch holds {total:,} characters, over {MAX_BATCH_BYTES:,}; split it")
 
 
-async def evidence_put(scope: Scope, items: list[EvidenceItem], max_item_bytes: int = MAX_EVIDENCE_BYTES) -> EvidenceBatchResult:
+async def evidence_put(
+    scope: Scope, items: list[EvidenceItem], max_item_bytes: int = MAX_EVIDENCE_BYTES
+) -> EvidenceBatchResult:
     """Store items in one transaction; returns one ref per item in input order. A record stored before (same ref) is
     left as it is (`deduplicated`). Raises InvalidInput."""
     _check_batch(items)
@@ -159,7 +189,10 @@ class ContentCache:
     async def contents(self, tx: Tx, rows: Sequence[EvidenceRow]) -> dict[str, str]:
         """The content of each row by ref, reading the blobs not cached in one query."""
         missing = {row.blob_id: row.sha256 for row in rows if row.sha256 not in self._items}
-        found = {missing[blob_id]: zlib.decompress(data).decode("utf-8") for blob_id, data in (await tx.evidence.blobs(list(missing))).items()}
+        found = {
+            missing[blob_id]: zlib.decompress(data).decode("utf-8")
+            for blob_id, data in (await tx.evidence.blobs(list(missing))).items()
+        }
         texts = {row.ref: found[row.sha256] if row.sha256 in found else self._items.get(row.sha256) for row in rows}
         for sha256, text in found.items():
             self._keep(sha256, text)
@@ -186,8 +219,10 @@ async def load_row(tx: Tx, scope: Scope, ref: str, prefix_ok: bool = False) -> E
     working sets show them) when `prefix_ok`; raises NotFound, or InvalidInput for an ambiguous prefix."""
     row = (await tx.evidence.rows(scope.project, [ref])).get(ref)
     if row is None and prefix_ok and len(ref) < MIN_PREFIX_CHARS:
-        raise InvalidInput(f"{ref!r} is too short to identify one record: a short ref needs at least {MIN_PREFIX_CHARS - 3} hex "
-                           f"digits after ev_ ({ref!r} has {max(0, len(ref) - 3)}); the full refs are in evidence_search hits")
+        raise InvalidInput(
+            f"{ref!r} is too short to identify one record: a short ref needs at least {MIN_PREFIX_CHARS - 3} hex "
+            f"digits after ev_ ({ref!r} has {max(0, len(ref) - 3)}); the full refs are in evidence_search hits"
+        )
     if row is None and prefix_ok and len(ref) < REF_CHARS:
         matches = await tx.evidence.by_prefix(scope.project, ref, SHOWN_MATCHES + 1)
         if len(matches) > 1:
@@ -206,8 +241,10 @@ def _ambiguous(ref: str, matches: list[str]) -> str:
     shown = sorted(matches)[:SHOWN_MATCHES]
     count = f"{len(shown)}" if len(matches) <= SHOWN_MATCHES else f"more than {SHOWN_MATCHES}"
     digits = max(len(os.path.commonprefix([a, b])) for a, b in zip(shown, shown[1:])) - 3 + 1
-    return (f"{ref!r} matches {count} records ({', '.join(shown)}{', …' if len(matches) > SHOWN_MATCHES else ''}); send at least "
-            f"{digits} hex digits after ev_, or the full ref (evidence_search hits and the working set's evidence_refs show them)")
+    return (
+        f"{ref!r} matches {count} records ({', '.join(shown)}{', …' if len(matches) > SHOWN_MATCHES else ''}); send at least "
+        f"{digits} hex digits after ev_, or the full ref (evidence_search hits and the working set's evidence_refs show them)"
+    )
 
 
 async def _delete(scope: Scope, refs: list[str]) -> dict[str, bool]:
@@ -218,8 +255,10 @@ async def _delete(scope: Scope, refs: list[str]) -> dict[str, bool]:
         terms = {row.ref: evidence_terms(row.title, await CONTENTS.content(tx, row)) for row in rows}
     for row in rows:
         if row.index_version != INDEX_VERSION:
-            raise InvalidInput(f"evidence {row.ref!r} was indexed by another ctxkeep version ({row.index_version}); "
-                               "delete it with that version, or rebuild the index first")
+            raise InvalidInput(
+                f"evidence {row.ref!r} was indexed by another ctxkeep version ({row.index_version}); "
+                "delete it with that version, or rebuild the index first"
+            )
     removed: dict[str, bool] = {}
     async with scope.store.transaction() as tx:
         for row in rows:
@@ -254,12 +293,16 @@ async def evidence_gc(scope: Scope) -> EvidenceGcResult:
     assert now is not None
     async with scope.store.snapshot() as tx:
         expired = await tx.evidence.expired(scope.project, now)
-        cited = _referenced_refs([task.state_json for task in await tx.checkpoints.tasks(scope.project, limit=1_000_000)])
-    prefixes = tuple(ref for ref in cited if MIN_PREFIX_CHARS <= len(ref) < REF_CHARS)  # short refs, as working sets show
+        cited = _referenced_refs(
+            [task.state_json for task in await tx.checkpoints.tasks(scope.project, limit=1_000_000)]
+        )
+    prefixes = tuple(
+        ref for ref in cited if MIN_PREFIX_CHARS <= len(ref) < REF_CHARS
+    )  # short refs, as working sets show
     kept = [row.ref for row in expired if row.ref in cited or row.ref.startswith(prefixes)]
     deleted = [row.ref for row in expired if row.ref not in kept]
     for start in range(0, len(deleted), _GC_BATCH):
-        await _delete(scope, deleted[start:start + _GC_BATCH])
+        await _delete(scope, deleted[start : start + _GC_BATCH])
     async with scope.store.transaction() as tx:
         orphans = await tx.evidence.delete_orphan_blobs(scope.project)
     await scope.store.checkpoint_wal()

@@ -36,8 +36,15 @@ def selective_terms(terms: list[str], frequencies: dict[str, int], budget: int =
     return chosen
 
 
-async def ranked_hits(tx: Tx, project: str, query: str, where: SearchFilter, limit: int, postings_budget: int = POSTINGS_BUDGET,
-                      widen_below: int | None = None) -> list[tuple[EvidenceRow, float]]:
+async def ranked_hits(
+    tx: Tx,
+    project: str,
+    query: str,
+    where: SearchFilter,
+    limit: int,
+    postings_budget: int = POSTINGS_BUDGET,
+    widen_below: int | None = None,
+) -> list[tuple[EvidenceRow, float]]:
     """The best `limit` records for `query` with their BM25 score, ranking the rarest terms within `postings_budget`;
     all the terms are ranked again when fewer than `widen_below` (default `limit`) records match (the rare terms
     may live in other projects, or the filters may leave too few)."""
@@ -65,7 +72,10 @@ async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceS
     """Best-matching records first; an empty list when nothing matches (never an error for odd queries)."""
     await take_offloads(scope)  # outputs the hooks offloaded are evidence like any other
     where = SearchFilter(
-        task_id=req.task_id, kind=req.kind, tags=sorted(set(req.tags)), valid_at=utc_text(req.as_of),
+        task_id=req.task_id,
+        kind=req.kind,
+        tags=sorted(set(req.tags)),
+        valid_at=utc_text(req.as_of),
         exclude_expired_at=None if req.include_expired or req.as_of else utc_text(scope.clock()),
     )
     pattern = surface_pattern(req.query)
@@ -92,6 +102,14 @@ def _short(text: str | None, limit: int = 200) -> str | None:
 def _hit(row: EvidenceRow, rank: int, score: float, text: str, pattern: re.Pattern[str] | None) -> EvidenceHit:
     """A hit; `score` is relative to the best hit (BM25 scores alone mean nothing to a reader: 4.76e-06)."""
     return EvidenceHit(
-        ref=row.ref, title=_short(row.title), snippet=make_snippet(text, pattern), rank=rank, score=round(max(score, 0.001), 3), kind=row.kind,
-        source=_short(row.source), task_id=row.task_id, tokens=row.tokens, created_at=row.created_at,  # type: ignore[arg-type]
+        ref=row.ref,
+        title=_short(row.title),
+        snippet=make_snippet(text, pattern),
+        rank=rank,
+        score=round(max(score, 0.001), 3),
+        kind=row.kind,
+        source=_short(row.source),
+        task_id=row.task_id,
+        tokens=row.tokens,
+        created_at=row.created_at,  # type: ignore[arg-type]
     )

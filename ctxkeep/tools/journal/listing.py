@@ -9,7 +9,9 @@ from ctxkeep.tools.scope import Scope
 MAX_ENTRIES = 10_000
 
 
-async def journal_entries(scope: Scope, open_only: bool = False, limit: int = 100, task_id: str | None = None) -> list[Action]:
+async def journal_entries(
+    scope: Scope, open_only: bool = False, limit: int = 100, task_id: str | None = None
+) -> list[Action]:
     """Journal entries of the project (of `task_id` only when given), the most recently intended first; only open
     intents (no result recorded) when `open_only`. Reads only."""
     limit = max(1, min(limit, MAX_ENTRIES))
@@ -17,5 +19,9 @@ async def journal_entries(scope: Scope, open_only: bool = False, limit: int = 10
         if task_id is None:
             rows = await tx.journal.recent(scope.project, open_only, limit)
         else:
-            rows = [row for row in reversed(await tx.journal.for_task(scope.project, task_id)) if not open_only or row.status == "open"]
+            rows = [
+                row
+                for row in reversed(await tx.journal.for_task(scope.project, task_id))
+                if not open_only or row.status == "open"
+            ]
     return [to_action(row) for row in rows[:limit]]

@@ -36,8 +36,14 @@ def quote_pattern(content: str) -> re.Pattern[str]:
 
 
 def _tombstone(row: TombstoneRow) -> Tombstone:
-    return Tombstone(memory_id=row.memory_id, kind=row.kind, version=row.version, created_at=datetime.fromisoformat(row.created_at),
-                     forgotten_at=datetime.fromisoformat(row.forgotten_at), reason=row.reason)
+    return Tombstone(
+        memory_id=row.memory_id,
+        kind=row.kind,
+        version=row.version,
+        created_at=datetime.fromisoformat(row.created_at),
+        forgotten_at=datetime.fromisoformat(row.forgotten_at),
+        reason=row.reason,
+    )
 
 
 async def _targets(tx: Tx, scope: Scope, req: MemoryForgetRequest) -> tuple[list[MemoryRow], list[TombstoneRow]]:
@@ -86,7 +92,9 @@ async def _still_quoted(tx: Tx, scope: Scope, rows: list[MemoryRow], patterns: l
     found: list[str] = []
     for row in rows:
         needle = json.dumps(row.content, ensure_ascii=False)[1:-1]  # as it appears inside a stored state's JSON
-        found += [f"{task} v{version}" for task, version in await tx.checkpoints.quoting(scope.project, needle, MAX_REPORTED)]
+        found += [
+            f"{task} v{version}" for task, version in await tx.checkpoints.quoting(scope.project, needle, MAX_REPORTED)
+        ]
         terms = query_terms(row.content)
         if terms:
             where = SearchFilter(task_id=None, kind=None, tags=[], valid_at=None, exclude_expired_at=None)
@@ -106,20 +114,34 @@ async def memory_forget(scope: Scope, req: MemoryForgetRequest) -> MemoryForgetR
     async with scope.store.snapshot() as tx:
         rows, earlier = await _targets(tx, scope, req)
     if not rows:  # already forgotten: nothing left to remove but what the first forget may still owe
-        return MemoryForgetResult(forgotten=[_tombstone(t) for t in earlier], already_forgotten=True, working_sets_cleared=0,
-                                  digests_scrubbed=0, still_quoted_in=[], wal_cleared=await scope.store.checkpoint_wal())
+        return MemoryForgetResult(
+            forgotten=[_tombstone(t) for t in earlier],
+            already_forgotten=True,
+            working_sets_cleared=0,
+            digests_scrubbed=0,
+            still_quoted_in=[],
+            wal_cleared=await scope.store.checkpoint_wal(),
+        )
     async with scope.store.transaction() as tx:
         rows, earlier = await _targets(tx, scope, req)
         if rows:
-            tombstones = [TombstoneRow(r.memory_id, key_digest(r.key_match), r.kind, r.version, r.created_at, now, req.reason)
-                          for r in rows]
+            tombstones = [
+                TombstoneRow(r.memory_id, key_digest(r.key_match), r.kind, r.version, r.created_at, now, req.reason)
+                for r in rows
+            ]
             await tx.memories.delete(scope.project, [(r, memory_terms(r.key, r.content)) for r in rows], tombstones)
-            cleared = await tx.working_sets.forget_memories(scope.project, [r.memory_id for r in rows],
-                                                            [claim_prefix(r) for r in rows])
+            cleared = await tx.working_sets.forget_memories(
+                scope.project, [r.memory_id for r in rows], [claim_prefix(r) for r in rows]
+            )
             scrubbed = await _scrub_digests(tx, scope, rows)
             quoted = await _still_quoted(tx, scope, rows, [quote_pattern(r.content) for r in rows])
     if not rows:  # another process forgot it between the two looks
         return await memory_forget(scope, req)
     wal_cleared = await scope.store.checkpoint_wal()
-    return MemoryForgetResult(forgotten=[_tombstone(t) for t in tombstones], working_sets_cleared=cleared,
-                              digests_scrubbed=scrubbed, still_quoted_in=quoted, wal_cleared=wal_cleared)
+    return MemoryForgetResult(
+        forgotten=[_tombstone(t) for t in tombstones],
+        working_sets_cleared=cleared,
+        digests_scrubbed=scrubbed,
+        still_quoted_in=quoted,
+        wal_cleared=wal_cleared,
+    )

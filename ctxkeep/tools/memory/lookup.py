@@ -20,7 +20,9 @@ async def memory_get(scope: Scope, memory_id: str) -> Memory:
             gone = await tx.memories.tombstones(scope.project, [memory_id])
             if gone:
                 reason = f" ({gone[0].reason})" if gone[0].reason else ""
-                raise NotFound(f"memory {memory_id!r} was forgotten at {gone[0].forgotten_at[:19]}Z{reason}; only its tombstone is left")
+                raise NotFound(
+                    f"memory {memory_id!r} was forgotten at {gone[0].forgotten_at[:19]}Z{reason}; only its tombstone is left"
+                )
             raise NotFound(f"no memory {memory_id!r} in this project; memory_search lists the memories and their ids")
         versions = await tx.memories.versions(scope.project, [rows[0].key_match])
     return to_memory(rows[0], now, current_by_key(versions, utc_text(now) or ""))

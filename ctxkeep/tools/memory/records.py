@@ -39,18 +39,24 @@ def _missing(req: MemoryWriteRequest) -> list[str]:
     missing: list[str] = []
     if req.kind == "user_preference":
         if not req.explicit_confirmation:
-            missing.append("explicit_confirmation: true (the user said or confirmed it; a preference you inferred is speculation)")
+            missing.append(
+                "explicit_confirmation: true (the user said or confirmed it; a preference you inferred is speculation)"
+            )
         if not req.source_message_id:
             missing.append("source_message_id (the id of the user's message that says it)")
     elif req.kind == "task_fact":
         if not req.evidence_ref and req.source_version is None:
-            missing.append("a receipt: evidence_ref (evidence_put the tool output first) or task_id + source_version "
-                           "(the checkpoint version that records it)")
+            missing.append(
+                "a receipt: evidence_ref (evidence_put the tool output first) or task_id + source_version "
+                "(the checkpoint version that records it)"
+            )
         if req.source_version is not None and not req.task_id:
             missing.append("task_id, the task whose checkpoint source_version is")
     elif req.kind == "project_policy":
         if req.review_status != "approved":
-            missing.append(f"review_status: 'approved' (it is {req.review_status or 'not given'}; write a policy once it is approved)")
+            missing.append(
+                f"review_status: 'approved' (it is {req.review_status or 'not given'}; write a policy once it is approved)"
+            )
         if req.effective_at is None:
             missing.append("effective_at (when the policy takes effect)")
         if not req.owner:
@@ -62,12 +68,18 @@ def _missing(req: MemoryWriteRequest) -> list[str]:
 
 def check_gate(req: MemoryWriteRequest) -> None:
     """Raise Refused, naming every missing requirement, unless the request passes its kind's provenance gate."""
-    keep_instead = ("keep it in the task state's assumptions or open_questions; write a task_fact once a receipt confirms "
-                    "it, or a user_preference once the user confirms it")
+    keep_instead = (
+        "keep it in the task state's assumptions or open_questions; write a task_fact once a receipt confirms "
+        "it, or a user_preference once the user confirms it"
+    )
     if req.kind == "speculation":
-        raise Refused(f"memory_write refused: speculation is never stored as memory (a guess would come back as a fact); {keep_instead}")
+        raise Refused(
+            f"memory_write refused: speculation is never stored as memory (a guess would come back as a fact); {keep_instead}"
+        )
     if req.confidence < 0.5:
-        raise Refused(f"memory_write refused: confidence {req.confidence} is below 0.5, which is speculation; {keep_instead}")
+        raise Refused(
+            f"memory_write refused: confidence {req.confidence} is below 0.5, which is speculation; {keep_instead}"
+        )
     missing = _missing(req)
     if missing:
         raise Refused(f"memory_write refused: a {req.kind} needs " + "; ".join(missing))
@@ -85,8 +97,10 @@ async def _check_source_version(tx: Tx, scope: Scope, task_id: str, version: int
         return
     latest = await tx.checkpoints.latest_version(scope.project, task_id)
     if latest == 0:
-        detail = (f"no task {task_id!r} in this project ({scope.project}); call checkpoint_list to see the tasks "
-                  "here, or checkpoint_save to start this one")
+        detail = (
+            f"no task {task_id!r} in this project ({scope.project}); call checkpoint_list to see the tasks "
+            "here, or checkpoint_save to start this one"
+        )
     else:
         detail = f"task {task_id!r} has versions 1 to {latest}; send a version in that range, or none for the latest"
     raise Refused(f"memory_write refused: its source is not stored: {detail}")
@@ -102,11 +116,15 @@ async def _check_receipts(tx: Tx, scope: Scope, req: MemoryWriteRequest, now: st
     try:
         row = await load_row(tx, scope, req.evidence_ref, prefix_ok=True)
     except NotFound as exc:
-        raise Refused(f"memory_write refused: evidence_ref {req.evidence_ref!r} is not stored in this project; "
-                      "evidence_put the receipt first and send the ref it returns") from exc
+        raise Refused(
+            f"memory_write refused: evidence_ref {req.evidence_ref!r} is not stored in this project; "
+            "evidence_put the receipt first and send the ref it returns"
+        ) from exc
     if row.expires_at is not None and row.expires_at <= now:
-        raise Refused(f"memory_write refused: the receipt {row.ref} expired at {row.expires_at[:19]}Z; fetch the source "
-                      "again, evidence_put the new copy and send its ref")
+        raise Refused(
+            f"memory_write refused: the receipt {row.ref} expired at {row.expires_at[:19]}Z; fetch the source "
+            "again, evidence_put the new copy and send its ref"
+        )
     return Receipt(row.ref, row.expires_at)
 
 
@@ -118,11 +136,18 @@ def key_digest(key_match: str) -> str:
 def to_memory(row: MemoryRow, now: datetime, current: dict[str, MemoryRow]) -> Memory:
     created = datetime.fromisoformat(row.created_at)
     return Memory(
-        memory_id=row.memory_id, key=row.key, kind=row.kind, content=row.content, confidence=row.confidence,  # type: ignore[arg-type]
-        source=MemorySource.model_validate_json(row.source_json), version=row.version, created_at=created,
+        memory_id=row.memory_id,
+        key=row.key,
+        kind=row.kind,
+        content=row.content,
+        confidence=row.confidence,  # type: ignore[arg-type]
+        source=MemorySource.model_validate_json(row.source_json),
+        version=row.version,
+        created_at=created,
         effective_at=datetime.fromisoformat(row.effective_at) if row.effective_at else None,
         expires_at=datetime.fromisoformat(row.expires_at) if row.expires_at else None,
-        status=status_of(row, utc_text(now) or "", current), age_seconds=max(0, int((now - created).total_seconds())),
+        status=status_of(row, utc_text(now) or "", current),
+        age_seconds=max(0, int((now - created).total_seconds())),
         forget=f"memory_forget(memory_id={row.memory_id!r})",
     )
 
@@ -133,34 +158,55 @@ def _expiry(scope: Scope, req: MemoryWriteRequest, now: datetime, receipt: Recei
     start = max(now, req.effective_at) if req.effective_at else now
     if req.expires_at is not None:
         if req.expires_at <= start:
-            raise InvalidInput(f"expires_at {req.expires_at.isoformat()} is not after {'effective_at' if start != now else 'now'} "
-                               f"({start.isoformat()}); send a later time, or none for the kind's default lifetime")
+            raise InvalidInput(
+                f"expires_at {req.expires_at.isoformat()} is not after {'effective_at' if start != now else 'now'} "
+                f"({start.isoformat()}); send a later time, or none for the kind's default lifetime"
+            )
         return utc_text(req.expires_at)
     days = scope.memory_ttl_days.get(req.kind)
     try:
         default = utc_text(start + timedelta(days=days)) if days else None
     except OverflowError:
         since = f"effective_at {start.date().isoformat()}" if start != now else "now"
-        raise InvalidInput(f"the {req.kind} lifetime ({days} days) from {since} ends after the year 9999; send an earlier "
-                           "effective_at, or an expires_at within the year 9999") from None
+        raise InvalidInput(
+            f"the {req.kind} lifetime ({days} days) from {since} ends after the year 9999; send an earlier "
+            "effective_at, or an expires_at within the year 9999"
+        ) from None
     if receipt is not None and receipt.expires_at is not None:
         return min(default, receipt.expires_at) if default else receipt.expires_at
     return default
 
 
 def _source(req: MemoryWriteRequest, evidence_ref: str | None) -> MemorySource:
-    return MemorySource(explicit_confirmation=req.explicit_confirmation, source_message_id=req.source_message_id,
-                        evidence_ref=evidence_ref, task_id=req.task_id, source_version=req.source_version,
-                        review_status=req.review_status, owner=req.owner)
+    return MemorySource(
+        explicit_confirmation=req.explicit_confirmation,
+        source_message_id=req.source_message_id,
+        evidence_ref=evidence_ref,
+        task_id=req.task_id,
+        source_version=req.source_version,
+        review_status=req.review_status,
+        owner=req.owner,
+    )
 
 
-def _same_write(rows: list[MemoryRow], req: MemoryWriteRequest, content: str, source_json: str, now: str) -> MemoryRow | None:
+def _same_write(
+    rows: list[MemoryRow], req: MemoryWriteRequest, content: str, source_json: str, now: str
+) -> MemoryRow | None:
     """A version not yet expired with exactly this kind, content, source, confidence and dates: a retry, stored once.
     (A new source is a re-confirmation; a corrected date or confidence is a new version.)"""
     for row in rows:
         same = (row.kind, row.content, row.source_json, row.confidence, row.effective_at) == (
-            req.kind, content, source_json, req.confidence, utc_text(req.effective_at))
-        if same and (req.expires_at is None or row.expires_at == utc_text(req.expires_at)) and (row.expires_at or "~") > now:
+            req.kind,
+            content,
+            source_json,
+            req.confidence,
+            utc_text(req.effective_at),
+        )
+        if (
+            same
+            and (req.expires_at is None or row.expires_at == utc_text(req.expires_at))
+            and (row.expires_at or "~") > now
+        ):
             return row
     return None
 
@@ -169,17 +215,28 @@ def _conflict(before: MemoryRow | None, written: MemoryRow, after: MemoryRow | N
     if before is None or before.id == written.id or match_key(before.content) == match_key(written.content):
         return None
     if not in_force(written, now):
-        when = f"takes effect {written.effective_at[:10]}" if written.effective_at and written.effective_at > now else "has already expired"
+        when = (
+            f"takes effect {written.effective_at[:10]}"
+            if written.effective_at and written.effective_at > now
+            else "has already expired"
+        )
         reason = f"{written.memory_id} {when}: {before.memory_id} stays current until then"
     elif after is not None and after.id == written.id:
-        rule = (f"{written.kind} outranks {before.kind}" if AUTHORITY[written.kind] > AUTHORITY[before.kind]
-                else "the newer memory of equal authority wins")
+        rule = (
+            f"{written.kind} outranks {before.kind}"
+            if AUTHORITY[written.kind] > AUTHORITY[before.kind]
+            else "the newer memory of equal authority wins"
+        )
         reason = f"{rule}: {written.memory_id} is current; {before.memory_id} is kept as history"
     else:
-        reason = (f"{before.kind} outranks {written.kind}: {before.memory_id} stays current; {written.memory_id} is kept as "
-                  "history and becomes current only if the other expires or is forgotten")
+        reason = (
+            f"{before.kind} outranks {written.kind}: {before.memory_id} stays current; {written.memory_id} is kept as "
+            "history and becomes current only if the other expires or is forgotten"
+        )
     current = after.memory_id if after is not None else written.memory_id
-    return MemoryConflict(key=written.key, previous=before.memory_id, written=written.memory_id, current=current, reason=reason)
+    return MemoryConflict(
+        key=written.key, previous=before.memory_id, written=written.memory_id, current=current, reason=reason
+    )
 
 
 async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResult:
@@ -204,17 +261,34 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
         if same is None:
             version = await tx.memories.next_version(scope.project, key_match, key_digest(key_match))
             material = "\n".join([scope.project, key_match, str(version), req.kind, content, now_text])
-            same = await tx.memories.insert(scope.project, MemoryRow(
-                0, "mem_" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:16], key, key_match, req.kind, content,
-                req.confidence, source_json, version, now_text, utc_text(req.effective_at), _expiry(scope, req, now, receipt),
-            ), memory_terms(key, content))
+            same = await tx.memories.insert(
+                scope.project,
+                MemoryRow(
+                    0,
+                    "mem_" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:16],
+                    key,
+                    key_match,
+                    req.kind,
+                    content,
+                    req.confidence,
+                    source_json,
+                    version,
+                    now_text,
+                    utc_text(req.effective_at),
+                    _expiry(scope, req, now, receipt),
+                ),
+                memory_terms(key, content),
+            )
             versions.append(same)
     current = current_by_key(versions, now_text)
     after = current.get(key_match)
     return MemoryWriteResult(
-        memory=to_memory(same, now, current), deduplicated=deduplicated, redactions=key_redactions + content_redactions,
+        memory=to_memory(same, now, current),
+        deduplicated=deduplicated,
+        redactions=key_redactions + content_redactions,
         current=to_memory(after, now, current) if after else None,
-        conflict=None if deduplicated else _conflict(before, same, after, now_text))
+        conflict=None if deduplicated else _conflict(before, same, after, now_text),
+    )
 
 
 async def _candidate_keys(tx: Tx, scope: Scope, req: MemorySearchRequest) -> tuple[list[str], dict[str, float]]:
@@ -223,8 +297,10 @@ async def _candidate_keys(tx: Tx, scope: Scope, req: MemorySearchRequest) -> tup
     if req.query is not None:
         terms = query_terms(req.query)
         if not terms:
-            raise InvalidInput(f"query {req.query!r} has no searchable words (only stopwords or punctuation); send content "
-                               "words, or no query to list the newest memories")
+            raise InvalidInput(
+                f"query {req.query!r} has no searchable words (only stopwords or punctuation); send content "
+                "words, or no query to list the newest memories"
+            )
         scored = await tx.memories.matching(scope.project, terms, MAX_KEYS)
         return [key for key, _ in scored], dict(scored)
     return await tx.memories.keys(scope.project, req.kind, MAX_KEYS), {}
@@ -243,8 +319,10 @@ async def memory_search(scope: Scope, req: MemorySearchRequest) -> MemorySearchR
     shown = [row for row in matching if req.include_history or current.get(row.key_match) is row]
     rank = {key: i for i, key in enumerate(keys)}
     shown.sort(key=lambda r: (-scores.get(r.key_match, 0.0), rank[r.key_match], -r.version))
-    return MemorySearchResult(memories=[to_memory(row, now, current) for row in shown[:req.limit]],
-                              not_shown=len(matching) - len(shown) + max(0, len(shown) - req.limit))
+    return MemorySearchResult(
+        memories=[to_memory(row, now, current) for row in shown[: req.limit]],
+        not_shown=len(matching) - len(shown) + max(0, len(shown) - req.limit),
+    )
 
 
 def source_label(memory: MemoryRow) -> str:
@@ -258,7 +336,11 @@ def source_label(memory: MemoryRow) -> str:
     elif memory.kind == "skill":
         label = f"learned in task {source.task_id}, {written}"
     else:
-        label = f"receipt {source.evidence_ref}" if source.evidence_ref else f"task {source.task_id} v{source.source_version}"
+        label = (
+            f"receipt {source.evidence_ref}"
+            if source.evidence_ref
+            else f"task {source.task_id} v{source.source_version}"
+        )
         label += f", {written}"
     return label + (f", expires {memory.expires_at[:10]}" if memory.expires_at else "")
 

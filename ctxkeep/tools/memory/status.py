@@ -12,8 +12,11 @@ from ctxkeep.storage import MemoryRow
 
 def in_force(row: MemoryRow, now: str) -> bool:
     """Written by `now`, not expired, already effective."""
-    return (row.created_at <= now and (row.expires_at is None or row.expires_at > now)
-            and (row.effective_at is None or row.effective_at <= now))
+    return (
+        row.created_at <= now
+        and (row.expires_at is None or row.expires_at > now)
+        and (row.effective_at is None or row.effective_at <= now)
+    )
 
 
 def current_by_key(rows: Iterable[MemoryRow], now: str) -> dict[str, MemoryRow]:

@@ -30,13 +30,17 @@ _TRIGGERS = [(LazyPattern(f"(?i){word}{_END}"), LazyPattern(f"{word}{_END}")) fo
 _NAME = LazyPattern(rf"(?i)[\w.$-]*?{SECRET_NAME}$")
 _KEY_BEFORE = LazyPattern(r"[\w.$-]*$")
 # What may stand before a key on its line: grep's `file:12:`, a diff's `+`, a list's `- `, `export`, `ENV`.
-_LEAD = LazyPattern(r"[ \t]*(?:[\w./~-]+:\d+[:-][ \t]*|[\w./~-]*\.env[\w.-]*:|//[^\s=]*:)?(?:[+>-][ \t]*)?"
-                   r"(?P<shell>(?:export|set|setenv|env|local|readonly|declare(?:[ \t]+-\w+)?|ENV|ARG)[ \t]+)?")
+_LEAD = LazyPattern(
+    r"[ \t]*(?:[\w./~-]+:\d+[:-][ \t]*|[\w./~-]*\.env[\w.-]*:|//[^\s=]*:)?(?:[+>-][ \t]*)?"
+    r"(?P<shell>(?:export|set|setenv|env|local|readonly|declare(?:[ \t]+-\w+)?|ENV|ARG)[ \t]+)?"
+)
 _UPPER_KEY = LazyPattern(r"[A-Z][A-Z0-9_]*")
 _CONNECTION_VALUE = LazyPattern(r"[^;\s\"'`]*")
 _NETRC = r"machine(?<![\w-]machine)\s+\S+(?:\s+(?:login|account)\s+\S+)*\s+password\s+(?P<pw>\S+)"
-_PAIR = (r"name ?\"?[ \t]*:[ \t]*(?P<q>[\"']?)(?P<key>[\w.-]*?{name}) ?(?P=q)[ \t]*"
-         r"(?:,\s*\"value ?\"|\r?\n[ \t]*(?:-[ \t]+)?value)[ \t]*:[ \t]*")
+_PAIR = (
+    r"name ?\"?[ \t]*:[ \t]*(?P<q>[\"']?)(?P<key>[\w.-]*?{name}) ?(?P=q)[ \t]*"
+    r"(?:,\s*\"value ?\"|\r?\n[ \t]*(?:-[ \t]+)?value)[ \t]*:[ \t]*"
+)
 _PAIRS, _PAIRS_CI = LazyPattern(_PAIR.format(name=SECRET_NAME)), LazyPattern("(?i)" + _PAIR.format(name=SECRET_NAME))
 _OPEN_QUOTE = LazyPattern(r"[rRbBuUfF]{0,2}([\"'`])")
 _CLOSED = {q: LazyPattern(rf"(?:[^{q}\\\n]|\\.)*{q}") for q in "\"'`"}
@@ -61,10 +65,10 @@ def quoted_at(view: str, position: int) -> Span | None:
 def unquoted_at(view: str, position: int) -> tuple[Span, bool]:
     """The first word from `position` (to a space, a quote or the line's end), and whether more words follow it."""
     end = view.find("\n", position, position + _LONGEST)
-    line = view[position:min(len(view), position + _LONGEST) if end == -1 else end].rstrip("\r")
+    line = view[position : min(len(view), position + _LONGEST) if end == -1 else end].rstrip("\r")
     word = re.match(r"[^\s\"'`]*", line)
     assert word is not None
-    rest = _COMMENT.sub("", line[word.end():]).strip()
+    rest = _COMMENT.sub("", line[word.end() :]).strip()
     return (position, position + word.end()), bool(rest)
 
 
@@ -89,11 +93,15 @@ def _value(context: Context, position: int, key: str, form: str, shell: bool) ->
     quoted = quoted_at(view, position)
     if quoted is not None:
         shell_like = shell or (form == "=" and _UPPER_KEY.fullmatch(key) is not None)
-        return quoted if _literal(context, view[quoted[0]:quoted[1]], key, shell_like) else None
+        return quoted if _literal(context, view[quoted[0] : quoted[1]], key, shell_like) else None
     if position < len(view) and view[position] in "\"'`":
         return None  # an unclosed or triple-quoted string
     span, more = unquoted_at(view, position)
-    return span if span[1] > span[0] and _unquoted_secret(context, view[span[0]:span[1]], key, form, more, shell) else None
+    return (
+        span
+        if span[1] > span[0] and _unquoted_secret(context, view[span[0] : span[1]], key, form, more, shell)
+        else None
+    )
 
 
 def _connection_value(context: Context, position: int, key: str) -> Span | None:
@@ -109,11 +117,13 @@ def _assignment(context: Context, match: re.Match[str]) -> Found | None:
     view = context.view
     before = _KEY_BEFORE.search(view, max(0, match.start() - 80), match.start())
     key_start = before.start() if before else match.start()
-    key = view[key_start:match.start("close")]
+    key = view[key_start : match.start("close")]
     if not _NAME.match(key):
         return None
     sep = match.group("sep").strip()
-    spaced = any(c in " \t" for c in context.text[match.end("close"):match.end()])  # in the text: the view blanks escapes
+    spaced = any(
+        c in " \t" for c in context.text[match.end("close") : match.end()]
+    )  # in the text: the view blanks escapes
     bare = not match.group("close").strip()  # no quote or bracket between the key and its separator
     line_start = view.rfind("\n", max(0, key_start - _LONGEST_LEAD), key_start) + 1
     lead = _LEAD.fullmatch(view, line_start, key_start) if line_start or key_start <= _LONGEST_LEAD else None
@@ -123,11 +133,17 @@ def _assignment(context: Context, match: re.Match[str]) -> Found | None:
         span, kind = _value(context, match.end(), key, form, bool(lead.group("shell"))), "env_secret"
     elif sep == "=" and not spaced and bare and key_start and view[key_start - 1] == ";":
         span, kind = _connection_value(context, match.end(), key), "env_secret"
-    elif sep == "=" and not spaced and bare and _UPPER_KEY.fullmatch(key) and (key_start == 0 or view[key_start - 1] not in "$./-"):
+    elif (
+        sep == "="
+        and not spaced
+        and bare
+        and _UPPER_KEY.fullmatch(key)
+        and (key_start == 0 or view[key_start - 1] not in "$./-")
+    ):
         span, kind = _value(context, match.end(), key, "=", True), "env_secret"
     else:
         quoted = quoted_at(view, match.end())
-        span = quoted if quoted and _literal(context, view[quoted[0]:quoted[1]], key) else None
+        span = quoted if quoted and _literal(context, view[quoted[0] : quoted[1]], key) else None
         kind = "assigned_secret"
     return (span[0], span[1], kind) if span else None
 
@@ -149,7 +165,7 @@ def _assignments(context: Context) -> Iterator[Found]:
 def _pairs(context: Context) -> Iterator[Found]:
     """Kubernetes and ECS env entries: `name: DB_PASSWORD` then `value: …`, in YAML or JSON."""
     for match in matches(context, _PAIRS_CI, _PAIRS):
-        span = _value(context, match.end(), context.view[match.start("key"):match.end("key")], ":", False)
+        span = _value(context, match.end(), context.view[match.start("key") : match.end("key")], ":", False)
         if span:
             yield span[0], span[1], "env_secret"
 

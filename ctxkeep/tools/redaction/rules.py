@@ -31,7 +31,8 @@ _CODE_LINE = (
     r"|(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b|(?:export[ \t]+)?(?:const|let|var)[ \t]+[\w${\[][^\n=]*="
     r"|(?:export[ \t]+)?(?:declare[ \t]+)?(?:interface|type|enum|namespace)[ \t]+\w+[^\n]*[={]"
     r"|func[ \t]+[\w(]|package[ \t]+[\w.]+;?[ \t]*$|module\.exports\b|#include\b"
-    r"|return\b|fn[ \t]+\w|@[A-Za-z_][\w.]*[ \t]*(?:\(|$)|\}[ \t]*(?:else\b|catch\b)|(?:if|for|while)[ \t]*\()")
+    r"|return\b|fn[ \t]+\w|@[A-Za-z_][\w.]*[ \t]*(?:\(|$)|\}[ \t]*(?:else\b|catch\b)|(?:if|for|while)[ \t]*\()"
+)
 _CODE_FIRST, _CODE = LazyPattern(f"(?m){_CODE_LINE}"), LazyPattern(f"(?m)\n{_CODE_LINE}")
 
 
@@ -63,7 +64,7 @@ class Context:
         if "→" in view or "\t" in view:
             first = _FIRST_LINE_NUMBER.match(view)
             if first:
-                view = " " * first.end() + view[first.end():]
+                view = " " * first.end() + view[first.end() :]
             view = _LINE_NUMBER.sub(lambda m: "\n" + " " * (len(m.group()) - 1), view)
         return view
 
@@ -117,8 +118,14 @@ def matches(context: Context, pattern: LazyPattern, folded: LazyPattern | None) 
     return folded.finditer(context.low) if context.low is not None else pattern.finditer(context.view)
 
 
-def pattern_rule(kind: str, needs: tuple[str, ...], pattern: str, group: int | str = 0, accept: Accept | None = None,
-                 fold: bool = False) -> Rule:
+def pattern_rule(
+    kind: str,
+    needs: tuple[str, ...],
+    pattern: str,
+    group: int | str = 0,
+    accept: Accept | None = None,
+    fold: bool = False,
+) -> Rule:
     """A rule that is one regex: the span of `group` in each match that `accept(secret, match, context)` keeps.
     fold: match case-insensitively (write the pattern in lower case)."""
     compiled = LazyPattern(f"(?i){pattern}" if fold else pattern)

@@ -21,17 +21,23 @@ from ctxkeep.tools.redaction.values import (
 
 # The password runs to the `@` before a host (a name, an optional port, then the end of the authority), so a
 # password holding `/` or `@` is removed whole.
-_URL_PASSWORD = (r"://(?<=[A-Za-z0-9+.]://)(?P<user>[^\s:/@?#\"'<>`]*):(?P<pw>[^\s\"'<>`,]{1,128}?)@"
-                 r"(?=\[|[\w.-]+(?::\d+)?(?:[/?#\s\"'<>`)\],;]|\Z))")
+_URL_PASSWORD = (
+    r"://(?<=[A-Za-z0-9+.]://)(?P<user>[^\s:/@?#\"'<>`]*):(?P<pw>[^\s\"'<>`,]{1,128}?)@"
+    r"(?=\[|[\w.-]+(?::\d+)?(?:[/?#\s\"'<>`)\],;]|\Z))"
+)
 _QUERY = r"(?P<name>[\w.-]{1,60})=(?P<value>[^&\s#\"'<>;`]+)"
 _QUERY_NAME = LazyPattern(rf"(?:{SECRET_NAME}|sig|signature|x-amz-credential)$")
 _HEADER_VALUE = r"[ \t]*:[ \t]*(?P<value>[^\s\"'`,;]+)"
-_HEADER_KEY = r"(?P<tail>key)(?:" + "|".join(f"(?<={w}key)" for w in ("api-", "api", "access-", "access", "auth-", "auth")) + ")"
+_HEADER_KEY = (
+    r"(?P<tail>key)(?:" + "|".join(f"(?<={w}key)" for w in ("api-", "api", "access-", "access", "auth-", "auth")) + ")"
+)
 _HEADER_NAME = LazyPattern(r"[A-Za-z0-9-]*$")
 _AUTH = r"authorization(?<!\wauthorization)[\"']?\s*[:=]\s*[\"']?"
 _OTHER_SCHEMES = r"(?:token|bot|apikey|api-key|key|sso-key|ssws|splunk|geniekey)"
-_FLAG = (r"--(?<![\w-]--)(?:[a-z0-9]+-)*(?:password|passwd|passphrase|token|secret|api-?key|access-key|secret-key)"
-         r"(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)")
+_FLAG = (
+    r"--(?<![\w-]--)(?:[a-z0-9]+-)*(?:password|passwd|passphrase|token|secret|api-?key|access-key|secret-key)"
+    r"(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)"
+)
 _CURL_USER = r"[ \t]+[\"']?(?P<user>[^\s:\"'-][^\s:\"']*):(?P<value>[^\s\"']+)"
 # `-p` holds a password only after these commands: `docker login -u ci -p …`, `sshpass -p …`, `mysql -p…`
 _LOGIN_P = r"(?:login(?<=docker login)|login(?<=podman login)|sshpass)[^\n|;&]*?[ \t]-p[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)"
@@ -42,14 +48,16 @@ _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesit
 
 
 def _text(context: Context, match: re.Match[str], group: str) -> str:
-    return context.view[match.start(group):match.end(group)]
+    return context.view[match.start(group) : match.end(group)]
 
 
 def _url_password(secret: str, match: re.Match[str], context: Context) -> bool:
     from urllib.parse import unquote  # here: urllib.parse costs the hooks' fast path more than all the rules
 
     plain = unquote(secret)
-    return secret != _text(context, match, "user") and not is_placeholder(plain) and (chosen(plain) or not context.is_code)
+    return (
+        secret != _text(context, match, "user") and not is_placeholder(plain) and (chosen(plain) or not context.is_code)
+    )
 
 
 def _query(secret: str, match: re.Match[str], context: Context) -> bool:
@@ -76,7 +84,12 @@ def _credential(secret: str, match: re.Match[str], context: Context) -> bool:
 def _bare_credential(secret: str, match: re.Match[str], context: Context) -> bool:
     """`Authorization: <credential>` without a scheme: only what looks issued, and in code only a quoted literal."""
     quoted = context.view[match.start("cred") - 1] in "\"'"
-    return looks_random(secret) and not is_expression(secret) and not is_placeholder(secret) and (quoted or not context.is_code)
+    return (
+        looks_random(secret)
+        and not is_expression(secret)
+        and not is_placeholder(secret)
+        and (quoted or not context.is_code)
+    )
 
 
 def _flag(secret: str, match: re.Match[str], context: Context) -> bool:
@@ -89,13 +102,19 @@ def _flag(secret: str, match: re.Match[str], context: Context) -> bool:
 def _cookies(context: Context) -> Iterator[Found]:
     """Values of Cookie and Set-Cookie pairs that look issued (16+ characters, letters and digits)."""
     for header in _COOKIE_HEADER.finditer(context.low or context.view.lower()):
-        if header.start() and not (context.view[header.start() - 1].isspace() or context.view[header.start() - 1] in "\"'`-"):
+        if header.start() and not (
+            context.view[header.start() - 1].isspace() or context.view[header.start() - 1] in "\"'`-"
+        ):
             continue
         offset = header.start("value")
-        for pair in _COOKIE_PAIR.finditer(context.view[offset:header.end("value")]):
+        for pair in _COOKIE_PAIR.finditer(context.view[offset : header.end("value")]):
             value = pair.group("value")
-            if pair.group("name").lower() not in _COOKIE_ATTRIBUTES and len(value) >= 16 and looks_random(value) \
-                    and not is_placeholder(value):
+            if (
+                pair.group("name").lower() not in _COOKIE_ATTRIBUTES
+                and len(value) >= 16
+                and looks_random(value)
+                and not is_placeholder(value)
+            ):
                 yield offset + pair.start("value"), offset + pair.end("value"), "cookie"
 
 
@@ -103,11 +122,28 @@ WEB_RULES: list[Rule] = [
     pattern_rule("url_password", ("://",), _URL_PASSWORD, "pw", _url_password),
     pattern_rule("url_secret", ("pass", "secret", "token", "key", "sig"), r"\?" + _QUERY, "value", _query, fold=True),
     pattern_rule("url_secret", ("pass", "secret", "token", "key", "sig"), "&" + _QUERY, "value", _query, fold=True),
-    pattern_rule("bearer_token", ("authorization",), _AUTH + r"bearer\s+(?P<cred>[a-z0-9._~+/=-]{8,})", "cred", _credential, fold=True),
-    pattern_rule("basic_auth", ("authorization",), _AUTH + r"basic\s+(?P<cred>[a-z0-9+/=]{8,})", "cred", _credential, fold=True),
-    pattern_rule("auth_token", ("authorization",), _AUTH + _OTHER_SCHEMES + r"[ \t]+(?P<cred>[a-z0-9._~+/=:-]{8,})", "cred",
-                 _credential, fold=True),
-    pattern_rule("auth_token", ("authorization",), _AUTH + r"(?P<cred>[a-z0-9._~+/=-]{20,})", "cred", _bare_credential, fold=True),
+    pattern_rule(
+        "bearer_token",
+        ("authorization",),
+        _AUTH + r"bearer\s+(?P<cred>[a-z0-9._~+/=-]{8,})",
+        "cred",
+        _credential,
+        fold=True,
+    ),
+    pattern_rule(
+        "basic_auth", ("authorization",), _AUTH + r"basic\s+(?P<cred>[a-z0-9+/=]{8,})", "cred", _credential, fold=True
+    ),
+    pattern_rule(
+        "auth_token",
+        ("authorization",),
+        _AUTH + _OTHER_SCHEMES + r"[ \t]+(?P<cred>[a-z0-9._~+/=:-]{8,})",
+        "cred",
+        _credential,
+        fold=True,
+    ),
+    pattern_rule(
+        "auth_token", ("authorization",), _AUTH + r"(?P<cred>[a-z0-9._~+/=-]{20,})", "cred", _bare_credential, fold=True
+    ),
     pattern_rule("header_secret", ("key",), _HEADER_KEY + _HEADER_VALUE, "value", _header, fold=True),
     pattern_rule("header_secret", ("-token",), "(?P<tail>-token)" + _HEADER_VALUE, "value", _header, fold=True),
     pattern_rule("header_secret", ("-secret",), "(?P<tail>-secret)" + _HEADER_VALUE, "value", _header, fold=True),

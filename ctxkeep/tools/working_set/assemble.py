@@ -87,10 +87,18 @@ async def build_working_set(scope: Scope, req: WorkingSetRequest, record: bool =
     if not record:
         return result
     async with scope.store.transaction() as tx:
-        await tx.working_sets.put(scope.project, WorkingSetRow(
-            req.task_id, _focus_key(req, focus), with_delivered(_selection(parts), result),
-            json.dumps(_claims(parts)), json.dumps(parts.recent.start.__dict__ if parts.recent.start else None),
-            utc_text(scope.clock()) or "", json.dumps(parts.memory_ids)))
+        await tx.working_sets.put(
+            scope.project,
+            WorkingSetRow(
+                req.task_id,
+                _focus_key(req, focus),
+                with_delivered(_selection(parts), result),
+                json.dumps(_claims(parts)),
+                json.dumps(parts.recent.start.__dict__ if parts.recent.start else None),
+                utc_text(scope.clock()) or "",
+                json.dumps(parts.memory_ids),
+            ),
+        )
     return result
 
 
@@ -117,14 +125,18 @@ def _cost(block: Rendered) -> int:
     return block.tokens + SEPARATOR_TOKENS if block.tokens else 0
 
 
-def _control_blocks(req: WorkingSetRequest, row: CheckpointRow, allocation: dict[Slot, int], caps: dict[Slot, int],
-                    intents: list[str]) -> tuple[dict[Slot, Rendered], int]:
+def _control_blocks(
+    req: WorkingSetRequest, row: CheckpointRow, allocation: dict[Slot, int], caps: dict[Slot, int], intents: list[str]
+) -> tuple[dict[Slot, Rendered], int]:
     """Policy, goal and next action (whole), after making room for every control rule (which raises, naming the
     budget that works, when it cannot); and the state's floor: its control sections, plus the exact facts while the
     budget has room for them."""
     state = parse_state(row)
-    fixed: dict[Slot, Rendered] = {"policy": policy_block(req.policy, count_tokens), "goal": goal_block(req.task_id, state, count_tokens),
-                                   "next_action": next_action_block(state, count_tokens)}
+    fixed: dict[Slot, Rendered] = {
+        "policy": policy_block(req.policy, count_tokens),
+        "goal": goal_block(req.task_id, state, count_tokens),
+        "next_action": next_action_block(state, count_tokens),
+    }
     control = state_control_tokens(row.version, state, count_tokens, intents) + SEPARATOR_TOKENS
     needs: dict[Slot, int] = {**{slot: _cost(r) for slot, r in fixed.items()}, "state": control}
     check_control_fits(req.budget_tokens, needs, caps)
@@ -138,28 +150,47 @@ def _control_blocks(req: WorkingSetRequest, row: CheckpointRow, allocation: dict
         return fixed, control
 
 
-async def _stable_slots(tx: Tx, scope: Scope, req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None, focus: str,
-                        allocation: dict[Slot, int], caps: dict[Slot, int], intents: list[str], state_floor: int,
-                        blocks: dict[Slot, Rendered]) -> list[str]:
+async def _stable_slots(
+    tx: Tx,
+    scope: Scope,
+    req: WorkingSetRequest,
+    row: CheckpointRow,
+    digest: DigestRow | None,
+    focus: str,
+    allocation: dict[Slot, int],
+    caps: dict[Slot, int],
+    intents: list[str],
+    state_floor: int,
+    blocks: dict[Slot, Rendered],
+) -> list[str]:
     """State, memory and history into `blocks`, sharing what policy, goal, next action, evidence, recent and the
     reserve leave them: all they need when it fits, default shares as ceilings when it does not. Returns the memory ids.
     Independent of the recent messages, so the stable prefix does not move as they grow."""
     state = parse_state(row)
-    room = req.budget_tokens - sum(allocation[s] for s in ("evidence", "recent", "reserve")) - sum(
-        _cost(blocks[s]) for s in ("policy", "goal", "next_action"))
+    room = (
+        req.budget_tokens
+        - sum(allocation[s] for s in ("evidence", "recent", "reserve"))
+        - sum(_cost(blocks[s]) for s in ("policy", "goal", "next_action"))
+    )
     room = max(room, state_floor)
     moment = utc_text(req.as_of or scope.clock()) or ""
     ceiling = {slot: caps.get(slot, room) for slot in ("state", "memory", "history")}
-    memories = await memory_slot(tx, scope.project, focus, moment, max(0, min(room, ceiling["memory"]) - SEPARATOR_TOKENS), count_tokens)
+    memories = await memory_slot(
+        tx, scope.project, focus, moment, max(0, min(room, ceiling["memory"]) - SEPARATOR_TOKENS), count_tokens
+    )
     demands: dict[Slot, int] = {
         "state": min(_cost(state_block(row.version, state, 10**9, count_tokens, intents)), ceiling["state"]),
         "memory": min(_cost(memories.rendered), ceiling["memory"]),
         "history": min(_cost(history_block(digest, 10**9, count_tokens)), ceiling["history"]),
     }
     given = share_out(room, demands, {"state": state_floor})
-    blocks["state"] = state_block(row.version, state, max(given["state"], state_floor) - SEPARATOR_TOKENS, count_tokens, intents)
+    blocks["state"] = state_block(
+        row.version, state, max(given["state"], state_floor) - SEPARATOR_TOKENS, count_tokens, intents
+    )
     if given["memory"] < _cost(memories.rendered):
-        memories = await memory_slot(tx, scope.project, focus, moment, max(0, given["memory"] - SEPARATOR_TOKENS), count_tokens)
+        memories = await memory_slot(
+            tx, scope.project, focus, moment, max(0, given["memory"] - SEPARATOR_TOKENS), count_tokens
+        )
     blocks["memory"] = memories.rendered
     blocks["history"] = history_block(digest, max(0, given["history"] - SEPARATOR_TOKENS), count_tokens)
     for slot in ("state", "memory", "history"):
@@ -167,8 +198,15 @@ async def _stable_slots(tx: Tx, scope: Scope, req: WorkingSetRequest, row: Check
     return memories.memory_ids
 
 
-async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None,
-                    focus: str, previous: WorkingSetRow | None) -> tuple[_Parts, dict[Slot, int]]:
+async def _assemble(
+    tx: Tx,
+    scope: Scope,
+    req: WorkingSetRequest,
+    row: CheckpointRow,
+    digest: DigestRow | None,
+    focus: str,
+    previous: WorkingSetRow | None,
+) -> tuple[_Parts, dict[Slot, int]]:
     caps = dict(req.slot_budgets)
     allocation = allocate(req.budget_tokens, caps)
     intents = [describe(to_action(row)) for row in await tx.journal.open_for_task(scope.project, req.task_id)]
@@ -183,15 +221,28 @@ async def _assemble(tx: Tx, scope: Scope, req: WorkingSetRequest, row: Checkpoin
     evidence = await evidence_slot(tx, scope.project, focus, where, evidence_limit, count_tokens, sticky)
     pool = evidence_limit - evidence.tokens if "evidence" not in caps else pool
     recent_limit = allocation["recent"] - SEPARATOR_TOKENS + (max(0, pool) if "recent" not in caps else 0)
-    previous_start = RecentStart(**json.loads(previous.recent_json)) if previous and previous.recent_json != "null" else None
+    previous_start = (
+        RecentStart(**json.loads(previous.recent_json)) if previous and previous.recent_json != "null" else None
+    )
     recent = recent_slot(req.recent_messages or [], req.format, recent_limit, count_tokens, previous_start)
-    allocation["evidence"], allocation["recent"] = evidence_limit + SEPARATOR_TOKENS, max(0, recent_limit) + SEPARATOR_TOKENS
+    allocation["evidence"], allocation["recent"] = (
+        evidence_limit + SEPARATOR_TOKENS,
+        max(0, recent_limit) + SEPARATOR_TOKENS,
+    )
     parts = _Parts(blocks, evidence, recent, evidence_limit, memory_ids)
     return await _within_budget(tx, scope, req, parts, digest, focus, where, sticky), allocation
 
 
-async def _within_budget(tx: Tx, scope: Scope, req: WorkingSetRequest, parts: _Parts, digest: DigestRow | None, focus: str,
-                         where: SearchFilter, sticky: list[tuple[str, int]]) -> _Parts:
+async def _within_budget(
+    tx: Tx,
+    scope: Scope,
+    req: WorkingSetRequest,
+    parts: _Parts,
+    digest: DigestRow | None,
+    focus: str,
+    where: SearchFilter,
+    sticky: list[tuple[str, int]],
+) -> _Parts:
     """The parts trimmed to the budget exactly (the blank lines between blocks can cost a few tokens more than the
     slots counted): evidence first, then history; InvalidInput if control rules and recent messages alone exceed it."""
     evidence = parts.evidence
@@ -201,10 +252,14 @@ async def _within_budget(tx: Tx, scope: Scope, req: WorkingSetRequest, parts: _P
         parts = _Parts(parts.blocks, evidence, parts.recent, parts.evidence_limit, parts.memory_ids)
     excess = _total(req, parts) - req.budget_tokens
     if excess > 0 and parts.blocks["history"].tokens:
-        parts.blocks["history"] = history_block(digest, max(0, parts.blocks["history"].tokens - excess - 8), count_tokens)
+        parts.blocks["history"] = history_block(
+            digest, max(0, parts.blocks["history"].tokens - excess - 8), count_tokens
+        )
     if _total(req, parts) > req.budget_tokens:
-        raise InvalidInput(f"budget_tokens = {req.budget_tokens} cannot hold this task's control rules and the blank lines "
-                           f"between its blocks; send budget_tokens of at least {_total(req, parts)}")
+        raise InvalidInput(
+            f"budget_tokens = {req.budget_tokens} cannot hold this task's control rules and the blank lines "
+            f"between its blocks; send budget_tokens of at least {_total(req, parts)}"
+        )
     return parts
 
 
@@ -234,8 +289,11 @@ def _texts(parts: _Parts) -> list[tuple[Slot, str, int]]:
 def _messages(req: WorkingSetRequest, parts: _Parts, breakpoint_slot: Slot | None) -> list[dict[str, Any]]:
     """The working set as provider messages: context blocks as text parts of one user message (the policy as a
     system message for OpenAI), then the recent messages as sent, then the next action."""
-    context = [(slot, text.lstrip("\n")) for slot, text, _ in _texts(parts)
-               if slot not in ("recent", "next_action", "policy" if req.format == "openai" else "")]
+    context = [
+        (slot, text.lstrip("\n"))
+        for slot, text, _ in _texts(parts)
+        if slot not in ("recent", "next_action", "policy" if req.format == "openai" else "")
+    ]
     parts_out = []
     for slot, text in context:
         part: dict[str, Any] = {"type": "text", "text": text}
@@ -268,7 +326,9 @@ def _count(text: str) -> int:
 
 
 def _claims(parts: _Parts) -> list[str]:
-    return sorted({claim for slot in ("policy", "goal", "state", "memory", "next_action") for claim in parts.blocks[slot].claims})
+    return sorted(
+        {claim for slot in ("policy", "goal", "state", "memory", "next_action") for claim in parts.blocks[slot].claims}
+    )
 
 
 def _breakpoint(texts: list[tuple[Slot, str, int]]) -> CacheBreakpoint | None:
@@ -280,7 +340,7 @@ def _breakpoint(texts: list[tuple[Slot, str, int]]) -> CacheBreakpoint | None:
         index, chars = i, chars + len(text)
     if index < 0:
         return None
-    prefix = "".join(text for _, text, _ in texts[:index + 1])
+    prefix = "".join(text for _, text, _ in texts[: index + 1])
     return CacheBreakpoint(block_index=index, char_offset=chars, token_offset=count_tokens(prefix))
 
 
@@ -291,22 +351,34 @@ def _diff(previous: WorkingSetRow | None, key: str, claims: list[str], refs: lis
     before_refs = [str(ref) for ref, _ in json.loads(previous.selection_json)["picks"]]
     before, now = set(before_refs), set(refs)
     lists = {
-        "claims_added": sorted(set(claims) - before_claims), "claims_removed": sorted(before_claims - set(claims)),
-        "evidence_added": [r for r in refs if r not in before], "evidence_removed": [r for r in before_refs if r not in now],
+        "claims_added": sorted(set(claims) - before_claims),
+        "claims_removed": sorted(before_claims - set(claims)),
+        "evidence_added": [r for r in refs if r not in before],
+        "evidence_removed": [r for r in before_refs if r not in now],
     }
     more = sum(max(0, len(items) - MAX_LISTED) for items in lists.values())
-    return WorkingSetDiff(first=False, previous_built_at=previous.built_at, focus_changed=previous.focus_key != key,
-                          more=more, **{name: items[:MAX_LISTED] for name, items in lists.items()})
+    return WorkingSetDiff(
+        first=False,
+        previous_built_at=previous.built_at,
+        focus_changed=previous.focus_key != key,
+        more=more,
+        **{name: items[:MAX_LISTED] for name, items in lists.items()},
+    )
 
 
-def _advice(req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None, parts: _Parts,
-            allocation: dict[Slot, int]) -> CompressAdvice:
+def _advice(
+    req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None, parts: _Parts, allocation: dict[Slot, int]
+) -> CompressAdvice:
     shown = parts.blocks["history"]
     history_needed = shown.tokens if not shown.dropped else history_block(digest, 10**9, count_tokens).tokens
     room = allocation["history"] + allocation["recent"]
     needed = history_needed + parts.recent.needed
     resource = room > 0 and needed > RESOURCE_THRESHOLD * room
-    resource_reason = f"history and recent messages need {needed} of their {room} tokens (over 75%): compress_history" if resource else None
+    resource_reason = (
+        f"history and recent messages need {needed} of their {room} tokens (over 75%): compress_history"
+        if resource
+        else None
+    )
     boundary = None
     if req.recent_messages:
         from ctxkeep.tools.compression import semantic_boundary
@@ -318,32 +390,65 @@ def _advice(req: WorkingSetRequest, row: CheckpointRow, digest: DigestRow | None
     elif row.trigger == "semantic" and (digest is None or digest.updated_at < row.created_at):
         semantic_reason = "the latest checkpoint marks a semantic boundary and the history was not compressed since"
     reasons = [reason for reason in (resource_reason, semantic_reason) if reason]
-    return CompressAdvice(resource=resource, semantic=semantic_reason is not None, reason="; ".join(reasons) or "no compression needed")
+    return CompressAdvice(
+        resource=resource, semantic=semantic_reason is not None, reason="; ".join(reasons) or "no compression needed"
+    )
 
 
-def _result(req: WorkingSetRequest, row: CheckpointRow, focus: str, parts: _Parts, allocation: dict[Slot, int],
-            previous: WorkingSetRow | None, digest: DigestRow | None) -> WorkingSetResult:
+def _result(
+    req: WorkingSetRequest,
+    row: CheckpointRow,
+    focus: str,
+    parts: _Parts,
+    allocation: dict[Slot, int],
+    previous: WorkingSetRow | None,
+    digest: DigestRow | None,
+) -> WorkingSetResult:
     texts = _texts(parts)
     cache = _breakpoint(texts)
-    blocks = [Block(slot=slot, tokens=_count(text), hash=hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
-                    stable=slot in STABLE, items=items) for slot, text, items in texts]
+    blocks = [
+        Block(
+            slot=slot,
+            tokens=_count(text),
+            hash=hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
+            stable=slot in STABLE,
+            items=items,
+        )
+        for slot, text, items in texts
+    ]
     refs = [pick.row.ref for pick in parts.evidence.picks]
     dropped = [d for slot in ORDER if slot not in ("evidence", "recent") for d in parts.blocks[slot].dropped]
     dropped += parts.recent.dropped + parts.evidence.dropped
     dropped = [d.model_copy(update={"why": _why(d, allocation, req.slot_budgets)}) for d in dropped]
-    messages = _messages(req, parts, texts[cache.block_index][0] if cache else None) if req.format != "markdown" else None
+    messages = (
+        _messages(req, parts, texts[cache.block_index][0] if cache else None) if req.format != "markdown" else None
+    )
     return WorkingSetResult(
-        task_id=req.task_id, version=row.version, focus=focus, format=req.format,
-        text="".join(text for _, text, _ in texts) if req.format == "markdown" else None, messages=messages,
-        blocks=blocks, tokens_total=_total(req, parts), budget_tokens=req.budget_tokens, slot_budgets=dict(allocation),
-        cache_breakpoint=cache, evidence_refs=refs, memory_ids=parts.memory_ids, dropped=_ordered(dropped)[:MAX_DROPPED], dropped_more=max(0, len(dropped) - MAX_DROPPED),
-        diff=_diff(previous, _focus_key(req, focus), _claims(parts), refs), compress_advice=_advice(req, row, digest, parts, allocation),
+        task_id=req.task_id,
+        version=row.version,
+        focus=focus,
+        format=req.format,
+        text="".join(text for _, text, _ in texts) if req.format == "markdown" else None,
+        messages=messages,
+        blocks=blocks,
+        tokens_total=_total(req, parts),
+        budget_tokens=req.budget_tokens,
+        slot_budgets=dict(allocation),
+        cache_breakpoint=cache,
+        evidence_refs=refs,
+        memory_ids=parts.memory_ids,
+        dropped=_ordered(dropped)[:MAX_DROPPED],
+        dropped_more=max(0, len(dropped) - MAX_DROPPED),
+        diff=_diff(previous, _focus_key(req, focus), _claims(parts), refs),
+        compress_advice=_advice(req, row, digest, parts, allocation),
     )
 
 
 _GET_BACK: dict[str, str] = {
-    "state": "checkpoint_load shows the whole state", "evidence": "evidence_get(ref) returns it whole",
-    "memory": "memory_search finds it", "history": "the digest is kept whole by compress_history",
+    "state": "checkpoint_load shows the whole state",
+    "evidence": "evidence_get(ref) returns it whole",
+    "memory": "memory_search finds it",
+    "history": "the digest is kept whole by compress_history",
     "recent": "older messages leave first; compress_history keeps them",
 }
 
@@ -353,7 +458,11 @@ def _why(item: DroppedItem, allocation: dict[Slot, int], caps: dict[Slot, int]) 
     if item.reason == "truncated" and item.slot == "evidence":
         return f"shown as its best passage to fit; {_GET_BACK['evidence']}"
     limit = allocation.get(item.slot, 0)
-    setter = "its cap in slot_budgets" if item.slot in caps else "its part of a short budget (control rules, then exact facts, go first)"
+    setter = (
+        "its cap in slot_budgets"
+        if item.slot in caps
+        else "its part of a short budget (control rules, then exact facts, go first)"
+    )
     verb = "cut short" if item.reason == "truncated" else "left out"
     return f"{verb}: the {item.slot} slot had {limit} tokens ({setter}); {_GET_BACK.get(item.slot, '')}".rstrip("; ")
 

@@ -16,7 +16,8 @@ from ctxkeep.models.working_set import DEFAULT_SHARES, SLOTS, Slot
 
 DONORS: tuple[Slot, ...] = ("evidence", "history", "recent", "memory", "reserve")
 CONTROL_TEXT: dict[Slot, str] = {
-    "policy": "the policy text", "goal": "the goal, done criteria and constraints",
+    "policy": "the policy text",
+    "goal": "the goal, done criteria and constraints",
     "state": "the open side effects, pending items and open approvals (action_result closes a side effect)",
     "next_action": "the next action",
 }
@@ -35,16 +36,24 @@ def allocate(budget: int, caps: dict[Slot, int]) -> dict[Slot, int]:
     return allocation
 
 
-def make_room(allocation: dict[Slot, int], caps: dict[Slot, int], slot: Slot, needed: int, budget: int,
-              keep: dict[Slot, int] | None = None) -> None:
+def make_room(
+    allocation: dict[Slot, int],
+    caps: dict[Slot, int],
+    slot: Slot,
+    needed: int,
+    budget: int,
+    keep: dict[Slot, int] | None = None,
+) -> None:
     """Grow `slot` to `needed` tokens by borrowing from unnamed flexible slots, then from what the other control slots
     hold beyond `keep` (the tokens each of them needs); raises InvalidInput when it cannot."""
     missing = needed - allocation[slot]
     if missing <= 0:
         return
     if slot in caps:
-        raise InvalidInput(f"slot_budgets['{slot}'] = {caps[slot]} tokens cannot hold {CONTROL_TEXT.get(slot, slot)} "
-                           f"({needed} tokens), which are never cut; raise that cap to at least {needed} or leave it out")
+        raise InvalidInput(
+            f"slot_budgets['{slot}'] = {caps[slot]} tokens cannot hold {CONTROL_TEXT.get(slot, slot)} "
+            f"({needed} tokens), which are never cut; raise that cap to at least {needed} or leave it out"
+        )
     spare = {donor: allocation[donor] for donor in DONORS}
     spare.update({other: max(0, allocation[other] - need) for other, need in (keep or {}).items() if other != slot})
     for donor, available in spare.items():
@@ -55,23 +64,29 @@ def make_room(allocation: dict[Slot, int], caps: dict[Slot, int], slot: Slot, ne
         allocation[slot] += taken
         missing -= taken
     if missing > 0:
-        raise InvalidInput(f"budget_tokens = {budget} is too small for the task's control rules, which are never cut "
-                           f"({CONTROL_TEXT.get(slot, slot)} alone need {needed} tokens); send budget_tokens of at least "
-                           f"{budget + missing}, or lower the caps in slot_budgets")
+        raise InvalidInput(
+            f"budget_tokens = {budget} is too small for the task's control rules, which are never cut "
+            f"({CONTROL_TEXT.get(slot, slot)} alone need {needed} tokens); send budget_tokens of at least "
+            f"{budget + missing}, or lower the caps in slot_budgets"
+        )
 
 
 def check_control_fits(budget: int, costs: dict[Slot, int], caps: dict[Slot, int]) -> None:
     """Raises InvalidInput, naming the smallest budget that works, when the control rules cannot fit at all."""
     for slot, cost in costs.items():
         if slot in caps and caps[slot] < cost:
-            raise InvalidInput(f"slot_budgets['{slot}'] = {caps[slot]} tokens cannot hold {CONTROL_TEXT.get(slot, slot)} "
-                               f"({cost} tokens), which are never cut; raise that cap to at least {cost} or leave it out")
+            raise InvalidInput(
+                f"slot_budgets['{slot}'] = {caps[slot]} tokens cannot hold {CONTROL_TEXT.get(slot, slot)} "
+                f"({cost} tokens), which are never cut; raise that cap to at least {cost} or leave it out"
+            )
     floor = control_floor(costs, caps)
     if floor > budget:
         named = ", ".join(f"{CONTROL_TEXT.get(slot, slot)} {cost}" for slot, cost in costs.items() if cost)
-        raise InvalidInput(f"budget_tokens = {budget} is too small for this task's control rules, which are never cut "
-                           f"({named} tokens{', plus the caps in slot_budgets' if caps else ''}); send budget_tokens of at least "
-                           f"{floor}{', or lower the caps in slot_budgets' if caps else ''}")
+        raise InvalidInput(
+            f"budget_tokens = {budget} is too small for this task's control rules, which are never cut "
+            f"({named} tokens{', plus the caps in slot_budgets' if caps else ''}); send budget_tokens of at least "
+            f"{floor}{', or lower the caps in slot_budgets' if caps else ''}"
+        )
 
 
 def share_out(room: int, demands: dict[Slot, int], floors: dict[Slot, int]) -> dict[Slot, int]:
@@ -98,4 +113,6 @@ def share_out(room: int, demands: dict[Slot, int], floors: dict[Slot, int]) -> d
 
 def control_floor(costs: dict[Slot, int], caps: dict[Slot, int]) -> int:
     """The smallest budget_tokens that holds the control rules (`costs`, per slot) with the caps as sent."""
-    return sum(max(cost, caps.get(slot, 0)) for slot, cost in costs.items()) + sum(cap for slot, cap in caps.items() if slot not in costs)
+    return sum(max(cost, caps.get(slot, 0)) for slot, cost in costs.items()) + sum(
+        cap for slot, cap in caps.items() if slot not in costs
+    )

@@ -15,8 +15,20 @@ from ctxkeep.storage import WorkingSetRow
 
 def with_delivered(selection_json: str, result: WorkingSetResult) -> str:
     """The selection JSON with the result's account added under `shown` (no rendered text)."""
-    shown = result.model_dump(mode="json", include={"version", "focus", "format", "budget_tokens", "tokens_total",
-                                                    "slot_budgets", "blocks", "evidence_refs", "memory_ids"})
+    shown = result.model_dump(
+        mode="json",
+        include={
+            "version",
+            "focus",
+            "format",
+            "budget_tokens",
+            "tokens_total",
+            "slot_budgets",
+            "blocks",
+            "evidence_refs",
+            "memory_ids",
+        },
+    )
     return json.dumps({**json.loads(selection_json), "shown": shown})
 
 
@@ -26,7 +38,8 @@ def delivered(row: WorkingSetRow) -> DeliveredWorkingSet | None:
         shown: Any = json.loads(row.selection_json).get("shown")
         if not isinstance(shown, dict):
             return None
-        return DeliveredWorkingSet.model_validate({**shown, "task_id": row.task_id, "built_at": row.built_at,
-                                                   "state_lines": json.loads(row.claims_json)})
+        return DeliveredWorkingSet.model_validate(
+            {**shown, "task_id": row.task_id, "built_at": row.built_at, "state_lines": json.loads(row.claims_json)}
+        )
     except (ValueError, ValidationError, AttributeError):
         return None

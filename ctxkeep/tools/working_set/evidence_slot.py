@@ -56,7 +56,9 @@ class EvidenceSlot:
 
 
 def _dropped(row: EvidenceRow, reason: Literal["budget", "truncated"]) -> DroppedItem:
-    return DroppedItem(slot="evidence", item=one_line(row.title or row.source or row.kind, 80), reason=reason, ref=row.ref)
+    return DroppedItem(
+        slot="evidence", item=one_line(row.title or row.source or row.kind, 80), reason=reason, ref=row.ref
+    )
 
 
 def group_header(row: EvidenceRow) -> str:
@@ -95,10 +97,10 @@ async def short_refs(tx: Tx, project: str, refs: list[str]) -> dict[str, str]:
     """For each ref, its shortest prefix (at least ev_ + 6 hex digits) that no other record of the project shares."""
     shorts: dict[str, str] = {}
     for size in (SHORT_REF_HEX, 10, 16):
-        prefixes = {ref: ref[:3 + size] for ref in refs if ref not in shorts}
+        prefixes = {ref: ref[: 3 + size] for ref in refs if ref not in shorts}
         taken: dict[str, int] = {}
         for other in await tx.evidence.sharing_prefix(project, list(prefixes.values())):
-            taken[other[:3 + size]] = taken.get(other[:3 + size], 0) + 1
+            taken[other[: 3 + size]] = taken.get(other[: 3 + size], 0) + 1
         shorts.update({ref: prefix for ref, prefix in prefixes.items() if taken.get(prefix, 0) <= 1})
     return {ref: shorts.get(ref, ref) for ref in refs}
 
@@ -134,27 +136,53 @@ def _shape(row: EvidenceRow, text: str, pattern: re.Pattern[str] | None, chars: 
     return Pick(row, 0 if passage is None or passage.whole else chars, passage.text if passage else text, score)
 
 
-async def evidence_slot(tx: Tx, project: str, focus: str, where: SearchFilter, limit: int, count: Callable[[str], int],
-                        sticky: list[tuple[str, int]]) -> EvidenceSlot:
+async def evidence_slot(
+    tx: Tx,
+    project: str,
+    focus: str,
+    where: SearchFilter,
+    limit: int,
+    count: Callable[[str], int],
+    sticky: list[tuple[str, int]],
+) -> EvidenceSlot:
     """The evidence for `focus` within `limit` tokens; `sticky` is the previous (ref, chars) selection to keep in place."""
     if limit <= count(HEADER):
         return EvidenceSlot("", 0, [], [])
     pattern = surface_pattern(focus)
     passage_chars = max(PASSAGE_CHARS, min(MAX_PASSAGE_CHARS, limit // 16 - 64))
-    kept_rows = await tx.evidence.rows(project, [ref for ref, _ in sticky], where)  # the same hard filters as the search
+    kept_rows = await tx.evidence.rows(
+        project, [ref for ref, _ in sticky], where
+    )  # the same hard filters as the search
     kept = [(kept_rows[ref], chars) for ref, chars in sticky if ref in kept_rows]
     # while the focus is unchanged the previous picks stand alone (new records would move the prefix behind them);
     # when none of them is left, rank afresh
-    candidates = [] if kept else await rank_evidence(tx, project, focus, where, max(MIN_CANDIDATES, min(MAX_HITS, limit // HITS_PER_TOKENS)))
+    candidates = (
+        []
+        if kept
+        else await rank_evidence(
+            tx, project, focus, where, max(MIN_CANDIDATES, min(MAX_HITS, limit // HITS_PER_TOKENS))
+        )
+    )
     texts = await CONTENTS.contents(tx, [row for row, _ in kept])
-    filler = _Filler(limit - count(HEADER), count, await short_refs(tx, project, [row.ref for row, _ in kept] + [c.row.ref for c in candidates]))
+    filler = _Filler(
+        limit - count(HEADER),
+        count,
+        await short_refs(tx, project, [row.ref for row, _ in kept] + [c.row.ref for c in candidates]),
+    )
     picks, dropped = await _first_pass(tx, kept, candidates, texts, pattern, filler, passage_chars)
     picks = _widen(picks, len(kept), texts, pattern, filler)
     return _fit(picks, len(kept), dropped, filler, limit, count)
 
 
-async def _first_pass(tx: Tx, kept: list[tuple[EvidenceRow, int]], candidates: list[Candidate], texts: dict[str, str],
-                      pattern: re.Pattern[str] | None, filler: _Filler, passage_chars: int) -> tuple[list[Pick], list[DroppedItem]]:
+async def _first_pass(
+    tx: Tx,
+    kept: list[tuple[EvidenceRow, int]],
+    candidates: list[Candidate],
+    texts: dict[str, str],
+    pattern: re.Pattern[str] | None,
+    filler: _Filler,
+    passage_chars: int,
+) -> tuple[list[Pick], list[DroppedItem]]:
     """Kept picks as they were, then candidates by rank as passages, until the slot is full; `texts` fills as it goes."""
     picks: list[Pick] = []
     dropped: list[DroppedItem] = []
@@ -173,7 +201,7 @@ async def _first_pass(tx: Tx, kept: list[tuple[EvidenceRow, int]], candidates: l
         if candidate.row.sha256 in seen:
             continue
         if candidate.row.ref not in texts:
-            texts.update(await CONTENTS.contents(tx, [c.row for c in candidates[rank:rank + _READ_BATCH]]))
+            texts.update(await CONTENTS.contents(tx, [c.row for c in candidates[rank : rank + _READ_BATCH]]))
         pick = _shape(candidate.row, texts[candidate.row.ref], pattern, passage_chars, candidate.score)
         if filler.take(pick, filler.cost(pick)):
             picks.append(pick)
@@ -185,7 +213,9 @@ async def _first_pass(tx: Tx, kept: list[tuple[EvidenceRow, int]], candidates: l
     return picks, dropped
 
 
-def _widen(picks: list[Pick], fixed: int, texts: dict[str, str], pattern: re.Pattern[str] | None, filler: _Filler) -> list[Pick]:
+def _widen(
+    picks: list[Pick], fixed: int, texts: dict[str, str], pattern: re.Pattern[str] | None, filler: _Filler
+) -> list[Pick]:
     """Room left after every candidate had its passage goes to the best-ranked picks, whole when they fit."""
     widened = list(picks)
     for index in range(fixed, len(widened)):
@@ -202,8 +232,9 @@ def _widen(picks: list[Pick], fixed: int, texts: dict[str, str], pattern: re.Pat
     return widened
 
 
-def _fit(picks: list[Pick], fixed: int, dropped: list[DroppedItem], filler: _Filler, limit: int,
-         count: Callable[[str], int]) -> EvidenceSlot:
+def _fit(
+    picks: list[Pick], fixed: int, dropped: list[DroppedItem], filler: _Filler, limit: int, count: Callable[[str], int]
+) -> EvidenceSlot:
     """The picks checked exactly against `limit`; when over, the lowest-ranked new picks go first (then kept ones)."""
     shown = list(picks)
     text = render_evidence(shown, filler.shorts)

@@ -45,7 +45,9 @@ async def _candidates(tx: Tx, project: str, focus: str, now: str) -> list[Memory
     terms = query_terms(focus)
     scores = dict(await tx.memories.matching(project, terms, MAX_CANDIDATES)) if terms else {}
     current = current_by_key(await tx.memories.versions(project, keys + list(scores)), now)
-    shown = [row for row in current.values() if row.kind in ("project_policy", "user_preference") or row.key_match in scores]
+    shown = [
+        row for row in current.values() if row.kind in ("project_policy", "user_preference") or row.key_match in scores
+    ]
     return sorted(shown, key=lambda r: (-AUTHORITY[r.kind], -scores.get(r.key_match, 0.0), r.key_match))
 
 
@@ -54,7 +56,9 @@ def _render(rows: list[MemoryRow]) -> str:
     return HEADER + "".join(_entry(row)[0] for row in ordered) if rows else ""
 
 
-async def memory_slot(tx: Tx, project: str, focus: str, now: str, limit: int, count: Callable[[str], int]) -> MemorySlot:
+async def memory_slot(
+    tx: Tx, project: str, focus: str, now: str, limit: int, count: Callable[[str], int]
+) -> MemorySlot:
     """The memories for `focus` within `limit` tokens, as of `now` (fixed-width UTC text)."""
     candidates = await _candidates(tx, project, focus, now)
     if not candidates:
@@ -76,7 +80,9 @@ async def memory_slot(tx: Tx, project: str, focus: str, now: str, limit: int, co
         dropped.append(_dropped(chosen.pop(), "budget"))
         text = _render(chosen)
     claims = [f"{claim_prefix(r)}{one_line(r.content)[:100]}" for r in chosen]
-    return MemorySlot(Rendered(text, count(text) if text else 0, claims, dropped, len(chosen)), sorted(r.memory_id for r in chosen))
+    return MemorySlot(
+        Rendered(text, count(text) if text else 0, claims, dropped, len(chosen)), sorted(r.memory_id for r in chosen)
+    )
 
 
 def _dropped(row: MemoryRow, reason: str) -> DroppedItem:

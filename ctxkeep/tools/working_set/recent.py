@@ -47,7 +47,9 @@ def message_json(message: dict[str, Any]) -> str:
 
 
 def anchor(message: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(message, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return hashlib.sha256(
+        json.dumps(message, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+    ).hexdigest()[:16]
 
 
 _ANTHROPIC_ONLY = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
@@ -68,8 +70,10 @@ def check_format(messages: list[dict[str, Any]], fmt: WorkingSetFormat) -> None:
     """Refuses recent messages whose tool calls are in the other provider's shape than the requested format."""
     detected = _shape(messages)
     if fmt != "markdown" and detected not in ("generic", fmt):
-        raise InvalidInput(f"recent_messages are {detected}-shaped but format is '{fmt}'; send format='{detected}' "
-                           f"or the messages in {fmt} shape")
+        raise InvalidInput(
+            f"recent_messages are {detected}-shaped but format is '{fmt}'; send format='{detected}' "
+            f"or the messages in {fmt} shape"
+        )
 
 
 def _markdown(message: Message) -> str:
@@ -77,7 +81,11 @@ def _markdown(message: Message) -> str:
     if message.text:
         parts.append(message.text)
     for call in message.calls:
-        arguments = call.input if isinstance(call.input, str) else json.dumps(call.input, sort_keys=True, ensure_ascii=False, default=str)
+        arguments = (
+            call.input
+            if isinstance(call.input, str)
+            else json.dumps(call.input, sort_keys=True, ensure_ascii=False, default=str)
+        )
         parts.append(f"[tool call {call.name}] {arguments[:_TOOL_TEXT_CHARS]}")
     for output in message.outputs:
         text = output.text if len(output.text) <= _TOOL_TEXT_CHARS else output.text[:_TOOL_TEXT_CHARS] + "…"
@@ -93,8 +101,12 @@ def _start(costs: list[int], header: int, limit: int, previous: RecentStart | No
     """The first message to keep: 0 when all fit; else the previous start while it fits; else one that leaves half the slot free."""
     if header + sum(costs) <= limit:
         return 0
-    if previous is not None and 0 < previous.index < len(raw) and anchor(raw[previous.index]) == previous.anchor \
-            and header + sum(costs[previous.index:]) <= limit:
+    if (
+        previous is not None
+        and 0 < previous.index < len(raw)
+        and anchor(raw[previous.index]) == previous.anchor
+        and header + sum(costs[previous.index :]) <= limit
+    ):
         return previous.index
     for room in (limit // 2, limit):
         start, used = len(costs), header
@@ -106,8 +118,13 @@ def _start(costs: list[int], header: int, limit: int, previous: RecentStart | No
     return len(costs)
 
 
-def recent_slot(raw: list[dict[str, Any]], fmt: WorkingSetFormat, limit: int, count: Callable[[str], int],
-                previous: RecentStart | None = None) -> RecentSlot:
+def recent_slot(
+    raw: list[dict[str, Any]],
+    fmt: WorkingSetFormat,
+    limit: int,
+    count: Callable[[str], int],
+    previous: RecentStart | None = None,
+) -> RecentSlot:
     """The newest messages that fit `limit` tokens (counted as role + content text, or as markdown)."""
     if not raw:
         return RecentSlot([], "", 0, 0, [])
@@ -119,9 +136,18 @@ def recent_slot(raw: list[dict[str, Any]], fmt: WorkingSetFormat, limit: int, co
     while 0 < start < len(messages) and _answers_a_call(messages[start]):
         start += 1
     used = header + sum(costs[start:])
-    dropped = [DroppedItem(slot="recent", item=f"message {m.index} ({m.role})", reason="budget") for m in messages[:start]]
+    dropped = [
+        DroppedItem(slot="recent", item=f"message {m.index} ({m.role})", reason="budget") for m in messages[:start]
+    ]
     kept = messages[start:]
     if not kept:
         return RecentSlot([], "", 0, needed, dropped)
     text = HEADER + "".join(_markdown(m) for m in kept) if fmt == "markdown" else ""
-    return RecentSlot([m.raw for m in kept], text, count(text) if text else used, needed, dropped, RecentStart(start, anchor(raw[start])))
+    return RecentSlot(
+        [m.raw for m in kept],
+        text,
+        count(text) if text else used,
+        needed,
+        dropped,
+        RecentStart(start, anchor(raw[start])),
+    )

@@ -23,7 +23,20 @@ NEIGHBOUR_KINDS = frozenset({"message"})
 POSTINGS_BUDGET = 8_000  # postings ranked per working set: the rarest terms first (see evidence_search.selective_terms)
 NAMED_PRIOR = 0.3
 MONTH_PRIOR = 1.0
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _MONTH = re.compile(r"\b(" + "|".join(MONTHS) + r")\b(?:\s+\d{1,2}(?:st|nd|rd|th)?\b,?)?(?:\s+(\d{4}))?", re.IGNORECASE)
 _SPEAKER = re.compile(r"^([^\n:]{1,40}): ")
 _WORD = re.compile(r"\w{3,}")

@@ -48,13 +48,20 @@ def _render_section(section: Section, cap: tuple[int | None, int | None]) -> tup
     items, chars = cap
     if not section.lines or items == 0:
         return [], [], list(section.lines)
-    chosen = section.lines if items is None or len(section.lines) <= items else (
-        section.lines[-items:] if section.newest_last else section.lines[:items])
+    chosen = (
+        section.lines
+        if items is None or len(section.lines) <= items
+        else (section.lines[-items:] if section.newest_last else section.lines[:items])
+    )
     left_out = [line for line in section.lines if line not in chosen]
     shown = [line if chars is None or len(line) <= chars else line[:chars] + "…" for line in chosen]
     left_out += [line for line, cut in zip(chosen, shown) if line != cut]
     more = [f"- … {len(section.lines) - len(chosen)} more ({MORE})"] if len(chosen) < len(section.lines) else []
-    return [f"## {section.title}", *[f"- {line}" for line in shown], *more, ""], [f"{section.claim}: {line}" for line in chosen], left_out
+    return (
+        [f"## {section.title}", *[f"- {line}" for line in shown], *more, ""],
+        [f"{section.claim}: {line}" for line in chosen],
+        left_out,
+    )
 
 
 def _join(lines: list[str]) -> str:
@@ -80,11 +87,15 @@ def policy_block(policy: str | None, count: Count) -> Rendered:
 
 def goal_block(task_id: str, state: TaskState, count: Count) -> Rendered:
     """Goal, done criteria and constraints: control rules, always whole (no version in it: it changes less often)."""
-    return _fixed([f"# Task {task_id}", ""], [
-        Section("Goal", "goal", [state.goal]),
-        Section("Done when", "done", state.done_criteria),
-        Section("Constraints (must hold)", "constraint", state.constraints),
-    ], count)
+    return _fixed(
+        [f"# Task {task_id}", ""],
+        [
+            Section("Goal", "goal", [state.goal]),
+            Section("Done when", "done", state.done_criteria),
+            Section("Constraints (must hold)", "constraint", state.constraints),
+        ],
+        count,
+    )
 
 
 def next_action_block(state: TaskState, count: Count) -> Rendered:
@@ -95,9 +106,15 @@ def next_action_block(state: TaskState, count: Count) -> Rendered:
 
 def _control_sections(state: TaskState, intents: Sequence[str]) -> list[Section]:
     open_approvals = [a for a in state.approvals if a.status == "pending"]
-    return [Section("Open side effects (outcome unknown: look each key up in the system of record before retrying)", "intent", list(intents)),
-            Section("Open approvals (wait for them)", "approval", [a.line() for a in open_approvals]),
-            Section("Pending", "pending", state.pending)]
+    return [
+        Section(
+            "Open side effects (outcome unknown: look each key up in the system of record before retrying)",
+            "intent",
+            list(intents),
+        ),
+        Section("Open approvals (wait for them)", "approval", [a.line() for a in open_approvals]),
+        Section("Pending", "pending", state.pending),
+    ]
 
 
 def _flexible_sections(state: TaskState) -> list[Section]:
@@ -106,7 +123,9 @@ def _flexible_sections(state: TaskState) -> list[Section]:
         Section("Decided approvals", "approval", [a.line() for a in decided]),
         Section("Decisions", "decision", state.decisions),
         Section("Facts (exact)", "fact", [f.line() for f in state.facts]),
-        Section("Failed approaches (do not retry)", "failed", [f"{f.approach}: {f.reason}" for f in state.failed_approaches]),
+        Section(
+            "Failed approaches (do not retry)", "failed", [f"{f.approach}: {f.reason}" for f in state.failed_approaches]
+        ),
         Section("Plan", "plan", state.plan),
         Section("Completed", "completed", state.completed, newest_last=True),
         Section("Assumptions (unverified)", "assumption", state.assumptions),
@@ -115,7 +134,9 @@ def _flexible_sections(state: TaskState) -> list[Section]:
     ]
 
 
-def state_control_tokens(version: int, state: TaskState, count: Count, intents: Sequence[str] = (), keep_facts: bool = False) -> int:
+def state_control_tokens(
+    version: int, state: TaskState, count: Count, intents: Sequence[str] = (), keep_facts: bool = False
+) -> int:
     """Tokens the state slot needs at the least: its control sections whole (and, with `keep_facts`, the exact facts),
     everything else left out."""
     return _state(version, state, count, _CAPS[-1], intents, keep_facts).tokens
@@ -133,8 +154,14 @@ def state_block(version: int, state: TaskState, limit: int, count: Count, intent
     return rendered
 
 
-def _state(version: int, state: TaskState, count: Count, cap: tuple[int | None, int | None], intents: Sequence[str],
-           keep_facts: bool = False) -> Rendered:
+def _state(
+    version: int,
+    state: TaskState,
+    count: Count,
+    cap: tuple[int | None, int | None],
+    intents: Sequence[str],
+    keep_facts: bool = False,
+) -> Rendered:
     lines: list[str] = []
     claims: list[str] = []
     dropped: list[DroppedItem] = []
@@ -147,8 +174,12 @@ def _state(version: int, state: TaskState, count: Count, cap: tuple[int | None, 
         body, shown, left_out = _render_section(section, own_cap)
         lines, claims = lines + body, claims + shown
         left_total += len(left_out)
-        dropped += [DroppedItem(slot="state", item=f"{section.claim}: {line[:200]}", reason="budget" if own_cap[0] == 0 else "truncated")
-                    for line in left_out]
+        dropped += [
+            DroppedItem(
+                slot="state", item=f"{section.claim}: {line[:200]}", reason="budget" if own_cap[0] == 0 else "truncated"
+            )
+            for line in left_out
+        ]
     if cap[0] == 0 and left_total:
         lines.append(f"(… {left_total} more items of the state left out: {MORE})")
     # last, so that a new version changes the block as late as possible (prompt cache)
@@ -166,7 +197,11 @@ def history_block(digest: DigestRow | None, limit: int, count: Count) -> Rendere
         head += ["Summary (checked against the checkpoint):", digest.summary, ""]
     body = digest.digest.splitlines()
     for keep in _shrinking(len(body)):
-        note = [f"(… digest abridged: {len(body) - keep} more lines; compress_history keeps the full record)"] if keep < len(body) else []
+        note = (
+            [f"(… digest abridged: {len(body) - keep} more lines; compress_history keeps the full record)"]
+            if keep < len(body)
+            else []
+        )
         text = _join(head + body[:keep] + note)
         tokens = count(text)
         if tokens <= limit:

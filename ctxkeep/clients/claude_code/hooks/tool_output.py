@@ -65,10 +65,16 @@ def replacement(tool: str, response: Any, view: str) -> dict[str, Any] | None:
     if not isinstance(response, dict):
         return None
     if tool == "Bash":
-        return {**out, "updatedToolOutput": {"stdout": view, "stderr": "", "interrupted": bool(response.get("interrupted"))}}
+        return {
+            **out,
+            "updatedToolOutput": {"stdout": view, "stderr": "", "interrupted": bool(response.get("interrupted"))},
+        }
     if tool in ("Grep", "Glob") and not response.get("content"):
         lines = view.splitlines()
-        return {**out, "updatedToolOutput": {**response, "filenames": lines, "numFiles": response.get("numFiles", len(lines))}}
+        return {
+            **out,
+            "updatedToolOutput": {**response, "filenames": lines, "numFiles": response.get("numFiles", len(lines))},
+        }
     if tool == "Grep":
         return {**out, "updatedToolOutput": {**response, "content": view, "numLines": len(view.splitlines())}}
     if tool == "Read" and isinstance(response.get("file"), dict):
