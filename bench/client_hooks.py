@@ -109,7 +109,7 @@ def _inputs(project: str, use: int) -> dict[str, dict[str, tuple[list[str], dict
 def _seed(project: str, env: dict[str, str]) -> None:
     """300 prompts and 300 tool calls in each client's session, so the hooks work on a session of some size."""
     for n in range(300):
-        for client, measures in _inputs(project, 10_000 + n).items():
+        for measures in _inputs(project, 10_000 + n).values():
             for name in ("prompt", "tool call"):
                 args, stdin = measures[name]
                 subprocess.run(

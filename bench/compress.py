@@ -47,7 +47,7 @@ def _errors_seen(output: str) -> set[str]:
 def _edited(messages: list[dict[str, Any]], fmt: str) -> set[str]:
     paths: set[str] = set()
     if fmt == "generic":
-        for message, answer in zip(messages, messages[1:]):
+        for message, answer in zip(messages, messages[1:], strict=False):
             if message["role"] == "assistant" and "<returncode>" in str(answer["content"]):
                 for command in re.findall(r"```bash\n(.*?)```", message["content"], re.DOTALL):
                     paths.update(re.findall(r"\bsed -i(?:\s+-\S+)*\s+(?:'[^']*'|\"[^\"]*\")\s+(\S+)", command))
@@ -79,7 +79,7 @@ async def _fidelity(scope: Scope, raw: list[dict[str, Any]], result: CompressRes
     last = (result.bands["shaped"] or result.bands["digest"] or [-1])[-1]
     texts = [o.text for m in parsed[first : last + 1] for o in m.outputs]
     exact = 0
-    for ref, text in zip(result.evidence_refs, texts):
+    for ref, text in zip(result.evidence_refs, texts, strict=True):
         parts, chunk = [], 0
         while True:
             part = await evidence_get(scope, EvidenceGetRequest(ref=ref, mode="chunk", chunk=chunk, max_tokens=25_000))

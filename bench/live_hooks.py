@@ -217,7 +217,7 @@ def _session(path: Path, read: bool) -> dict[str, Any]:
                 else:
                     replay.tool(*value)
                     if replay.shaped and replay.shaped[-1][2] not in originals and value[3]:
-                        name, data, response = value[0], value[1], value[2]
+                        name, response = value[0], value[2]
                         originals[replay.shaped[-1][2]] = redact_secrets(output_text(name, response, []))[0]
             replay.turn_end()
         same, total = anyio.run(_lossless, Path(tmp), originals)
@@ -298,7 +298,7 @@ def run(quick: bool) -> dict[str, Any]:
         "notes": [
             f"{Path(s).name[:28]}: shaped {r['shaped']}, needed again {r['needed_again']}, gate blocked {r['gate']['blocked']} "
             f"(false alarms {r['gate']['false_alarms']})"
-            for s, r in zip(SESSIONS, on)
+            for s, r in zip(SESSIONS, on, strict=True)
         ],
         "raw": {"off": off, "on": on},
         "checks": {"default_share_at_least_0.60": default_share >= 0.60, "lossless": same == offloaded},

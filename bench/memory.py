@@ -70,9 +70,9 @@ async def _conversation(
     scope = Scope(store, f"/bench/memory/{sample['sample_id']}")
     turns = _turns(sample)
     refs = (await evidence_put(scope, turns)).refs
-    ref_of = {item.title: ref for item, ref in zip(turns, refs)}
+    ref_of = {item.title: ref for item, ref in zip(turns, refs, strict=True)}
     dia_of = {ref: dia for dia, ref in ref_of.items()}
-    text_of = {ref: item.content for item, ref in zip(turns, refs)}
+    text_of = {ref: item.content for item, ref in zip(turns, refs, strict=True)}
     await checkpoint_save(
         scope,
         CheckpointSaveRequest(

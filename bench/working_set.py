@@ -165,7 +165,7 @@ async def _latest_rows(scope: Scope) -> list[Any]:
 
 def _common_prefix(previous: list[int], current: list[int]) -> int:
     n = 0
-    for a, b in zip(previous, current):
+    for a, b in zip(previous, current, strict=False):
         if a != b:
             break
         n += 1
@@ -175,7 +175,7 @@ def _common_prefix(previous: list[int], current: list[int]) -> int:
 def _phase_focus(messages: list[dict[str, Any]]) -> str:
     for message in messages:
         if message["role"] == "assistant":
-            line = next((l.strip() for l in str(message["content"]).splitlines() if len(l.strip()) > 20), "")
+            line = next((t.strip() for t in str(message["content"]).splitlines() if len(t.strip()) > 20), "")
             if line:
                 return line[:200]
     return "continue the task"

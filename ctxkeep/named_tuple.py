@@ -33,12 +33,9 @@ class _NamedTupleMaker(type):
         with_default = [field for field in fields if field in namespace]
         if with_default != fields[len(fields) - len(with_default) :]:
             raise TypeError(f"{name}: the fields with a default must come last ({', '.join(with_default)})")
-        made = collections.namedtuple(
-            name,
-            fields,
-            defaults=[namespace[field] for field in with_default],  # type: ignore[misc]
-            module=str(namespace.get("__module__", __name__)),
-        )
+        defaults = [namespace[field] for field in with_default]
+        module = str(namespace.get("__module__", __name__))
+        made = collections.namedtuple(name, fields, defaults=defaults, module=module)  # type: ignore[misc]
         for key, value in namespace.items():
             if key not in _CLASS_KEYS and key not in fields:
                 setattr(made, key, value)

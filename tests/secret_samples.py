@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from tests.db_dump import database_bytes as database_bytes  # the scan of what a database holds, on either backend
+from tests.db_dump import database_bytes  # noqa: F401 (re-exported) the scan of what a database holds, on either backend
 
 
 class Sample(NamedTuple):

@@ -42,7 +42,7 @@ def edited_in_swe(messages: list[dict[str, Any]]) -> set[str]:
     """Files a mini-swe-agent run edited, derived independently: sed -i, cat/echo redirections, heredocs,
     in commands that ran (the next message carries their return code)."""
     paths: set[str] = set()
-    for message, answer in zip(messages, messages[1:]):
+    for message, answer in zip(messages, messages[1:], strict=False):
         if message["role"] != "assistant" or "<returncode>" not in answer["content"]:
             continue
         for command in re.findall(r"```bash\n(.*?)```", message["content"], re.DOTALL):
@@ -83,7 +83,7 @@ async def check_offloads(scope: Scope, raw: list[dict[str, Any]], result: Compre
     )
     outputs = [o.text for m in parsed[first : last + 1] for o in m.outputs]
     assert len(result.evidence_refs) == len(outputs)
-    for ref, text in zip(result.evidence_refs, outputs):
+    for ref, text in zip(result.evidence_refs, outputs, strict=True):
         assert await full_content(scope, ref) == redact_secrets(text)[0]
 
 

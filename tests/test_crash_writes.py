@@ -131,7 +131,7 @@ def _check(kind: str, conn: sqlite3.Connection, acknowledged: int) -> None:
             versions
         ) <= acknowledged + 2
         assert all(
-            parent == previous[1] for previous, (_, _, parent) in zip(versions, versions[1:])
+            parent == previous[1] for previous, (_, _, parent) in zip(versions, versions[1:], strict=False)
         )  # the chain is whole
     elif kind == "evidence":
         records = one("SELECT count(*) FROM evidence")

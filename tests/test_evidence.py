@@ -87,7 +87,7 @@ async def test_a_batch_returns_refs_in_input_order(client: Client) -> None:
     data = result.structured_content
     assert len(data["refs"]) == 6 and data["refs"][5] == data["refs"][2]
     assert [i["deduplicated"] for i in data["items"]] == [False] * 5 + [True]
-    for ref, i in zip(data["refs"], [0, 1, 2, 3, 4, 2]):
+    for ref, i in zip(data["refs"], [0, 1, 2, 3, 4, 2], strict=True):
         assert (await get(client, ref))["content"] == f"output {i}"
 
 
@@ -211,11 +211,11 @@ async def test_hostile_queries_never_error(client: Client, query: str) -> None:
 
 async def test_hostile_query_words_still_match_as_text(client: Client) -> None:
     ref = (await put(client, "Supplier C freight is 0.48 USD per piece."))["ref"]
-    for query in ['"freight', "NEAR(freight", "freight)", "-freight"]:
-        hits = (await client.call_tool("evidence_search", {"format": "json", "query": query})).structured_content[
+    for hostile in ['"freight', "NEAR(freight", "freight)", "-freight"]:
+        hits = (await client.call_tool("evidence_search", {"format": "json", "query": hostile})).structured_content[
             "hits"
         ]
-        assert [h["ref"] for h in hits] == [ref], query
+        assert [h["ref"] for h in hits] == [ref], hostile
 
 
 async def test_search_filters_validity_and_expiry(client: Client) -> None:

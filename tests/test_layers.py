@@ -230,7 +230,7 @@ def test_a_deliberately_wrong_import_fails_each_rule() -> None:
         "ctxkeep.tools.evidence.search": "import aiosqlite",
         "ctxkeep.clients.core.ingest": "from mcp import types",
     }
-    for rule, (module, line) in zip(RULES, wrong.items()):
+    for rule, (module, line) in zip(RULES, wrong.items(), strict=True):
         assert rule(module, imports_of(line, module)), f"{rule.__name__} let `{line}` in {module} pass"
 
 

@@ -171,7 +171,7 @@ async def test_two_executors_racing_for_one_task_one_wins_and_the_other_is_told_
         start.touch()
         outputs = [proc.communicate(timeout=60) for proc in racers]
         assert [proc.returncode for proc in racers] == [0, 0], [err for _, err in outputs]
-        said = dict(zip(("exec-a", "exec-b"), (out.strip() for out, _ in outputs)))
+        said = dict(zip(("exec-a", "exec-b"), (out.strip() for out, _ in outputs), strict=True))
         winners = [owner for owner, out in said.items() if out == "won"]
         assert len(winners) == 1, said
         loser = "exec-b" if winners == ["exec-a"] else "exec-a"

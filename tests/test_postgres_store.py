@@ -192,7 +192,7 @@ async def test_two_stores_saving_one_task_at_once_never_write_the_same_version(p
 
     try:
         async with anyio.create_task_group() as group:
-            for store, name in zip(stores, "ab"):
+            for store, name in zip(stores, "ab", strict=True):
                 group.start_soon(saver, store, name)
         assert sorted(won) == list(range(1, len(won) + 1))  # every version written once, none skipped
         assert await verify_chain(Scope(stores[0], PROJECT), "race") == []
@@ -265,7 +265,7 @@ async def test_search_ranks_and_scores_as_sqlite_does(tmp_path: Path, pg_store: 
                     async with store.snapshot() as tx:
                         found.append(await tx.evidence.search(PROJECT, query_terms(query), filters, 10))
                 assert [row.ref for row, _ in found[0]] == [row.ref for row, _ in found[1]], query
-                for (_, a), (_, b) in zip(*found):
+                for (_, a), (_, b) in zip(*found, strict=True):
                     assert a == pytest.approx(b, rel=1e-9), query
     finally:
         await sqlite_store.close()

@@ -54,9 +54,9 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
         return
     widths = [max([len(column)] + [len(row[i]) for row in cells]) for i, column in enumerate(columns)]
     print(title)
-    print("  ".join(column.ljust(width) for column, width in zip(columns, widths)).rstrip())
+    print("  ".join(column.ljust(width) for column, width in zip(columns, widths, strict=True)).rstrip())
     for row in cells:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 def print_markdown(text: str) -> None:

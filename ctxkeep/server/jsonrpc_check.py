@@ -30,7 +30,7 @@ ONE_PER_LINE = "send one request per line (newline-delimited JSON, as MCP's stdi
 
 def usable_id(value: Any) -> RequestId | None:
     """`value` as a request id when it is one: a string (valid Unicode, not cut) or an integer (not a bool)."""
-    if isinstance(value, bool) or isinstance(value, HugeInt):
+    if isinstance(value, (bool, HugeInt)):
         return None
     if isinstance(value, int):
         return value

@@ -83,7 +83,7 @@ def register_resources(server: MCPServer[Any], scope: Callable[[], Scope]) -> No
         description="Resume a task (default: the active one) from its latest checkpoint: the brief as your first message.",
     )
     async def resume(task_id: str | None = None) -> str:
-        return await _prompt(lambda: _for_task(scope(), task_id, lambda loaded: resume_text(loaded)))
+        return await _prompt(lambda: _for_task(scope(), task_id, resume_text))
 
     @server.prompt(
         name="handoff",

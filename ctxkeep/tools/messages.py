@@ -137,7 +137,7 @@ def replace_outputs(message: Message, fmt: Format, replace: Callable[[Output], s
     """The raw message with each tool output's text replaced by `replace(output)`; everything else unchanged."""
     if not message.outputs:
         return message.raw
-    if fmt == "openai" or fmt == "generic":
+    if fmt in {"openai", "generic"}:
         return {**message.raw, "content": replace(message.outputs[0])}
     outputs = iter(message.outputs)  # the tool_result blocks, in the order they were read
     blocks = []

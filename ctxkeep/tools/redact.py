@@ -40,7 +40,7 @@ def _found(context: Context) -> list[tuple[int, int, int, str]]:
     text, lowered = context.text, context.lowered
     present = {i for i, (holds, folded) in enumerate(_SEARCHES) if holds(lowered if folded else text)}
     found = []
-    for order, (rule, needs) in enumerate(zip(RULES, _RULE_NEEDS)):
+    for order, (rule, needs) in enumerate(zip(RULES, _RULE_NEEDS, strict=True)):
         if needs.isdisjoint(present):
             continue
         for start, end, kind in rule.find(context):

@@ -233,7 +233,7 @@ def run_claude(command: list[str], cwd: Path) -> str:
     shown = " ".join(shlex.quote(part) for part in command)
     if shutil.which("claude") is None:
         return f"`claude` is not on PATH; run this yourself (in {cwd}): {shown}"
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=cwd)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=cwd, check=False)
     if done.returncode != 0:
         return f"{shown} failed ({done.returncode}): {(done.stderr or done.stdout).strip()[:500]}"
     return f"ran: {shown}"

@@ -39,11 +39,11 @@ def folder_trust(project: Path, env: Mapping[str, str], user: dict[str, Any] | N
     for path, level in rules.items():
         base = Path(os.path.realpath(path))
         covered = base.parent if level == "TRUST_PARENT" else base
-        if (level == "DO_NOT_TRUST" and real == base) or (
+        applies = (level == "DO_NOT_TRUST" and real == base) or (
             level in TRUSTED and (real == covered or covered in real.parents)
-        ):
-            if best is None or len(str(covered)) > best[0]:
-                best = (len(str(covered)), str(level), path)
+        )
+        if applies and (best is None or len(str(covered)) > best[0]):
+            best = (len(str(covered)), str(level), path)
     return f"trusted by {best[2]}: {best[1]}" if best and best[1] in TRUSTED else None
 
 

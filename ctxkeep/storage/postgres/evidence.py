@@ -102,7 +102,7 @@ class Evidence:
             f"WHERE b.project = $1 AND b.sha256 = ${len(_FIELDS) + 2}",
             [
                 (project, *(getattr(i, name) for name in _FIELDS), i.sha256, length)
-                for i, (_, length) in zip(items, keyed)
+                for i, (_, length) in zip(items, keyed, strict=True)
             ],
         )
         ids: dict[str, int] = {
@@ -119,7 +119,7 @@ class Evidence:
             conn,
             EVIDENCE_POSTINGS,
             project_id,
-            [(int(ids[i.ref]), counts, length) for i, (counts, length) in zip(items, keyed)],
+            [(int(ids[i.ref]), counts, length) for i, (counts, length) in zip(items, keyed, strict=True)],
         )
 
     async def _keyed(self, lines: list[str]) -> list[tuple[Counter[int], int]]:

@@ -110,7 +110,7 @@ class Evidence:
         keyed = await self._keyed([i.terms for i in items])
         await self._conn.executemany(
             f"INSERT INTO {tables.evidence} (rowid, terms) SELECT id, ? FROM evidence WHERE project = ? AND ref = ?",
-            [(terms, project, i.ref) for terms, i in zip(keyed, items)],
+            [(terms, project, i.ref) for terms, i in zip(keyed, items, strict=True)],
         )
 
     async def _keyed(self, lines: list[str]) -> list[str]:

@@ -177,7 +177,7 @@ class SqliteHotSession:
             (self.project, self.session_id),
         ).fetchone()
         return (
-            dict(zip(_HOOK_FIELDS, row))
+            dict(zip(_HOOK_FIELDS, row, strict=True))
             if row
             else {name: 0 if name == "generation" else None for name in _HOOK_FIELDS}
         )

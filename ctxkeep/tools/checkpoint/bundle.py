@@ -217,7 +217,7 @@ async def import_bundle(scope: Scope, text: str) -> Imported:
     async with scope.store.transaction() as tx:
         await leases.check_free(tx, scope, task_id, None, doing="import")
         here = await tx.checkpoints.chain(scope.project, task_id)
-        for mine, theirs in zip(here, rows):
+        for mine, theirs in zip(here, rows, strict=False):
             if mine.hash != theirs.hash:
                 raise _fork(task_id, mine, theirs)
         added = rows[len(here) :]

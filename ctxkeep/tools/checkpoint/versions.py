@@ -339,7 +339,7 @@ async def _verify_range(scope: Scope, task_id: str, first: int, last: int) -> li
         await load_version(tx, scope, task_id, last)
         rows = await tx.checkpoints.chain(scope.project, task_id, first, last)
     found: dict[tuple[str, str], Violation] = {}
-    for older, newer in zip(rows, rows[1:]):
+    for older, newer in zip(rows, rows[1:], strict=False):
         for violation in verify_states(parse_state(older), parse_state(newer), newer.goal_change_reason):
             found.setdefault((violation.rule, violation.item), violation)
     return list(found.values())

@@ -221,12 +221,12 @@ async def _offload(
         async with scope.store.snapshot() as tx:
             if len(await tx.evidence.rows(scope.project, known)) != len(set(known)):
                 known = []  # some were deleted since: put everything again
-        for step, ref in zip((s for s in steps if s.message < cursor.prefix_count), known):
+        for step, ref in zip((s for s in steps if s.message < cursor.prefix_count), known, strict=False):
             step.ref, reused = ref, reused + 1
     fresh = [step for step in steps if step.ref is None]
     if fresh:
         stored = await evidence_put(scope, [_evidence_item(step, task_id, redact) for step in fresh])
-        for step, ref in zip(fresh, stored.refs):
+        for step, ref in zip(fresh, stored.refs, strict=True):
             step.ref = ref
     async with scope.store.transaction() as tx:
         await tx.cursors.put(
@@ -304,7 +304,7 @@ def _digest(
         messages = parse(raw[:pinned] + band + raw[shaped:], fmt)
         clean = [step for step in _steps(messages) if pinned <= step.message < recent]
         if len(clean) == len(offloaded):  # the same calls in the same order, only their text redacted
-            for step, original in zip(clean, offloaded):
+            for step, original in zip(clean, offloaded, strict=True):
                 step.ref = original.ref
             steps = clean
     digest = build_digest(

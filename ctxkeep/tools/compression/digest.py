@@ -199,9 +199,14 @@ def _same_command(a: Step, b: Step) -> bool:
 def _resolution(kind: str, step: Step, later: list[Step]) -> str:
     """Whether a later run of the same command came back without this error."""
     for other in later:
-        if other.message > step.message and other.output is not None and _same_command(step, other):
-            if kind not in other.output.text and exit_code(other.output) in ("exit 0", "ok"):
-                return f"; resolved at message {other.message})"
+        if (
+            other.message > step.message
+            and other.output is not None
+            and _same_command(step, other)
+            and kind not in other.output.text
+            and exit_code(other.output) in ("exit 0", "ok")
+        ):
+            return f"; resolved at message {other.message})"
     return "; not seen resolved)"
 
 

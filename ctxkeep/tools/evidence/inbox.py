@@ -37,8 +37,8 @@ async def _take(scope: Scope, inbox: Store) -> int:
         items = [
             EvidenceItem(
                 content=zlib.decompress(r.data).decode("utf-8"),
-                kind=r.kind,
-                source=r.source,  # type: ignore[arg-type]
+                kind=r.kind,  # type: ignore[arg-type]
+                source=r.source,
                 title=r.title,
                 task_id=r.task_id,
                 redact=False,
@@ -46,7 +46,7 @@ async def _take(scope: Scope, inbox: Store) -> int:
             for r in rows
         ]
         stored = await evidence_put(scope, items)
-        wrong = [(row.ref, ref) for row, ref in zip(rows, stored.refs) if row.ref != ref]
+        wrong = [(row.ref, ref) for row, ref in zip(rows, stored.refs, strict=True) if row.ref != ref]
         if wrong:
             raise InvalidInput(
                 f"offloaded output {wrong[0][0]} was stored as {wrong[0][1]}; the hooks' refs and "

@@ -102,7 +102,7 @@ def _prepare_batch(
             ),
             shape_tool_output(content, item.kind, item.source),
         )
-        for part, tokens, (item, content, redactions) in zip(parts, counts, redacted)
+        for part, tokens, (item, content, redactions) in zip(parts, counts, redacted, strict=True)
     ]
 
 
@@ -240,7 +240,7 @@ def _ambiguous(ref: str, matches: list[str]) -> str:
     """What an ambiguous short ref matches, and how many hex digits tell those apart."""
     shown = sorted(matches)[:SHOWN_MATCHES]
     count = f"{len(shown)}" if len(matches) <= SHOWN_MATCHES else f"more than {SHOWN_MATCHES}"
-    digits = max(len(os.path.commonprefix([a, b])) for a, b in zip(shown, shown[1:])) - 3 + 1
+    digits = max(len(os.path.commonprefix([a, b])) for a, b in zip(shown, shown[1:], strict=False)) - 3 + 1
     return (
         f"{ref!r} matches {count} records ({', '.join(shown)}{', …' if len(matches) > SHOWN_MATCHES else ''}); send at least "
         f"{digits} hex digits after ev_, or the full ref (evidence_search hits and the working set's evidence_refs show them)"

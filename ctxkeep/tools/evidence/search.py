@@ -85,7 +85,7 @@ async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceS
     hits: list[EvidenceHit] = []
     used = 0
     best = max((score for _, score in found), default=1.0) or 1.0
-    for rank, ((row, score), text) in enumerate(zip(found, texts), start=1):
+    for rank, ((row, score), text) in enumerate(zip(found, texts, strict=True), start=1):
         hit = _hit(row, rank, score / best, text, pattern)
         cost = count_tokens(hit.model_dump_json())
         if used + cost > req.max_tokens:

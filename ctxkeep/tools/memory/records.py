@@ -138,9 +138,9 @@ def to_memory(row: MemoryRow, now: datetime, current: dict[str, MemoryRow]) -> M
     return Memory(
         memory_id=row.memory_id,
         key=row.key,
-        kind=row.kind,
+        kind=row.kind,  # type: ignore[arg-type]
         content=row.content,
-        confidence=row.confidence,  # type: ignore[arg-type]
+        confidence=row.confidence,
         source=MemorySource.model_validate_json(row.source_json),
         version=row.version,
         created_at=created,

@@ -140,8 +140,8 @@ def _control_blocks(
     control = state_control_tokens(row.version, state, count_tokens, intents) + SEPARATOR_TOKENS
     needs: dict[Slot, int] = {**{slot: _cost(r) for slot, r in fixed.items()}, "state": control}
     check_control_fits(req.budget_tokens, needs, caps)
-    for slot in needs:
-        make_room(allocation, caps, slot, needs[slot], req.budget_tokens, needs)
+    for slot, need in needs.items():
+        make_room(allocation, caps, slot, need, req.budget_tokens, needs)
     protected = state_control_tokens(row.version, state, count_tokens, intents, keep_facts=True) + SEPARATOR_TOKENS
     try:
         make_room(allocation, caps, "state", protected, req.budget_tokens, needs)

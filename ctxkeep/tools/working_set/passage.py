@@ -32,7 +32,10 @@ def _hits(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
     if scanned.isascii():  # lower-casing keeps positions, and a case-sensitive scan is about twice as fast
         pattern = _case_sensitive(pattern.pattern)
         scanned = scanned.lower()
-    return [(found.start(), found.group().casefold()) for _, found in zip(range(_MAX_HITS), pattern.finditer(scanned))]
+    return [
+        (found.start(), found.group().casefold())
+        for _, found in zip(range(_MAX_HITS), pattern.finditer(scanned), strict=False)
+    ]
 
 
 @functools.lru_cache(maxsize=64)

@@ -52,7 +52,7 @@ def _spread(hit: EvidenceRow, near: list[EvidenceRow]) -> list[tuple[EvidenceRow
     """Each neighbour of `hit` with the weight its distance (in records of that source) gives it."""
     before = sorted((row for row in near if row.id < hit.id), key=lambda row: -row.id)
     after = sorted((row for row in near if row.id > hit.id), key=lambda row: row.id)
-    return [(row, weight) for side in (before, after) for row, weight in zip(side, NEIGHBOUR_WEIGHTS)]
+    return [(row, weight) for side in (before, after) for row, weight in zip(side, NEIGHBOUR_WEIGHTS, strict=False)]
 
 
 def named_months(focus: str) -> set[tuple[int, str | None]]:

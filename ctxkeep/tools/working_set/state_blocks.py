@@ -55,7 +55,7 @@ def _render_section(section: Section, cap: tuple[int | None, int | None]) -> tup
     )
     left_out = [line for line in section.lines if line not in chosen]
     shown = [line if chars is None or len(line) <= chars else line[:chars] + "…" for line in chosen]
-    left_out += [line for line, cut in zip(chosen, shown) if line != cut]
+    left_out += [line for line, cut in zip(chosen, shown, strict=True) if line != cut]
     more = [f"- … {len(section.lines) - len(chosen)} more ({MORE})"] if len(chosen) < len(section.lines) else []
     return (
         [f"## {section.title}", *[f"- {line}" for line in shown], *more, ""],
