@@ -25,8 +25,8 @@ from ctxkeep.storage import Store
 from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.compression.transcript import read_transcript
 from ctxkeep.tools.evidence.get import evidence_get
-from ctxkeep.tools.messages import parse
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.shared.messages import parse
+from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 
 TRANSCRIPTS = ["258c7280-ae70-4798-800f-63464d01a85d.jsonl", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"]

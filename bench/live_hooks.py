@@ -35,10 +35,10 @@ from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.shaping import family_of
 from ctxkeep.models.evidence import EvidenceGetRequest
 from ctxkeep.storage import Store
-from ctxkeep.storage.hot import open_hot_session
+from ctxkeep.storage.hook_store import open_hot_session
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.evidence import evidence_get, take_offloads
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 
 SESSIONS = [

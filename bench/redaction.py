@@ -20,7 +20,7 @@ from typing import Any
 
 from bench.common import ROOT
 from bench.fixture import items
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.redaction.redact import redact_secrets
 from tests.secret_samples import SECRETS
 
 SUFFIXES = (".py", ".js", ".go")

@@ -41,9 +41,9 @@ from ctxkeep.tools.checkpoint.versions import checkpoint_save
 from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.compression.digest import build_digest
 from ctxkeep.tools.evidence.records import CONTENTS, evidence_put
-from ctxkeep.tools.messages import detect_format, parse, render_for_count
+from ctxkeep.tools.shared.messages import detect_format, parse, render_for_count
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import query_terms
+from ctxkeep.tools.shared.search_terms import query_terms
 from ctxkeep.tools.working_set.assemble import build_working_set
 from ctxkeep.tools.working_set.evidence_slot import HEADER, Pick, group_header, record_line, render_evidence, short_refs
 

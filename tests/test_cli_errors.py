@@ -20,7 +20,7 @@ import pytest
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.storage import Store
 from ctxkeep.tools.evidence import evidence_put
-from ctxkeep.tools.refs import evidence_ref
+from ctxkeep.tools.shared.refs import evidence_ref
 from ctxkeep.tools.scope import Scope
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,8 +15,8 @@ from ctxkeep.models.compress import CompressRequest, CompressResult
 from ctxkeep.models.evidence import EvidenceGetRequest
 from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.evidence.get import evidence_get
-from ctxkeep.tools.messages import parse
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.shared.messages import parse
+from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 from tests.conftest import tool_text
 

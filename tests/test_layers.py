@@ -5,7 +5,7 @@ Allowed:
 - `cli` → tools, clients, models, storage, and `server` only to serve;
 - `clients/<client>` → `clients/core`, tools, models, storage (never `server`, never another client's folder);
 - `prompts` → models and the capabilities' `__init__` exports;
-- `tools/<capability>` → another capability only through its `__init__`, `tools.scope`/`messages`/`stats`, models,
+- `tools/<capability>` → another capability only through its `__init__`, `tools.scope`/`stats`/`users`, `tools.shared`, `tools.redaction`, models,
   storage, shared helpers; never server, cli, clients or prompts;
 - `storage` → nothing above it; only storage imports the database drivers or holds SQL, and only `storage/` itself
   names a backend folder such as `storage/sqlite`;
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ctxkeep"
-CAPABILITIES = ("checkpoint", "evidence", "compression", "working_set", "memory", "journal")
+CAPABILITIES = ("checkpoint", "evidence", "compression", "working_set", "memory", "journal", "compaction_check")
 Rule = Callable[[str, set[str]], list[str]]
 
 

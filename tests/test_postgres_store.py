@@ -23,7 +23,7 @@ from ctxkeep.storage.postgres.session import project_lock
 from ctxkeep.tools.checkpoint.versions import checkpoint_save, verify_chain
 from ctxkeep.tools.evidence.records import evidence_put
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import query_terms
+from ctxkeep.tools.shared.search_terms import query_terms
 from tests.conftest import PROJECT, tool_text
 from tests.pg import fresh_schema
 

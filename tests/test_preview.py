@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxkeep.tools.preview import shape_tool_output
+from ctxkeep.tools.shared.preview import shape_tool_output
 
 
 def test_a_listing_shows_25_entries_then_how_many_more() -> None:

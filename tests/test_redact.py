@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.redaction.redact import redact_secrets
 from tests.secret_samples import ORDINARY, SECRETS, Sample
 
 SHAPES = {

@@ -10,7 +10,7 @@ import pytest
 from bench.redaction import corpus_files, scan
 from ctxkeep.models.evidence import EvidenceGetRequest, EvidenceItem
 from ctxkeep.tools.evidence import evidence_get, evidence_put
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 
 pytestmark = pytest.mark.anyio

@@ -218,7 +218,7 @@ def test_the_compression_reader_takes_any_jsonl_bytes(
     tmp_path_factory: Any, records: list[Any], raw: list[bytes]
 ) -> None:
     from ctxkeep.tools.compression.transcript import read_transcript
-    from ctxkeep.tools.messages import parse
+    from ctxkeep.tools.shared.messages import parse
 
     path = tmp_path_factory.mktemp("t") / "session.jsonl"
     lines = [json.dumps(r).encode() for r in records] + [b.replace(b"\n", b" ") for b in raw]

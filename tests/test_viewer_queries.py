@@ -14,7 +14,7 @@ from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.journal import ActionIntentRequest, ActionResultRequest
 from ctxkeep.models.working_set import WorkingSetRequest
 from ctxkeep.storage import Store
-from ctxkeep.storage.hot import open_hot_session
+from ctxkeep.storage.hook_store import open_hot_session
 from ctxkeep.tools.checkpoint import checkpoint_save
 from ctxkeep.tools.journal import action_intent, action_result
 from ctxkeep.tools.scope import Scope

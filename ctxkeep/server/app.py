@@ -18,7 +18,7 @@ from ctxkeep.errors import CtxkeepError
 from ctxkeep.server.checkpoint_tools import register_checkpoint_tools
 from ctxkeep.server.common import Runtime
 from ctxkeep.server.compress_tools import register_compress_tools
-from ctxkeep.server.errors import CtxkeepServer
+from ctxkeep.server.mcp_server import CtxkeepServer
 from ctxkeep.server.evidence_tools import register_evidence_tools
 from ctxkeep.server.journal_tools import register_journal_tools
 from ctxkeep.server.memory_tools import register_memory_tools

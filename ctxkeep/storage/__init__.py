@@ -1,7 +1,7 @@
 """Storage: the only package that talks SQL. Tools use the `Store` interface and the rows; backends are subpackages.
 
 `Store.open(location)` picks the backend: `sqlite/` for a file, `postgres/` for a postgresql:// URL. Imports nothing
-of tools, server, clients or cli. Names are imported on first use, so the hooks' fast path (`sqlite/hot.py`, standard
+of tools, server, clients or cli. Names are imported on first use, so the hooks' fast path (`sqlite/hook_session.py`, standard
 library only) loads neither the interface nor the rows.
 """
 

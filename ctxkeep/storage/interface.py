@@ -83,7 +83,7 @@ class EvidenceQueries(Protocol):
 
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
         """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them
-        (`terms`: the record's index terms, `ctxkeep.storage.terms`)."""
+        (`terms`: the record's index terms, `ctxkeep.storage.index_terms`)."""
 
     async def rows(
         self, project: str, refs: Sequence[str], where: SearchFilter | None = None

@@ -28,7 +28,7 @@ from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import ToolEvent
 from ctxkeep.clients.core.hook_io import HookInputError, Where
 from ctxkeep.clients.core.transcripts import under
-from ctxkeep.storage.hot import HotSession
+from ctxkeep.storage.hook_store import HotSession
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:

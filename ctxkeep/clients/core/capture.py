@@ -12,7 +12,7 @@ key wins. Kinds:
 - `error` (key: tool and command, status open/resolved), `read` (a file read back) and `ran` (a command run):
   what verifies a write.
 No record holds a secret in clear: prompts, commands, error lines and quoted rules are redacted as evidence is
-(`ctxkeep.tools.redact`), before anything is cut. Standard library only (per-event hooks).
+(`ctxkeep.tools.redaction.redact`), before anything is cut. Standard library only (per-event hooks).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def unsecret(text: str) -> str:
     """`text` with every secret replaced by its marker."""
     if len(text) < 8:  # no secret is this short (the rules' own floor): a short command costs no import
         return text
-    from ctxkeep.tools.redact import redact_secrets  # here: only a record's maker needs the rules
+    from ctxkeep.tools.redaction.redact import redact_secrets  # here: only a record's maker needs the rules
 
     return redact_secrets(text)[0]
 

@@ -32,7 +32,7 @@ from ctxkeep.clients.core.hook_io import (
     write_log,
 )
 from ctxkeep.clients.core.shaping import Offload, shaping_from_env
-from ctxkeep.storage.hot import HotSession, open_hot_session
+from ctxkeep.storage.hook_store import HotSession, open_hot_session
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:

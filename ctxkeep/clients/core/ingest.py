@@ -35,7 +35,7 @@ from ctxkeep.models.compress import CompressRequest
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
-from ctxkeep.storage.hot import open_hot_session
+from ctxkeep.storage.hook_store import open_hot_session
 from ctxkeep.text import utc_text
 from ctxkeep.tools.checkpoint import checkpoint_save, latest_state
 from ctxkeep.tools.compression import compress_history
@@ -62,7 +62,7 @@ class Client:
 
 def _overflow(scope: Scope, task_id: str, stored: list[EvidenceItem]) -> Callable[[str, list[str]], str]:
     """Items a checkpoint list cannot hold, kept as one evidence record each list (its ref goes on the list)."""
-    from ctxkeep.tools.refs import evidence_ref
+    from ctxkeep.tools.shared.refs import evidence_ref
 
     def keep(what: str, rest: list[str]) -> str:
         item = EvidenceItem(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ctxkeep.clients.core.session_view import View, must_keep, state_items
 from ctxkeep.text import one_line
-from ctxkeep.tools.summary_check import Finding, Item
+from ctxkeep.tools.compaction_check import Finding, Item
 
 Measure = Callable[[str], int]
 MAX_PROMPTS_SHOWN = 30

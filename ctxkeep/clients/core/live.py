@@ -16,12 +16,12 @@ from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Known, Record, ToolEvent
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.shaping import Offload, Shaping, family_of, over_limit
-from ctxkeep.storage.hot import HotSession, RecordRow
+from ctxkeep.storage.hook_store import HotSession, RecordRow
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from ctxkeep.clients.core.session_view import View
-    from ctxkeep.tools.summary_check import Finding
+    from ctxkeep.tools.compaction_check import Finding
 
 _RUNS_FILE = re.compile(r"[\w./-]+")
 
@@ -130,7 +130,7 @@ def view_of(conn: HotSession, w: Where) -> View:
 def summary_losses(conn: HotSession, w: Where, summary: str) -> list[Finding]:
     """What a client's compaction summary loses of the session's records and of the task the agent saved."""
     from ctxkeep.clients.core.session_view import must_keep, task_items
-    from ctxkeep.tools.summary_check import check_summary
+    from ctxkeep.tools.compaction_check import check_summary
 
     task = _task(conn, w)
     return check_summary(must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), summary)
@@ -162,7 +162,7 @@ def injection(
     without one) and how many losses the summary had (0 without one)."""
     from ctxkeep.clients.core.injection import records_view, repair
     from ctxkeep.clients.core.session_view import must_keep, task_items
-    from ctxkeep.tools.summary_check import check_summary
+    from ctxkeep.tools.compaction_check import check_summary
 
     view = view_of(conn, w)
     task = _task(conn, w)
@@ -199,7 +199,7 @@ def defer_repair(
     Returns how many losses the summary had."""
     from ctxkeep.clients.core.injection import repair
     from ctxkeep.clients.core.session_view import must_keep, task_items
-    from ctxkeep.tools.summary_check import check_summary
+    from ctxkeep.tools.compaction_check import check_summary
 
     task = _task(conn, w)
     findings = check_summary(

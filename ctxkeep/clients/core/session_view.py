@@ -15,7 +15,7 @@ import re
 from ctxkeep.clients.core.capture import Record
 from ctxkeep.clients.core.commands import is_negated_rule
 from ctxkeep.text import one_line, value_key
-from ctxkeep.tools.summary_check import Item, carrying_passage
+from ctxkeep.tools.compaction_check import Item, carrying_passage
 
 MAX_INSTRUCTION_CHARS = 300
 MAX_EARLIER_PROMPTS = 8

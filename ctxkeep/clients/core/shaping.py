@@ -103,9 +103,9 @@ def offload(project: str, task_id: str, tool: str, family: str, raw: str) -> Off
     """The output redacted, its ref (the same ref `evidence_put` gives this content) and the shaped view."""
     import hashlib
 
-    from ctxkeep.tools.preview import shape_tool_output
-    from ctxkeep.tools.redact import redact_secrets
-    from ctxkeep.tools.refs import evidence_ref
+    from ctxkeep.tools.shared.preview import shape_tool_output
+    from ctxkeep.tools.redaction.redact import redact_secrets
+    from ctxkeep.tools.shared.refs import evidence_ref
 
     content, redactions = redact_secrets(raw)
     data = content.encode("utf-8")

@@ -28,7 +28,7 @@ from ctxkeep.clients.core.capture import digest
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.transcripts import under
 from ctxkeep.clients.gemini.tools import mcp_of, output_text, tool_event, without_hook_context
-from ctxkeep.storage.hot import HotSession
+from ctxkeep.storage.hook_store import HotSession
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:

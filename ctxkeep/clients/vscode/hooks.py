@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import ToolEvent
 from ctxkeep.clients.core.hook_io import Where
-from ctxkeep.storage.hot import HotSession
+from ctxkeep.storage.hook_store import HotSession
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:

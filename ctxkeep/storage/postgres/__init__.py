@@ -2,7 +2,7 @@
 
 Only this package imports asyncpg and writes PostgreSQL's SQL; it implements `ctxkeep.storage.interface` with the same
 numbered migrations (its own SQL, the same numbers and meaning) and the same search: the keyed terms of
-`ctxkeep.storage.terms`, ranked by the BM25 FTS5 computes, over a postings table. `PostgresStore` is imported on first
+`ctxkeep.storage.index_terms`, ranked by the BM25 FTS5 computes, over a postings table. `PostgresStore` is imported on first
 use, so nothing loads asyncpg unless a PostgreSQL URL is opened.
 """
 

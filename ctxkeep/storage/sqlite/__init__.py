@@ -1,7 +1,7 @@
 """The SQLite store, the zero-setup default: one file, WAL, numbered forward-only migrations.
 
 Only this package imports aiosqlite and writes SQLite's SQL; it implements `ctxkeep.storage.interface`. `SqliteStore`
-is imported on first use: the hooks' fast path (`hot.py`) runs on the standard library's sqlite3 alone.
+is imported on first use: the hooks' fast path (`hook_session.py`) runs on the standard library's sqlite3 alone.
 """
 
 from __future__ import annotations

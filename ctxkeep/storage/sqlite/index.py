@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-from ctxkeep.storage.terms import INDEX_VERSION, evidence_terms, memory_terms
+from ctxkeep.storage.index_terms import INDEX_VERSION, evidence_terms, memory_terms
 
 _HASHED_TERM = re.compile(r"^[0-9a-f]{12}$")
 _CACHE = 200_000

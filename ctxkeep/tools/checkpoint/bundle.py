@@ -25,7 +25,7 @@ from ctxkeep.text import canonical_json
 from ctxkeep.tools.checkpoint import leases
 from ctxkeep.tools.checkpoint.versions import load_version, row_hash
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import INDEX_VERSION, evidence_terms
+from ctxkeep.tools.shared.search_terms import INDEX_VERSION, evidence_terms
 
 FORMAT, FORMAT_VERSION = "ctxkeep-bundle", 1
 _REF = re.compile(r"^ev_[0-9a-f]{6,24}$")

@@ -8,7 +8,7 @@ from ctxkeep.models.checkpoint import Approval
 from ctxkeep.models.handoff import HandoffPackage
 from ctxkeep.tools.checkpoint.versions import checkpoint_load
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import query_terms
+from ctxkeep.tools.shared.search_terms import query_terms
 
 
 def concerns(approval: Approval, next_action: str | None) -> bool:

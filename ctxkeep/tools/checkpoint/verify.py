@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 from ctxkeep.models import Approval, Fact, TaskState, Violation
 from ctxkeep.text import match_key, value_key
-from ctxkeep.tools.negation import appears_unnegated, negated_clauses, negation_form
-from ctxkeep.tools.summary_check import Item, check_summary
+from ctxkeep.tools.shared.negation import appears_unnegated, negated_clauses, negation_form
+from ctxkeep.tools.compaction_check import Item, check_summary
 
 _FIXED_APPROVAL_FIELDS = ("action", "target", "amount", "currency")
 
@@ -230,7 +230,7 @@ def summary_items(state: TaskState) -> list[Item]:
 
 
 def verify_summary(state: TaskState, summary: str, exact: bool = True) -> list[Violation]:
-    """What a free-text summary of `state` lost (`ctxkeep.tools.summary_check`); `exact`: items must be quoted."""
+    """What a free-text summary of `state` lost (`ctxkeep.tools.compaction_check.check`); `exact`: items must be quoted."""
     return [
         Violation(
             rule=f.rule,

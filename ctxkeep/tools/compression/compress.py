@@ -29,7 +29,7 @@ from ctxkeep.tools.checkpoint import latest_state, summary_request_text, verify_
 from ctxkeep.tools.compression.digest import Step, build_digest, command_of
 from ctxkeep.tools.compression.transcript import allowed_roots, read_transcript, resolve_transcript
 from ctxkeep.tools.evidence import evidence_put
-from ctxkeep.tools.messages import (
+from ctxkeep.tools.shared.messages import (
     Call,
     Format,
     Message,
@@ -39,8 +39,8 @@ from ctxkeep.tools.messages import (
     render_for_count,
     replace_outputs,
 )
-from ctxkeep.tools.preview import shape_tool_output
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.shared.preview import shape_tool_output
+from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 
 PINNED_TASK_TOKENS = 8_000

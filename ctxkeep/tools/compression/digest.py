@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxkeep.text import inline_quote, one_line
-from ctxkeep.tools.messages import Call, Message, Output
+from ctxkeep.tools.shared.messages import Call, Message, Output
 
 _EDIT_TOOLS = {
     "edit",

@@ -35,10 +35,10 @@ from ctxkeep.models.evidence import (
 from ctxkeep.storage import EvidenceRow, NewEvidence, Tx
 from ctxkeep.text import utc_text
 from ctxkeep.tokens import count_tokens_many
-from ctxkeep.tools.preview import shape_tool_output
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.shared.preview import shape_tool_output
+from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import INDEX_VERSION, evidence_terms
+from ctxkeep.tools.shared.search_terms import INDEX_VERSION, evidence_terms
 
 CHUNK_TOKENS = 4_000
 MAX_CHUNK_CHARS = 6_000  # at most ~4 tokens a character, so any chunk fits the 25,000-token read limit

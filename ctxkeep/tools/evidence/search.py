@@ -15,7 +15,7 @@ from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.evidence.inbox import take_offloads
 from ctxkeep.tools.evidence.records import CONTENTS
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import query_terms, surface_pattern
+from ctxkeep.tools.shared.search_terms import query_terms, surface_pattern
 
 POSTINGS_BUDGET = 20_000
 SNIPPET_BEFORE = 80

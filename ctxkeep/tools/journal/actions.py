@@ -20,7 +20,7 @@ from ctxkeep.models.journal import (
 from ctxkeep.storage import ActionRow
 from ctxkeep.text import one_line, utc_text
 from ctxkeep.tools.evidence import load_row
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
 
 

@@ -24,7 +24,7 @@ from ctxkeep.text import match_key, utc_text
 from ctxkeep.tools.evidence import CONTENTS
 from ctxkeep.tools.memory.records import claim_prefix, key_digest
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import memory_terms, query_terms
+from ctxkeep.tools.shared.search_terms import memory_terms, query_terms
 
 FORGOTTEN = "[forgotten memory]"
 MAX_REPORTED = 20

@@ -27,9 +27,9 @@ from ctxkeep.storage import MemoryRow, Tx
 from ctxkeep.text import match_key, one_line, utc_text
 from ctxkeep.tools.evidence import load_row
 from ctxkeep.tools.memory.status import current_by_key, in_force, status_of
-from ctxkeep.tools.redact import redact_secrets
+from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import memory_terms, query_terms
+from ctxkeep.tools.shared.search_terms import memory_terms, query_terms
 
 MAX_KEYS = 1_000  # keys looked at by one search or working set
 

@@ -1,6 +1,6 @@
 """The redaction rules, by family: provider formats, web and command-line shapes, assignments to secret names.
 
-`ctxkeep.tools.redact` applies them; `values` says what counts as a secret value, `rules` holds the
+`ctxkeep.tools.redaction.redact` applies them; `values` says what counts as a secret value, `rules` holds the
 view of the text every rule reads.
 """
 

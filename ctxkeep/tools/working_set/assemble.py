@@ -32,9 +32,9 @@ from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint import load_version, parse_state
 from ctxkeep.tools.evidence import take_offloads
 from ctxkeep.tools.journal import describe, to_action
-from ctxkeep.tools.messages import detect_format, parse, render_for_count
+from ctxkeep.tools.shared.messages import detect_format, parse, render_for_count
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.terms import query_terms
+from ctxkeep.tools.shared.search_terms import query_terms
 from ctxkeep.tools.working_set.budget import allocate, check_control_fits, make_room, share_out
 from ctxkeep.tools.working_set.delivered import with_delivered
 from ctxkeep.tools.working_set.evidence_slot import EvidenceSlot, evidence_slot

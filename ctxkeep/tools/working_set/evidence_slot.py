@@ -19,7 +19,7 @@ from ctxkeep.models.working_set import DroppedItem
 from ctxkeep.storage import EvidenceRow, SearchFilter, Tx
 from ctxkeep.text import one_line
 from ctxkeep.tools.evidence import CONTENTS
-from ctxkeep.tools.terms import surface_pattern
+from ctxkeep.tools.shared.search_terms import surface_pattern
 from ctxkeep.tools.working_set.passage import best_passage
 from ctxkeep.tools.working_set.retrieval import Candidate, rank_evidence
 

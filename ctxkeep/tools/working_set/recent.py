@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.working_set import DroppedItem, WorkingSetFormat
-from ctxkeep.tools.messages import Message, detect_format, parse
+from ctxkeep.tools.shared.messages import Message, detect_format, parse
 
 HEADER = "## Recent messages (since the last compression)\n"
 _TOOL_TEXT_CHARS = 2_000

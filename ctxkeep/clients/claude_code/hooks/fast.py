@@ -38,7 +38,7 @@ from ctxkeep.clients.core.hook_io import (
 )
 from ctxkeep.clients.core.shaping import shaping_from_env
 from ctxkeep.project import transcript_roots
-from ctxkeep.storage.hot import HotSession, open_hot_session
+from ctxkeep.storage.hook_store import HotSession, open_hot_session
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ import math
 import re
 
 from ctxkeep.text import match_key
-from ctxkeep.tools.negation import has_negation, negated_clauses
+from ctxkeep.tools.shared.negation import has_negation, negated_clauses
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:

@@ -1,15 +1,15 @@
 """The store the per-event hooks use: one session's records, hook state and offloaded outputs, on the standard library.
 
 Hooks run as new processes on every tool call and prompt, so they cannot load the async Store (aiosqlite, asyncio,
-pydantic). `open_session` opens the file directly (`sqlite/hot.py`); everything else goes through the `Store`. The
-methods are those of `ctxkeep.storage.sqlite.hot.SqliteHotSession`; errors are the driver's (a hook logs them).
+pydantic). `open_session` opens the file directly (`sqlite/hook_session.py`); everything else goes through the `Store`. The
+methods are those of `ctxkeep.storage.sqlite.hook_session.SqliteHotSession`; errors are the driver's (a hook logs them).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ctxkeep.storage.sqlite.hot import InboxRow, RecordRow, SchemaTooNewError, SqliteHotSession, open_session
+from ctxkeep.storage.sqlite.hook_session import InboxRow, RecordRow, SchemaTooNewError, SqliteHotSession, open_session
 
 HotSession = SqliteHotSession
 

@@ -1,4 +1,4 @@
-"""Search terms as tools use them: the index's terms (`ctxkeep.storage.terms`) and the surface pattern for snippets.
+"""Search terms as tools use them: the index's terms (`ctxkeep.storage.index_terms`) and the surface pattern for snippets.
 
 Text is cut into terms by the rules the index is built with (stemmed English, CJK unigrams and bigrams); the store
 keys every term with its file's random key before it reaches the index, so the index holds no readable words and no
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from ctxkeep.storage.terms import (
+from ctxkeep.storage.index_terms import (
     INDEX_VERSION,
     MAX_INDEXED_CHARS,
     MAX_QUERY_TERMS,

@@ -117,7 +117,7 @@ def open_session(path: Path, project: str, session_id: str, busy_timeout_ms: int
 
 
 class SqliteHotSession:
-    """One session's records, hook state and offloads in one SQLite file (`ctxkeep.storage.hot.HotSession`)."""
+    """One session's records, hook state and offloads in one SQLite file (`ctxkeep.storage.hook_store.HotSession`)."""
 
     def __init__(self, conn: sqlite3.Connection, project: str, session_id: str) -> None:
         self._conn = conn

@@ -1,0 +1,9 @@
+"""The compaction check: does a summary carry what the records say must survive?
+
+One checker for every summary ctxkeep reads (`check`): compress_history's `summary`, a client's own compaction
+summary and the hooks' repair. Standard library only: the hooks import it.
+"""
+
+from ctxkeep.tools.compaction_check.check import Finding, Item, carrying_passage, check_summary
+
+__all__ = ["Finding", "Item", "carrying_passage", "check_summary"]
