@@ -15,7 +15,7 @@ from ctxkeep.models.common import Model
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
 from ctxkeep.models.memory import DEFAULT_TTL_DAYS
 from ctxkeep.project import default_db_path, resolve_project, spool_path
-from ctxkeep.storage.interface import is_postgres
+from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS, is_postgres
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
@@ -57,6 +57,12 @@ class Settings(Model):
     project: str = Field(description="Project key (CTXKEEP_PROJECT > CLAUDE_PROJECT_DIR > cwd, then git top-level).")
     busy_timeout_ms: int = Field(
         default=5_000, ge=0, description="How long a write waits for another writer (CTXKEEP_BUSY_TIMEOUT_MS)."
+    )
+    db_timeout_ms: int = Field(
+        default=DEFAULT_DB_TIMEOUT_MS,
+        ge=100,
+        description="With PostgreSQL, how long one statement, one wait for a pooled connection and one connection "
+        "attempt may take before the call fails saying the database is slow or unreachable (CTXKEEP_DB_TIMEOUT_MS).",
     )
     log_level: str = Field(default="WARNING", description="stderr log level (CTXKEEP_LOG_LEVEL).")
     max_evidence_bytes: int = Field(
@@ -115,6 +121,7 @@ class Settings(Model):
             db_url=env["CTXKEEP_DB"] if is_postgres(env.get("CTXKEEP_DB", "")) else None,
             project=resolve_project(env, hook_cwd=hook_cwd),
             busy_timeout_ms=_whole_number(env, "CTXKEEP_BUSY_TIMEOUT_MS", 5_000),
+            db_timeout_ms=_whole_number(env, "CTXKEEP_DB_TIMEOUT_MS", DEFAULT_DB_TIMEOUT_MS, minimum=100),
             max_evidence_bytes=_whole_number(env, "CTXKEEP_MAX_EVIDENCE_BYTES", MAX_EVIDENCE_BYTES, minimum=1),
             log_level=env.get("CTXKEEP_LOG_LEVEL", "WARNING").upper(),
             memory_ttl_days=_ttl_days(env),

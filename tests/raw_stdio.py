@@ -18,16 +18,17 @@ INITIALIZE = {
 
 
 class RawServer:
-    """A `ctxkeep serve` subprocess; `initialize=False` leaves the handshake to the test."""
+    """A `ctxkeep serve` subprocess; `initialize=False` leaves the handshake to the test; `log` keeps its stderr."""
 
-    def __init__(self, db_path: Path, initialize: bool = True, **env: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ctxkeep", "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "CTXKEEP_DB": str(db_path), "CTXKEEP_PROJECT": "/hostile", **env},
-        )
+    def __init__(self, db_path: Path, initialize: bool = True, log: Path | None = None, **env: str) -> None:
+        with open(log or os.devnull, "wb") as stderr:  # the server's log, when the test reads it
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "ctxkeep", "serve"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env={**os.environ, "CTXKEEP_DB": str(db_path), "CTXKEEP_PROJECT": "/hostile", **env},
+            )
         self.sentinels = 0
         if initialize:
             self.send(INITIALIZE)

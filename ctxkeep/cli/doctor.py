@@ -29,7 +29,7 @@ def store_location(settings: Settings) -> str:
 
 async def _database_checks(settings: Settings) -> list[Check]:
     try:
-        store = await Store.open(settings.location, settings.busy_timeout_ms)
+        store = await Store.open(settings.location, settings.busy_timeout_ms, settings.db_timeout_ms)
     except CtxkeepError as exc:
         return [Check("database", "fail", str(exc))]
     try:

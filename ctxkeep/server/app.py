@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 
 from ctxkeep import __version__
@@ -19,13 +20,14 @@ from ctxkeep.server.checkpoint_tools import register_checkpoint_tools
 from ctxkeep.server.common import Runtime
 from ctxkeep.server.compress_tools import register_compress_tools
 from ctxkeep.server.mcp_server import CtxkeepServer
+from ctxkeep.server.offloads import OffloadDrain
 from ctxkeep.server.evidence_tools import register_evidence_tools
 from ctxkeep.server.journal_tools import register_journal_tools
 from ctxkeep.server.memory_tools import register_memory_tools
 from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
 from ctxkeep.settings import Settings, configure_logging
-from ctxkeep.storage import Store
+from ctxkeep.storage.on_demand import OnDemandStore
 from ctxkeep.tools.scope import Scope, open_spool
 
 INSTRUCTIONS = """\
@@ -59,13 +61,11 @@ def build_server(settings: Settings) -> MCPServer[Any]:
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
+        store = OnDemandStore(settings.location, settings.busy_timeout_ms, settings.db_timeout_ms)
         try:
-            store = await Store.open(settings.location, settings.busy_timeout_ms)
+            await store.opened()  # migrate now; a database that is down is opened on a later call
         except CtxkeepError as exc:
-            logger.error("ctxkeep cannot use its database: %s", exc)
-            runtime.failure = exc
-            yield None
-            return
+            logger.error("ctxkeep cannot use its database yet (it tries again on the next call): %s", exc)
         try:
             spool = await open_spool(settings)  # with PostgreSQL: the hooks' local offloads, taken in on demand
         except CtxkeepError as exc:
@@ -78,10 +78,17 @@ def build_server(settings: Settings) -> MCPServer[Any]:
             client_session=settings.client_session,
             spool=spool,
         )
+        runtime.offloads = OffloadDrain()
         try:
-            yield None
+            async with anyio.create_task_group() as group:
+                group.start_soon(runtime.offloads.run)
+                runtime.offloads.nudge(runtime.scope)  # what the hooks offloaded while no server ran
+                try:
+                    yield None
+                finally:
+                    group.cancel_scope.cancel()
         finally:
-            runtime.scope = None
+            runtime.scope = runtime.offloads = None
             await store.close()
             if spool is not None:
                 await spool.close()

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from ctxkeep.errors import CtxkeepError
+from ctxkeep.server.offloads import OffloadDrain
 from ctxkeep.server.principal import scoped
 from ctxkeep.tools.scope import Scope
 
@@ -38,15 +38,16 @@ def text_reply(model: BaseModel, text: str, structured: bool) -> CallToolResult:
 
 
 class Runtime:
-    """What the lifespan opens: the scope tools run in, or why the database could not be opened."""
+    """What the lifespan opens: the scope tools run in (its store opens on demand, so the server serves while its
+    database is down and recovers when it is back), and the background drain of the hooks' offloads."""
 
     scope: Scope | None = None
-    failure: CtxkeepError | None = None
+    offloads: OffloadDrain | None = None
 
     def get(self) -> Scope:
-        """The scope (a shared server's: the request's project and user); raises the opening failure so every call
-        reports it (the server keeps running)."""
-        if self.failure is not None:
-            raise self.failure
+        """The scope (a shared server's: the request's project and user); every call nudges the offload drain."""
         assert self.scope is not None, "the server lifespan has not started"
-        return scoped(self.scope)
+        scope = scoped(self.scope)
+        if self.offloads is not None:
+            self.offloads.nudge(scope)
+        return scope

@@ -4,23 +4,30 @@ project the token grants, as that user.
 The project is the `X-Ctxkeep-Project` header, or the token's only project. A missing, malformed, unknown, wrong or
 revoked token gets one and the same 401, and a project the token does not grant one and the same 403 whether or not
 the project exists: a refusal reveals nothing about what the server holds. Tokens are looked up in the database on
-every request, so a revocation applies to the next request.
+every request, so a revocation applies to the next request. While the database cannot be reached, every request gets
+503 with a JSON-RPC error at its id that says so (one log line each); the next request after it is back is served.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
-import anyio
-
-from ctxkeep.errors import InvalidInput
+from ctxkeep.errors import CtxkeepError, InvalidInput
+from ctxkeep.server.jsonrpc_check import answers
+from ctxkeep.server.jsonrpc_scan import Scan
 from ctxkeep.server.principal import PRINCIPAL, Principal
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
+from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.storage.on_demand import OnDemandStore
 from ctxkeep.tools.users import User, authenticate
 
+logger = logging.getLogger("ctxkeep")
+DATABASE_UNAVAILABLE = -32000  # a JSON-RPC server error: the database cannot serve the request now
+RETRY_AFTER_S = 2
 PROJECT_HEADER = b"x-ctxkeep-project"
 UNAUTHORIZED = "missing, wrong or revoked token: send Authorization: Bearer <your ckt_ token> (ctxkeep token create)"
 
@@ -55,16 +62,11 @@ def _project(user: User, header: bytes | None) -> tuple[str | None, str]:
 class UserTokens:
     """ASGI middleware: authenticates each HTTP request by its user token and runs it as that user in its project."""
 
-    def __init__(self, app: Any, location: Path | str, busy_timeout_ms: int) -> None:
-        self.app, self._location, self._busy = app, location, busy_timeout_ms
-        self._store: Store | None = None
-        self._opening = anyio.Lock()
-
-    async def _opened(self) -> Store:
-        async with self._opening:
-            if self._store is None:
-                self._store = await Store.open(self._location, self._busy)
-            return self._store
+    def __init__(
+        self, app: Any, location: Path | str, busy_timeout_ms: int, timeout_ms: int = DEFAULT_DB_TIMEOUT_MS
+    ) -> None:
+        self.app = app
+        self._store = OnDemandStore(location, busy_timeout_ms, timeout_ms)  # opened again after an outage
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -77,7 +79,11 @@ class UserTokens:
         scheme, _, credentials = headers.get(b"authorization", b"").strip().partition(b" ")
         user = None
         if scheme.lower() == b"bearer":
-            user = await authenticate(await self._opened(), credentials.strip().decode("ascii", "replace"))
+            try:
+                user = await authenticate(self._store, credentials.strip().decode("ascii", "replace"))
+            except CtxkeepError as exc:  # the database is down or slow: say so, at the request's id
+                await _unavailable(scope, receive, send, exc)
+                return
         if user is None:
             await _respond(send, 401, UNAUTHORIZED)
             return
@@ -94,12 +100,32 @@ class UserTokens:
     def _closing_on_shutdown(self, receive: Any) -> Any:
         async def wrapped() -> Any:
             message = await receive()
-            if message.get("type") == "lifespan.shutdown" and self._store is not None:
+            if message.get("type") == "lifespan.shutdown":
                 await self._store.close()
-                self._store = None
             return message
 
         return wrapped
+
+
+async def _unavailable(scope: dict[str, Any], receive: Any, send: Any, exc: CtxkeepError) -> None:
+    """503 with the JSON-RPC error that names the database (one per request of the body, at its id), and one log
+    line; the body is read past in pieces (never held whole) to find the ids."""
+    logger.warning("ctxkeep could not check a token (answered 503): %s", exc)
+    scan = Scan()
+    if scope.get("method") == "POST":
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            scan.feed(message.get("body", b""))
+            more = message.get("more_body", False)
+    errors = answers(scan.values(), scan, DATABASE_UNAVAILABLE, str(exc))
+    dumped = [error.model_dump(mode="json", by_alias=True, exclude_unset=True) for error in errors]
+    body = json.dumps(dumped[0] if len(dumped) == 1 else dumped).encode()
+    headers = [(b"content-type", b"application/json"), (b"retry-after", str(RETRY_AFTER_S).encode())]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def has_users(location: Path | str, busy_timeout_ms: int) -> bool:
@@ -144,5 +170,7 @@ def serve_with_users(
         file=sys.stderr,
         flush=True,
     )
-    app = UserTokens(http_app(settings, host, None), settings.location, settings.busy_timeout_ms)
+    app = UserTokens(
+        http_app(settings, host, None), settings.location, settings.busy_timeout_ms, settings.db_timeout_ms
+    )
     uvicorn.run(app, host=bare, port=port, log_level=settings.log_level.lower())

@@ -33,9 +33,16 @@ from ctxkeep.storage.rows import (
 )
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+DEFAULT_DB_TIMEOUT_MS = 10_000  # CTXKEEP_DB_TIMEOUT_MS: a statement, a wait for a connection, a connection attempt
 
 
 class CheckpointsQueries(Protocol):
+    async def lock(self, project: str, task_id: str) -> None:
+        """Make this write transaction the only writer of the task's chain and lease until it ends; call it right
+        before the conditional write (read the head again after it). Writers of other tasks never wait for it. On
+        SQLite every write transaction is the file's only writer already. Raises DatabaseUnavailable (busy) after
+        the busy timeout."""
+
     async def latest_version(self, project: str, task_id: str) -> int:
         """The task's newest version, 0 when the task does not exist."""
 
@@ -68,8 +75,9 @@ class DigestsQueries(Protocol):
 
     async def all(self, project: str) -> list[DigestRow]: ...
 
-    async def rewrite(self, project: str, row: DigestRow) -> None:
-        """Replace a task's digest and summary text as given (nothing merged)."""
+    async def rewrite(self, project: str, row: DigestRow) -> bool:
+        """Replace a task's digest and summary text as given (nothing merged), when it is still the one written at
+        `row.updated_at`; False, with nothing written, when another write replaced it meanwhile."""
 
 
 class CursorsQueries(Protocol):
@@ -81,9 +89,10 @@ class CursorsQueries(Protocol):
 class EvidenceQueries(Protocol):
     async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]: ...
 
-    async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
-        """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them
-        (`terms`: the record's index terms, `ctxkeep.storage.index_terms`)."""
+    async def insert(self, project: str, items: Sequence[NewEvidence]) -> list[str]:
+        """Store the records whose refs are not stored yet (one stored meanwhile by a concurrent call is left as it is),
+        sharing the project's blobs by sha256, and index them (`terms`: the record's index terms,
+        `ctxkeep.storage.index_terms`); the refs this call stored, in input order."""
 
     async def rows(
         self, project: str, refs: Sequence[str], where: SearchFilter | None = None
@@ -129,10 +138,12 @@ class EvidenceQueries(Protocol):
 class JournalQueries(Protocol):
     async def get(self, project: str, key: str) -> ActionRow | None: ...
 
-    async def insert_intent(self, project: str, row: ActionRow) -> None: ...
+    async def insert_intent(self, project: str, row: ActionRow) -> bool:
+        """Record an intent; False (nothing written) when the key is taken already, also by a concurrent call."""
 
-    async def set_result(self, project: str, row: ActionRow) -> None:
-        """Record the result of an open intent (the table refuses to change a result once written)."""
+    async def set_result(self, project: str, row: ActionRow) -> bool:
+        """Record the result of an open intent; False (nothing written) when it has one already, also when a
+        concurrent call wrote it first (the table refuses to change a result once written)."""
 
     async def open_for_task(self, project: str, task_id: str) -> list[ActionRow]:
         """The task's intents without a result, oldest first."""
@@ -146,6 +157,10 @@ class JournalQueries(Protocol):
 
 
 class MemoriesQueries(Protocol):
+    async def lock(self, project: str, key_match: str) -> None:
+        """Make this write transaction the only writer of one memory key's versions until it ends (as
+        `CheckpointsQueries.lock` for a task)."""
+
     async def versions(self, project: str, key_matches: Sequence[str]) -> list[MemoryRow]:
         """Every stored version of the given keys, oldest first within each key."""
 
@@ -231,7 +246,7 @@ class TokensQueries(Protocol):
         """Mark a token revoked; False when there is no such token or it was revoked already."""
 
 
-LATEST_SCHEMA = 9  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
+LATEST_SCHEMA = 10  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
 
 
 class InboxQueries(Protocol):
@@ -280,13 +295,17 @@ class Store(ABC):
     location: str  # what to show people: the file, or the URL without its password
 
     @classmethod
-    async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> Store:
+    async def open(
+        cls, location: Path | str, busy_timeout_ms: int = 5_000, timeout_ms: int = DEFAULT_DB_TIMEOUT_MS
+    ) -> Store:
         """Open (creating when absent) and migrate: a postgresql:// URL opens the PostgreSQL store, anything else the
-        SQLite file at that path. Raises SchemaTooNew or DatabaseUnavailable."""
+        SQLite file at that path. `busy_timeout_ms` bounds a wait for another writer; `timeout_ms` (PostgreSQL only)
+        a statement, a wait for a pooled connection and a connection attempt. Raises SchemaTooNew or
+        DatabaseUnavailable."""
         if is_postgres(location):
             from ctxkeep.storage.postgres import PostgresStore
 
-            return await PostgresStore.open(str(location), busy_timeout_ms)
+            return await PostgresStore.open(str(location), busy_timeout_ms, timeout_ms)
         from ctxkeep.storage.sqlite import SqliteStore
 
         return await SqliteStore.open(Path(location), busy_timeout_ms)

@@ -36,7 +36,7 @@ class Scope:
 @asynccontextmanager
 async def open_scope(settings: Settings) -> AsyncIterator[Scope]:
     """The settings' database opened (and closed afterwards) as a scope, for the CLI and hooks."""
-    store = await Store.open(settings.location, settings.busy_timeout_ms)
+    store = await Store.open(settings.location, settings.busy_timeout_ms, settings.db_timeout_ms)
     try:
         spool = await open_spool(settings)
     except BaseException:

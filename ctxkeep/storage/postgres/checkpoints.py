@@ -27,15 +27,19 @@ class Checkpoints:
     def __init__(self, session: Session) -> None:
         self._s = session
 
+    async def lock(self, project: str, task_id: str) -> None:
+        """Make this write the only writer of the task's chain and lease until it commits (other tasks never wait)."""
+        await self._s.lock("task", project, task_id)
+
     async def latest_version(self, project: str, task_id: str) -> int:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         value = await conn.fetchval(
             "SELECT latest_version FROM tasks WHERE project = $1 AND task_id = $2", project, task_id
         )
         return int(value) if value is not None else 0
 
     async def get(self, project: str, task_id: str, version: int | None = None) -> tuple[CheckpointRow, int] | None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         columns = ", ".join(f"c.{name}" for name in _COLUMNS)
         row = await conn.fetchrow(
             f"SELECT {columns}, t.latest_version FROM tasks t JOIN checkpoints c ON c.project = t.project "
@@ -48,7 +52,7 @@ class Checkpoints:
         return (CheckpointRow(*list(row)[:-1]), int(row[-1])) if row else None
 
     async def chain(self, project: str, task_id: str, first: int = 1, last: int | None = None) -> list[CheckpointRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints WHERE project = $1 AND task_id = $2 AND version >= $3 "
             "AND ($4::integer IS NULL OR version <= $4::integer) ORDER BY version",
@@ -60,7 +64,7 @@ class Checkpoints:
         return [CheckpointRow(*row) for row in rows]
 
     async def insert(self, project: str, row: CheckpointRow) -> None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         await conn.execute(
             "INSERT INTO tasks (project, task_id, latest_version, created_at, updated_at, folded) VALUES ($1, $2, $3, $4, $4, $5) "
             "ON CONFLICT (project, task_id) DO UPDATE SET latest_version = excluded.latest_version, updated_at = excluded.updated_at",
@@ -89,7 +93,7 @@ class Checkpoints:
         )
 
     async def tasks(self, project: str, limit: int, after: tuple[str, str] | None = None) -> list[TaskRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         since, task = after or ("\uffff", "")
         rows = await conn.fetch(
             "SELECT t.task_id, t.latest_version, t.created_at, t.updated_at, c.state_json "
@@ -104,7 +108,7 @@ class Checkpoints:
         return [TaskRow(*row) for row in rows]
 
     async def task_ids(self, project: str, prefix: str, limit: int) -> tuple[list[str], int]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         folded = prefix.casefold()
         where = "project = $1 AND substr(folded, 1, $2) = $3"
         rows = await conn.fetch(
@@ -120,7 +124,7 @@ class Checkpoints:
         return ids, int(await conn.fetchval(f"SELECT count(*) FROM tasks WHERE {where}", project, len(folded), folded))
 
     async def quoting(self, project: str, needle: str, limit: int) -> list[tuple[str, int]]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             "SELECT task_id, version FROM checkpoints WHERE project = $1 AND strpos(state_json, $2) > 0 "
             "ORDER BY task_id, version LIMIT $3",

@@ -19,25 +19,28 @@ import anyio
 import asyncpg
 
 from ctxkeep.errors import DatabaseUnavailable
-from ctxkeep.storage.interface import Store, shown_location
+from ctxkeep.storage.backoff import Backoff
+from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS, Store, shown_location
 from ctxkeep.storage.postgres import schema
 from ctxkeep.storage.postgres.checkpoints import Checkpoints
 from ctxkeep.storage.postgres.digests import Cursors, Digests
 from ctxkeep.storage.postgres.evidence import Evidence
 from ctxkeep.storage.postgres.inbox import Inbox
-from ctxkeep.storage.postgres.index import TermKey
+from ctxkeep.storage.postgres.index import Folds, TermKey, fold
 from ctxkeep.storage.postgres.journal import Journal
 from ctxkeep.storage.postgres.leases import Leases, Tokens
 from ctxkeep.storage.postgres.maintenance import Maintenance, owed, vacuum_owed
 from ctxkeep.storage.postgres.memories import Memories
 from ctxkeep.storage.postgres.migrations import LATEST
-from ctxkeep.storage.postgres.session import Conn, Session
+from ctxkeep.storage.postgres.errors import DRIVER_ERRORS, unavailable
+from ctxkeep.storage.postgres.session import Conn, Pool, Session
 from ctxkeep.storage.postgres.sessions import Sessions
 from ctxkeep.storage.postgres.stats import Stats
 from ctxkeep.storage.postgres.working_sets import WorkingSets
 
 logger = logging.getLogger("ctxkeep")
 POOL_SIZE = 8
+CLIENT_GRACE_S = 2.0  # asyncpg's own timeout, after the server's statement_timeout: for a server that does not answer
 
 
 async def _keep_session(conn: Conn) -> None:
@@ -50,7 +53,7 @@ class PostgresTx:
     """The queries available inside one transaction (or one read), over one connection."""
 
     def __init__(self, session: Session, key: TermKey) -> None:
-        self.maintenance = Maintenance(session.conn)
+        self.maintenance = Maintenance(session)
         self.checkpoints = Checkpoints(session)
         self.evidence = Evidence(session, key, self.maintenance)
         self.digests = Digests(session, self.maintenance)
@@ -68,56 +71,73 @@ class PostgresTx:
 class PostgresStore(Store):
     """An open ctxkeep PostgreSQL database. Open with `await PostgresStore.open(url)`; close with `await store.close()`."""
 
-    def __init__(self, pool: asyncpg.Pool, url: str, busy_timeout_ms: int) -> None:
+    def __init__(self, pool: Pool, url: str, busy_timeout_ms: int, timeout_ms: int) -> None:
         self._pool = pool
         self.url = url
         self.path = Path()
         self.location = shown_location(url)
         self._busy_timeout_ms = int(busy_timeout_ms)
+        self._timeout_ms = int(timeout_ms)
         self._key = TermKey(b"")
         self._project_ids: dict[str, int] = {}
         self._standby: str | None = None
         self._owed = False
         self._finishing = False
+        self._reach = Backoff()
+        self._folds = Folds()
 
     @classmethod
-    async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> PostgresStore:
-        """Connect, check the schema is ctxkeep's (or empty), migrate; raises SchemaTooNew or DatabaseUnavailable."""
+    async def open(
+        cls, location: Path | str, busy_timeout_ms: int = 5_000, timeout_ms: int = DEFAULT_DB_TIMEOUT_MS
+    ) -> PostgresStore:
+        """Connect, check the schema is ctxkeep's (or empty), migrate; raises SchemaTooNew or DatabaseUnavailable.
+
+        Time limits come from `timeout_ms` (CTXKEEP_DB_TIMEOUT_MS): each statement (server-side statement_timeout,
+        and asyncpg's command_timeout a little later for a server that does not answer at all), each wait for a
+        pooled connection, each connection attempt. Waits for another writer stop at `busy_timeout_ms`."""
         url = str(location)
         where = shown_location(url)
+        seconds = max(1, int(timeout_ms)) / 1000
         try:
             pool = await asyncpg.create_pool(
                 url,
-                min_size=1,
+                min_size=0,  # connections made on demand: no background reconnecting (and logging) while it is down
                 max_size=POOL_SIZE,
-                command_timeout=None,
+                timeout=seconds,  # connecting
+                command_timeout=seconds + CLIENT_GRACE_S,  # the server's statement_timeout answers first
                 reset=_keep_session,
                 # custom plans always: asyncpg prepares every statement, and after five runs PostgreSQL may switch a
                 # statement to a generic plan, which for the scoring query over arrays was 5x slower
                 server_settings={
                     "application_name": "ctxkeep",
                     "lock_timeout": str(max(1, int(busy_timeout_ms))),
+                    "statement_timeout": str(max(1, int(timeout_ms))),
                     "plan_cache_mode": "force_custom_plan",
                 },
             )
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
+        except ValueError as exc:
             raise DatabaseUnavailable(
-                f"database {where}: cannot connect: {exc}; check that the server runs and that "
-                "CTXKEEP_DB names its host, port, database, user and password"
+                f"database {where}: the URL is not one PostgreSQL takes: {exc}; CTXKEEP_DB names host, port, database, "
+                "user and password (postgresql://user:password@host:port/database)"
             ) from exc
-        store = cls(pool, url, busy_timeout_ms)
+        except DRIVER_ERRORS as exc:
+            raise DatabaseUnavailable(
+                f"{unavailable(exc, where, busy_timeout_ms, timeout_ms)}; check too that CTXKEEP_DB names its host, "
+                "port, database, user and password"
+            ) from exc
+        store = cls(pool, url, busy_timeout_ms, timeout_ms)
         try:
             await store._start()
-        except asyncpg.PostgresError as exc:
-            await pool.close()
-            raise DatabaseUnavailable(f"database {where}: {exc}") from exc
+        except DRIVER_ERRORS as exc:
+            await _close(pool)
+            raise unavailable(exc, where, busy_timeout_ms, timeout_ms) from exc
         except BaseException:
-            await pool.close()
+            await _close(pool)
             raise
         return store
 
     async def _start(self) -> None:
-        async with self._pool.acquire() as conn:
+        async with self._pool.acquire(timeout=self._acquire_s) as conn:
             if await conn.fetchval("SELECT pg_is_in_recovery()"):
                 self._standby = (
                     f"database {self.location} is a read-only standby (in recovery): it serves reads only; "
@@ -137,12 +157,19 @@ class PostgresStore(Store):
         if self._owed:
             await self._finish_owed(wait=False)
 
+    @property
+    def _acquire_s(self) -> float:
+        return max(1, self._timeout_ms) / 1000
+
     async def close(self) -> None:
-        await self._pool.close()
+        await _close(self._pool)
 
     async def schema_version(self) -> int:
-        async with self._pool.acquire() as conn:
-            return await schema.schema_version(conn)
+        try:
+            async with self._pool.acquire(timeout=self._acquire_s) as conn:
+                return await schema.schema_version(conn)
+        except DRIVER_ERRORS as exc:
+            raise self._unavailable(exc) from exc
 
     async def checkpoint_wal(self) -> bool:
         """Finish what deletes left owed: rewrite the tables that held deleted rows (VACUUM FULL), waiting up to the
@@ -154,12 +181,14 @@ class PostgresStore(Store):
             return False
         self._finishing = True
         try:
-            async with self._pool.acquire() as conn:
+            async with self._pool.acquire(timeout=self._acquire_s) as conn:
                 done = await vacuum_owed(conn, self._busy_timeout_ms if wait else 50)
             self._owed = not done
             return done
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-            logger.warning("ctxkeep could not finish what a delete left owed (it stays owed): %s", exc)
+        except DRIVER_ERRORS as exc:
+            logger.warning(
+                "ctxkeep could not finish what a delete left owed (it stays owed): %s", self._unavailable(exc)
+            )
             self._owed = True
             return False
         finally:
@@ -171,60 +200,63 @@ class PostgresStore(Store):
     async def integrity_check(self) -> str:
         """'ok' when the schema is current and every project's index totals match its records, else what is wrong."""
         problems: list[str] = []
-        async with self._pool.acquire() as conn:
-            applied = await schema.schema_version(conn)
-            if applied != LATEST:
-                problems.append(f"schema {applied}, expected {LATEST}")
-            rows = await conn.fetch(
-                "SELECT p.project, s.docs, (SELECT count(*) FROM evidence e WHERE e.project = p.project) AS records "
-                "FROM projects p JOIN index_stats s ON s.project_id = p.id AND s.kind = 'evidence' ORDER BY p.project"
-            )
-            problems += [
-                f"project {row[0]}: the index counts {row[1]} records, {row[2]} are stored"
-                for row in rows
-                if row[1] != row[2]
-            ]
+        try:
+            async with self._pool.acquire(timeout=self._acquire_s) as conn:
+                applied = await schema.schema_version(conn)
+                if applied != LATEST:
+                    problems.append(f"schema {applied}, expected {LATEST}")
+                rows = await conn.fetch(
+                    "SELECT p.project, COALESCE((SELECT sum(s.docs) FROM index_stats s WHERE s.project_id = p.id "
+                    "AND s.kind = 'evidence'), 0) AS docs, (SELECT count(*) FROM evidence e WHERE e.project = p.project) "
+                    "AS records FROM projects p ORDER BY p.project"
+                )
+        except DRIVER_ERRORS as exc:
+            raise self._unavailable(exc) from exc
+        problems += [
+            f"project {row[0]}: the index counts {row[1]} records, {row[2]} are stored"
+            for row in rows
+            if row[1] != row[2]
+        ]
         return "\n".join(problems) or "ok"
 
     @asynccontextmanager
     async def _transaction(self, writing: bool) -> AsyncIterator[PostgresTx]:
-        """A transaction on a pooled connection; commit and rollback are shielded from cancellation, so a cancelled
-        caller never leaves a connection inside a transaction. Driver errors become DatabaseUnavailable."""
+        """A transaction begun at its first query on a pooled connection; commit and rollback are shielded from
+        cancellation, so a cancelled caller never leaves a connection inside a transaction. Every driver error becomes
+        DatabaseUnavailable; while the server cannot be reached, calls fail at once until the next attempt is due."""
         if writing and self._standby is not None:
             raise DatabaseUnavailable(self._standby)
+        self._reach.check()
+        session = Session(self._pool, writing, self._project_ids, self._acquire_s, self._folds, self.location)
         try:
-            async with self._pool.acquire() as conn:
-                transaction = (
-                    conn.transaction() if writing else conn.transaction(isolation="repeatable_read", readonly=True)
-                )
-                with anyio.CancelScope(shield=True):
-                    await transaction.start()
-                try:
-                    yield PostgresTx(Session(conn, writing, self._project_ids), self._key)
-                except BaseException:
-                    with anyio.CancelScope(shield=True):
-                        try:
-                            await transaction.rollback()
-                        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-                            pass  # the original error says more than a failed rollback
-                    raise
-                with anyio.CancelScope(shield=True):
-                    await transaction.commit()
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
-            raise self._unavailable(exc) from exc
+            try:
+                yield PostgresTx(session, self._key)
+            except BaseException as exc:
+                await session.finish(exc)
+                raise
+            await session.finish(None)
+        except DRIVER_ERRORS as exc:
+            failure = self._unavailable(exc)
+            if not session.reached:
+                self._reach.failed(failure)
+            raise failure from exc
+        if session.reached:
+            self._reach.succeeded()
+        if self._folds.due and self._standby is None:
+            await self._fold_due()
+
+    async def _fold_due(self) -> None:
+        """Fold the totals rows that are due (`index.Folds`), each in a short transaction of its own; a failure only
+        leaves them for later."""
+        for postings, project_id in self._folds.take():
+            try:
+                async with self._pool.acquire(timeout=self._acquire_s) as conn:
+                    await fold(conn, postings, project_id)
+            except DRIVER_ERRORS as exc:
+                logger.debug("ctxkeep: folding the index totals of project %s failed: %s", project_id, exc)
 
     def _unavailable(self, exc: BaseException) -> DatabaseUnavailable:
-        if isinstance(exc, asyncpg.LockNotAvailableError):
-            return DatabaseUnavailable(
-                f"database {self.location} is busy: another writer held the project longer than "
-                f"CTXKEEP_BUSY_TIMEOUT_MS ({self._busy_timeout_ms} ms); retry"
-            )
-        if isinstance(exc, asyncpg.DiskFullError):
-            return DatabaseUnavailable(
-                f"database {self.location}: the server's disk is full; nothing was written (free space "
-                "on the PostgreSQL server, then retry)"
-            )
-        return DatabaseUnavailable(f"database {self.location}: {type(exc).__name__}: {exc}")
+        return unavailable(exc, self.location, self._busy_timeout_ms, self._timeout_ms)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[PostgresTx]:
@@ -241,3 +273,12 @@ class PostgresStore(Store):
     async def snapshot(self) -> AsyncIterator[PostgresTx]:
         async with self._transaction(writing=False) as tx:
             yield tx
+
+
+async def _close(pool: Pool) -> None:
+    """Close the pool, giving a server that does not answer a few seconds before its connections are dropped."""
+    try:
+        with anyio.fail_after(5):
+            await pool.close()
+    except DRIVER_ERRORS:  # TimeoutError among them
+        pool.terminate()

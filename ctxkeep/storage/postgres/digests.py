@@ -13,7 +13,7 @@ class Digests:
         self._maintenance = maintenance
 
     async def put(self, project: str, row: DigestRow) -> None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         await conn.execute(
             "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES ($1, $2, $3, $4, $5, $6) "
             "ON CONFLICT (project, task_id) DO UPDATE SET digest = excluded.digest, source = excluded.source, "
@@ -28,7 +28,7 @@ class Digests:
         )
 
     async def get(self, project: str, task_id: str) -> DigestRow | None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         row = await conn.fetchrow(
             "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = $1 AND task_id = $2",
             project,
@@ -37,24 +37,27 @@ class Digests:
         return DigestRow(*row) if row else None
 
     async def all(self, project: str) -> list[DigestRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = $1 ORDER BY task_id",
             project,
         )
         return [DigestRow(*row) for row in rows]
 
-    async def rewrite(self, project: str, row: DigestRow) -> None:
-        """Replace a task's digest and summary text as given; the old row's bytes are owed a rewrite of the table."""
-        conn = await self._s.of(project)
-        await conn.execute(
-            "UPDATE task_digests SET digest = $1, summary = $2 WHERE project = $3 AND task_id = $4",
+    async def rewrite(self, project: str, row: DigestRow) -> bool:
+        """Replace a task's digest and summary text as given, when it is still the one of `row.updated_at` (False:
+        another write replaced it meanwhile); the old row's bytes are owed a rewrite of the table."""
+        conn = await self._s.begun()
+        status = await conn.execute(
+            "UPDATE task_digests SET digest = $1, summary = $2 WHERE project = $3 AND task_id = $4 AND updated_at = $5",
             row.digest,
             row.summary,
             project,
             row.task_id,
+            row.updated_at,
         )
         await self._maintenance.owe_vacuum("task_digests")
+        return bool(status == "UPDATE 1")
 
 
 class Cursors:
@@ -62,7 +65,7 @@ class Cursors:
         self._s = session
 
     async def put(self, project: str, row: CursorRow) -> None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         await conn.execute(
             "INSERT INTO compress_cursors (project, source, prefix_count, prefix_hash, refs_json, updated_at) "
             "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (project, source) DO UPDATE SET prefix_count = excluded.prefix_count, "
@@ -76,7 +79,7 @@ class Cursors:
         )
 
     async def get(self, project: str, source: str) -> CursorRow | None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         row = await conn.fetchrow(
             "SELECT source, prefix_count, prefix_hash, refs_json, updated_at FROM compress_cursors "
             "WHERE project = $1 AND source = $2",

@@ -12,7 +12,8 @@ import anyio
 from ctxkeep.storage.postgres import index
 from ctxkeep.storage.postgres.index import EVIDENCE_POSTINGS, TermKey
 from ctxkeep.storage.postgres.maintenance import Maintenance
-from ctxkeep.storage.postgres.session import Params, Session
+from ctxkeep.errors import DatabaseUnavailable, NotFound
+from ctxkeep.storage.postgres.session import Conn, Params, Session
 from ctxkeep.storage.rows import EvidenceRow, NewEvidence, SearchFilter
 
 _ROW_COLUMNS = (
@@ -37,6 +38,7 @@ _FIELDS = (
     "redactions",
     "index_version",
 )
+_FIELD_TYPES = ("text",) * 9 + ("bigint",) * 5 + ("integer",)
 _KEY_ON_A_THREAD = 100_000  # characters of terms above which keying runs off the event loop
 
 
@@ -75,51 +77,83 @@ class Evidence:
         self._maintenance = maintenance
 
     async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             "SELECT ref FROM evidence WHERE project = $1 AND ref = ANY($2::text[])", project, list(refs)
         )
         return {str(row[0]) for row in rows}
 
-    async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
-        """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them."""
+    async def insert(self, project: str, items: Sequence[NewEvidence]) -> list[str]:
+        """Store the records whose refs are not stored yet, sharing the project's blobs by sha256, and index them; the
+        refs this call stored. No lock: a record another writer stores at the same moment is stored once (the second
+        insert does nothing). Ids follow the input order (ties in a ranking and neighbours go by insertion order, as
+        on SQLite) while rows go in ref and sha256 order, so concurrent batches never deadlock."""
         if not items:
-            return
-        conn = await self._s.of(project)
-        blobs = {i.sha256: i for i in items}
-        await conn.execute(
-            "INSERT INTO blobs (project, sha256, data, bytes) SELECT $1, u.sha, u.data, u.bytes "
-            "FROM unnest($2::text[], $3::bytea[], $4::bigint[]) AS u(sha, data, bytes) ON CONFLICT (project, sha256) DO NOTHING",
-            project,
-            list(blobs),
-            [i.data for i in blobs.values()],
-            [i.bytes for i in blobs.values()],
-        )
-        keyed = await self._keyed([i.terms for i in items])
-        await conn.executemany(
-            f"INSERT INTO evidence (project, {', '.join(_FIELDS)}, blob_id, index_length) SELECT $1, "
-            f"{', '.join(f'${n}' for n in range(2, len(_FIELDS) + 2))}, b.id, ${len(_FIELDS) + 3} FROM blobs b "
-            f"WHERE b.project = $1 AND b.sha256 = ${len(_FIELDS) + 2}",
-            [
-                (project, *(getattr(i, name) for name in _FIELDS), i.sha256, length)
-                for i, (_, length) in zip(items, keyed, strict=True)
-            ],
-        )
-        ids: dict[str, int] = {
-            str(ref): int(row_id)
-            for ref, row_id in await conn.fetch(
-                "SELECT ref, id FROM evidence WHERE project = $1 AND ref = ANY($2::text[])",
-                project,
-                [i.ref for i in items],
-            )
-        }
+            return []
+        unique = list({i.ref: i for i in items}.values())
+        keyed = dict(zip([i.ref for i in unique], await self._keyed([i.terms for i in unique]), strict=True))
+        conn = await self._s.begun()  # the keying above ran before the transaction began
         project_id = await self._s.project_id(project, create=True)
         assert project_id is not None
+        blob_ids = await self._blob_ids(conn, project, {i.sha256: i for i in unique})
+        new_ids = sorted(
+            int(row[0])
+            for row in await conn.fetch(
+                "SELECT nextval(pg_get_serial_sequence('evidence', 'id')) FROM generate_series(1, $1)", len(unique)
+            )
+        )
+        ordered = sorted(zip(new_ids, unique, strict=True), key=lambda pair: pair[1].ref)
+        columns = [[getattr(i, name) for _, i in ordered] for name in _FIELDS]
+        stored = await conn.fetch(
+            f"INSERT INTO evidence (id, project, {', '.join(_FIELDS)}, blob_id, index_length) "
+            f"SELECT u.id, $1, {', '.join(f'u.{name}' for name in _FIELDS)}, u.blob_id, u.index_length FROM unnest("
+            f"$2::bigint[], {', '.join(f'${n}::{kind}[]' for n, kind in enumerate(_FIELD_TYPES, start=3))}, "
+            f"${len(_FIELDS) + 3}::bigint[], ${len(_FIELDS) + 4}::integer[]) WITH ORDINALITY "
+            f"AS u(id, {', '.join(_FIELDS)}, blob_id, index_length, n) ORDER BY u.n "
+            "ON CONFLICT (project, ref) DO NOTHING RETURNING ref, id",
+            project,
+            [row_id for row_id, _ in ordered],
+            *columns,
+            [blob_ids[i.sha256] for _, i in ordered],
+            [keyed[i.ref][1] for _, i in ordered],
+        )
+        ids = {str(ref): int(row_id) for ref, row_id in stored}
         await index.add(
             conn,
             EVIDENCE_POSTINGS,
             project_id,
-            [(int(ids[i.ref]), counts, length) for i, (counts, length) in zip(items, keyed, strict=True)],
+            [(ids[i.ref], *keyed[i.ref]) for i in unique if i.ref in ids],
+            self._s.folds,
+        )
+        return [i.ref for i in items if ids.pop(i.ref, None) is not None]
+
+    async def _blob_ids(self, conn: Conn, project: str, blobs: dict[str, NewEvidence]) -> dict[str, int]:
+        """The id of each content's blob, stored now when absent, held (KEY SHARE) so a delete of another record
+        cannot remove it before this transaction's records reference it; one a delete removed meanwhile is stored
+        again."""
+        ids: dict[str, int] = {}
+        for _ in range(3):
+            missing = sorted(set(blobs) - set(ids))
+            if not missing:
+                return ids
+            await conn.execute(
+                "INSERT INTO blobs (project, sha256, data, bytes) SELECT $1, u.sha, u.data, u.bytes FROM "
+                "unnest($2::text[], $3::bytea[], $4::bigint[]) AS u(sha, data, bytes) ORDER BY u.sha "
+                "ON CONFLICT (project, sha256) DO NOTHING",
+                project,
+                missing,
+                [blobs[sha].data for sha in missing],
+                [blobs[sha].bytes for sha in missing],
+            )
+            for sha, blob_id in await conn.fetch(
+                "SELECT sha256, id FROM blobs WHERE project = $1 AND sha256 = ANY($2::text[]) ORDER BY sha256 "
+                "FOR KEY SHARE",
+                project,
+                missing,
+            ):
+                ids[str(sha)] = int(blob_id)
+        raise DatabaseUnavailable(
+            "evidence_put: a blob was deleted three times while this call stored records that share it; retry"
         )
 
     async def _keyed(self, lines: list[str]) -> list[tuple[Counter[int], int]]:
@@ -130,7 +164,7 @@ class Evidence:
     async def rows(
         self, project: str, refs: Sequence[str], where: SearchFilter | None = None
     ) -> dict[str, EvidenceRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         p = Params()
         clause = conditions(p, project, where) if where else f"e.project = {p.add(project)}"
         found = await conn.fetch(
@@ -141,7 +175,7 @@ class Evidence:
         return {str(row[0]): _row(row) for row in found}
 
     async def by_prefix(self, project: str, prefix: str, limit: int = 2) -> list[EvidenceRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         found = await conn.fetch(
             f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id "
             "WHERE e.project = $1 AND e.ref >= $2 AND e.ref < $3 ORDER BY e.ref LIMIT $4",
@@ -153,7 +187,7 @@ class Evidence:
         return [_row(row) for row in found]
 
     async def sharing_prefix(self, project: str, prefixes: Sequence[str]) -> list[str]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         found = await conn.fetch(
             "SELECT e.ref FROM unnest($2::text[]) AS p(v) JOIN evidence e ON e.project = $1 "
             "AND e.ref >= p.v AND e.ref < p.v || 'g' ORDER BY p.v, e.ref",
@@ -169,7 +203,7 @@ class Evidence:
         (hit id, neighbour) pairs; neighbours that fail the filters are left out."""
         if not hits:
             return []
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         side = (
             "SELECT p.id, {rank} AS rank FROM evidence p WHERE p.project = $1 AND p.source = h.source AND p.id {op} h.id "
             "ORDER BY p.id {order} LIMIT $4"
@@ -196,14 +230,14 @@ class Evidence:
         return [(hit, _row(row)) for row in rows for hit in near[int(row[16])]]
 
     async def blob(self, blob_id: int) -> bytes:
-        conn = self._s.conn
+        conn = await self._s.begun()
         data = await conn.fetchval("SELECT data FROM blobs WHERE id = $1", blob_id)
         if data is None:
             raise LookupError(f"blob {blob_id} is missing")
         return bytes(data)
 
     async def blobs(self, blob_ids: Sequence[int]) -> dict[int, bytes]:
-        rows = await self._s.conn.fetch(
+        rows = await (await self._s.begun()).fetch(
             "SELECT id, data FROM blobs WHERE id = ANY($1::bigint[])", sorted(set(blob_ids))
         )
         return {int(row[0]): bytes(row[1]) for row in rows}
@@ -213,7 +247,7 @@ class Evidence:
         if project_id is None or not terms:
             return {}
         back = self._key.mapping(terms)
-        held = await index.frequencies(await self._s.of(project), EVIDENCE_POSTINGS, project_id, list(back))
+        held = await index.frequencies(await self._s.begun(), EVIDENCE_POSTINGS, project_id, list(back))
         return {back[term]: n for term, n in held.items()}
 
     async def search(
@@ -224,8 +258,10 @@ class Evidence:
         project_id = await self._s.project_id(project)
         if project_id is None or not terms:
             return []
-        conn = await self._s.of(project)
-        weighed = await index.weights(conn, EVIDENCE_POSTINGS, project_id, [self._key.term(t) for t in terms])
+        conn = await self._s.begun()
+        weighed = await index.weights(
+            conn, EVIDENCE_POSTINGS, project_id, [self._key.term(t) for t in terms], self._s.folds
+        )
         if weighed is None:
             return []
         keyed, idfs, avgdl = weighed
@@ -243,18 +279,23 @@ class Evidence:
 
     async def delete(self, project: str, row: EvidenceRow, terms: str) -> bool:
         """Remove a record and its postings, and its blob when no other record of the project uses it (True when the
-        blob went); rewriting the tables that held them is owed (`Store.checkpoint_wal()`)."""
-        conn = await self._s.of(project)
+        blob went); rewriting the tables that held them is owed (`Store.checkpoint_wal()`). Raises NotFound when
+        another call deleted the record first."""
+        conn = await self._s.begun()
         length = await conn.fetchval(
             "DELETE FROM evidence WHERE id = $1 AND project = $2 RETURNING index_length", row.id, project
         )
         if length is None:
-            raise LookupError(f"evidence row {row.id} vanished inside its own delete transaction")
+            raise NotFound(f"evidence {row.ref!r} was deleted by another call meanwhile")
         project_id = await self._s.project_id(project)
         if project_id is not None:
             counts, _ = self._key.counts(terms)
-            await index.remove(conn, EVIDENCE_POSTINGS, project_id, row.id, list(counts), int(length))
-        await self._maintenance.owe_vacuum("evidence", "evidence_terms", "evidence_df")
+            await index.remove(conn, EVIDENCE_POSTINGS, project_id, row.id, list(counts), int(length), self._s.folds)
+        await self._maintenance.owe_vacuum("evidence", "evidence_terms")
+        # the blob's row lock first: a put that is about to reference it holds it (KEY SHARE) until it commits, and
+        # the look for other records after the wait sees that put's records
+        if await conn.fetchval("SELECT 1 FROM blobs WHERE id = $1 FOR UPDATE", row.blob_id) is None:
+            return False
         if await conn.fetchval("SELECT 1 FROM evidence WHERE blob_id = $1 LIMIT 1", row.blob_id):
             return False
         await conn.execute("DELETE FROM blobs WHERE id = $1", row.blob_id)
@@ -262,7 +303,7 @@ class Evidence:
         return True
 
     async def expired(self, project: str, now: str) -> list[EvidenceRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         found = await conn.fetch(
             f"SELECT {_ROW_COLUMNS} FROM evidence e JOIN blobs b ON b.id = e.blob_id WHERE e.project = $1 "
             "AND e.expires_at IS NOT NULL AND e.expires_at <= $2 ORDER BY e.id",
@@ -272,10 +313,20 @@ class Evidence:
         return [_row(row) for row in found]
 
     async def delete_orphan_blobs(self, project: str) -> int:
-        conn = await self._s.of(project)
+        """Remove the project's blobs no record uses, except those a put is about to reference (it holds them)."""
+        conn = await self._s.begun()
+        locked = [
+            int(row[0])
+            for row in await conn.fetch(
+                "SELECT b.id FROM blobs b WHERE b.project = $1 AND NOT EXISTS (SELECT 1 FROM evidence e "
+                "WHERE e.blob_id = b.id) ORDER BY b.id FOR UPDATE SKIP LOCKED",
+                project,
+            )
+        ]
         status = await conn.execute(
-            "DELETE FROM blobs WHERE project = $1 AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.blob_id = blobs.id)",
-            project,
+            "DELETE FROM blobs WHERE id = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM evidence e "
+            "WHERE e.blob_id = blobs.id)",
+            locked,
         )
         removed = int(status.split()[-1])
         if removed:

@@ -16,11 +16,11 @@ class Inbox:
         self._maintenance = maintenance
 
     async def waiting(self, project: str) -> bool:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         return bool(await conn.fetchval("SELECT EXISTS (SELECT 1 FROM evidence_inbox WHERE project = $1)", project))
 
     async def take(self, project: str, limit: int) -> list[InboxRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             "SELECT ref, kind, source, title, task_id, data, redactions, created_at FROM evidence_inbox "
             "WHERE project = $1 ORDER BY created_at, ref LIMIT $2",
@@ -30,7 +30,7 @@ class Inbox:
         return [InboxRow(r[0], r[1], r[2], r[3], r[4], bytes(r[5]), r[6], r[7]) for r in rows]
 
     async def remove(self, project: str, refs: Sequence[str]) -> None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         await conn.execute(
             "DELETE FROM evidence_inbox WHERE project = $1 AND ref = ANY($2::text[])", project, list(refs)
         )

@@ -1,7 +1,8 @@
 """The full-text index: postings of keyed terms per project, ranked with the BM25 that SQLite's FTS5 computes.
 
 `evidence_terms` and `memory_terms` hold (project, term, record, term frequency); `index_stats` the number of records
-and of terms each project indexed. Terms are keyed with the database's random key (blake2b, 48 bits: the same keyed
+and of terms each project indexed, as rows each write appends (summed when read, folded now and then), and a term's
+document frequency is counted from its postings: no write updates a row another write of the project needs. Terms are keyed with the database's random key (blake2b, 48 bits: the same keyed
 hash as the SQLite index's 12 hex digits) and stored as integers, so the index holds no readable word and a query is
 a parameter array of integers: no user string ever reaches query syntax.
 
@@ -18,8 +19,10 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ctxkeep.storage.postgres.session import Conn
+if TYPE_CHECKING:
+    from ctxkeep.storage.postgres.session import Conn
 
 K1, B = 1.2, 0.75
 _CACHE = 200_000
@@ -53,66 +56,74 @@ class TermKey:
 
 @dataclass(frozen=True)
 class Postings:
-    """One kind of record's index: its postings table, the column naming the record, its document frequencies."""
+    """One kind of record's index: its postings table, the column naming the record, its kind in `index_stats`."""
 
     table: str
     record: str
     kind: str
-    frequencies: str
 
 
-EVIDENCE_POSTINGS = Postings("evidence_terms", "evidence_id", EVIDENCE, "evidence_df")
-MEMORY_POSTINGS = Postings("memory_terms", "memory_id", MEMORY, "memory_df")
+EVIDENCE_POSTINGS = Postings("evidence_terms", "evidence_id", EVIDENCE)
+MEMORY_POSTINGS = Postings("memory_terms", "memory_id", MEMORY)
+FOLD_AFTER = 64  # appended totals rows of a project and kind before they are folded into one
 
 
-async def add(conn: Conn, index: Postings, project_id: int, records: Sequence[tuple[int, Counter[int], int]]) -> None:
-    """Index records given as (record id, keyed term counts, number of terms); updates the project's totals and its
-    terms' document frequencies."""
+class Folds:
+    """The store's note of which projects' totals are due a fold: after this process appended FOLD_AFTER rows to
+    them, or when a read summed more than FOLD_AFTER rows. The store folds them after the transaction (`fold`)."""
+
+    def __init__(self) -> None:
+        self._appended: Counter[tuple[Postings, int]] = Counter()
+        self.due: set[tuple[Postings, int]] = set()
+
+    def appended(self, index: Postings, project_id: int) -> None:
+        self._appended[index, project_id] += 1
+        if self._appended[index, project_id] >= FOLD_AFTER:
+            self.note(index, project_id)
+
+    def summed(self, index: Postings, project_id: int, rows: int) -> None:
+        if rows > FOLD_AFTER:
+            self.note(index, project_id)
+
+    def note(self, index: Postings, project_id: int) -> None:
+        self.due.add((index, project_id))
+        self._appended.pop((index, project_id), None)
+
+    def take(self) -> list[tuple[Postings, int]]:
+        due, self.due = sorted(self.due, key=lambda d: (d[0].kind, d[1])), set()
+        return due
+
+
+async def add(
+    conn: Conn, index: Postings, project_id: int, records: Sequence[tuple[int, Counter[int], int]], folds: Folds
+) -> None:
+    """Index records given as (record id, keyed term counts, number of terms), and append their totals."""
     rows = [(project_id, term, record, tf) for record, counts, _ in records for term, tf in counts.items()]
     if rows:
         await conn.copy_records_to_table(index.table, records=rows, columns=["project_id", "term", index.record, "tf"])
-        held = Counter(term for _, counts, _ in records for term in counts)
-        await conn.execute(
-            f"INSERT INTO {index.frequencies} (project_id, term, df) SELECT $1, u.term, u.df FROM unnest($2::bigint[], "
-            f"$3::integer[]) AS u(term, df) ON CONFLICT (project_id, term) DO UPDATE SET df = {index.frequencies}.df + excluded.df",
-            project_id,
-            list(held),
-            list(held.values()),
-        )
     await _count(conn, index, project_id, len(records), sum(length for _, _, length in records))
+    folds.appended(index, project_id)
 
 
-async def remove(conn: Conn, index: Postings, project_id: int, record: int, terms: Sequence[int], length: int) -> None:
-    """Take a record's postings (its keyed terms) out of the index, its totals and its terms' frequencies (a term no
-    record holds any more leaves no row)."""
-    removed = [
-        int(row[0])
-        for row in await conn.fetch(
-            f"DELETE FROM {index.table} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND {index.record} = $3 RETURNING term",
-            project_id,
-            sorted(set(terms)),
-            record,
-        )
-    ]
-    if removed:
-        await conn.execute(
-            f"UPDATE {index.frequencies} SET df = df - 1 WHERE project_id = $1 AND term = ANY($2::bigint[])",
-            project_id,
-            removed,
-        )
-        await conn.execute(
-            f"DELETE FROM {index.frequencies} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND df <= 0",
-            project_id,
-            removed,
-        )
+async def remove(
+    conn: Conn, index: Postings, project_id: int, record: int, terms: Sequence[int], length: int, folds: Folds
+) -> None:
+    """Take a record's postings (its keyed terms) out of the index and its totals (a term no record holds any more
+    leaves no row)."""
+    await conn.execute(
+        f"DELETE FROM {index.table} WHERE project_id = $1 AND term = ANY($2::bigint[]) AND {index.record} = $3",
+        project_id,
+        sorted(set(terms)),
+        record,
+    )
     await _count(conn, index, project_id, -1, -length)
+    folds.appended(index, project_id)
 
 
 async def _count(conn: Conn, index: Postings, project_id: int, docs: int, length: int) -> None:
+    """Append a change of the totals: a row of its own, so writes of one project never wait for each other here."""
     await conn.execute(
-        "INSERT INTO index_stats (project_id, kind, docs, length) VALUES ($1, $2, $3, $4) ON CONFLICT "
-        "(project_id, kind) DO UPDATE SET docs = index_stats.docs + excluded.docs, "
-        "length = index_stats.length + excluded.length",
+        "INSERT INTO index_stats (project_id, kind, docs, length) VALUES ($1, $2, $3, $4)",
         project_id,
         index.kind,
         docs,
@@ -120,31 +131,64 @@ async def _count(conn: Conn, index: Postings, project_id: int, docs: int, length
     )
 
 
+async def fold(conn: Conn, index: Postings, project_id: int) -> None:
+    """Fold a project's appended totals rows into one, outside any write's transaction and only when no other
+    process is folding them (it never waits: a fold already under way leaves this one out). Concurrent writes keep
+    appending rows this fold does not see; readers see the rows before or the one row after, the same sum."""
+    async with conn.transaction():
+        if not await conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", _fold_lock(index, project_id)):
+            return
+        await conn.execute(
+            "WITH gone AS (DELETE FROM index_stats WHERE project_id = $1 AND kind = $2 RETURNING docs, length) "
+            "INSERT INTO index_stats (project_id, kind, docs, length) SELECT $1, $2, sum(docs), sum(length) FROM gone "
+            "HAVING count(*) > 0",
+            project_id,
+            index.kind,
+        )
+
+
+def _fold_lock(index: Postings, project_id: int) -> int:
+    digest = hashlib.blake2b(f"ctxkeep fold\n{index.kind}\n{project_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+async def totals(conn: Conn, index: Postings, project_id: int) -> tuple[int, int, int]:
+    """The project's number of records and of terms, and how many appended rows hold them."""
+    row = await conn.fetchrow(
+        "SELECT COALESCE(sum(docs), 0), COALESCE(sum(length), 0), count(*) FROM index_stats "
+        "WHERE project_id = $1 AND kind = $2",
+        project_id,
+        index.kind,
+    )
+    assert row is not None
+    return int(row[0]), int(row[1]), int(row[2])
+
+
 async def frequencies(conn: Conn, index: Postings, project_id: int, terms: Sequence[int]) -> dict[int, int]:
-    """How many of the project's records hold each keyed term (absent terms left out)."""
+    """How many of the project's records hold each keyed term (absent terms left out), counted from the postings
+    (an index-only range of the postings' primary key per term)."""
     rows = await conn.fetch(
-        f"SELECT term, df FROM {index.frequencies} WHERE project_id = $1 AND term = ANY($2::bigint[])",
+        f"SELECT q.term, (SELECT count(*) FROM {index.table} t WHERE t.project_id = $1 AND t.term = q.term) "
+        "FROM unnest($2::bigint[]) AS q(term)",
         project_id,
         sorted(set(terms)),
     )
-    return {int(term): int(n) for term, n in rows}
+    return {int(term): int(n) for term, n in rows if n}
 
 
 async def weights(
-    conn: Conn, index: Postings, project_id: int, terms: Sequence[int]
+    conn: Conn, index: Postings, project_id: int, terms: Sequence[int], folds: Folds
 ) -> tuple[list[int], list[float], float] | None:
     """The query terms the project holds with their idf, and the average record length; None when none is held."""
-    stats = await conn.fetchrow(
-        "SELECT docs, length FROM index_stats WHERE project_id = $1 AND kind = $2", project_id, index.kind
-    )
-    if stats is None or int(stats["docs"]) <= 0:
+    docs, length, rows = await totals(conn, index, project_id)
+    folds.summed(index, project_id, rows)
+    if docs <= 0:
         return None
-    docs = int(stats["docs"])
     held = await frequencies(conn, index, project_id, terms)
     if not held:
         return None
     order = [term for term in dict.fromkeys(terms) if term in held]  # query order, as FTS5 sums its phrases
-    return order, [idf(docs, held[term]) for term in order], int(stats["length"]) / docs
+    return order, [idf(docs, held[term]) for term in order], length / docs
 
 
 def idf(docs: int, hits: int) -> float:

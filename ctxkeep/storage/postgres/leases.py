@@ -13,7 +13,7 @@ class Leases:
         self._s = session
 
     async def get(self, project: str, task_id: str) -> LeaseRow | None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         row = await conn.fetchrow(
             "SELECT task_id, owner, acquired_at, expires_at FROM task_leases WHERE project = $1 AND task_id = $2",
             project,
@@ -22,7 +22,7 @@ class Leases:
         return LeaseRow(*row) if row else None
 
     async def put(self, project: str, row: LeaseRow) -> None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         await conn.execute(
             "INSERT INTO task_leases (project, task_id, owner, acquired_at, expires_at) VALUES ($1, $2, $3, $4, $5) "
             "ON CONFLICT (project, task_id) DO UPDATE SET owner = excluded.owner, acquired_at = excluded.acquired_at, "
@@ -35,7 +35,7 @@ class Leases:
         )
 
     async def release(self, project: str, task_id: str, owner: str) -> bool:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         status = await conn.execute(
             "DELETE FROM task_leases WHERE project = $1 AND task_id = $2 AND owner = $3", project, task_id, owner
         )
@@ -47,7 +47,7 @@ class Tokens:
         self._s = session
 
     async def insert(self, row: TokenRow) -> None:
-        await self._s.conn.execute(
+        await (await self._s.begun()).execute(
             f"INSERT INTO api_tokens ({_TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)",
             row.token_id,
             row.user,
@@ -58,15 +58,19 @@ class Tokens:
         )
 
     async def get(self, token_id: str) -> TokenRow | None:
-        row = await self._s.conn.fetchrow(f"SELECT {_TOKEN_COLUMNS} FROM api_tokens WHERE token_id = $1", token_id)
+        row = await (await self._s.begun()).fetchrow(
+            f"SELECT {_TOKEN_COLUMNS} FROM api_tokens WHERE token_id = $1", token_id
+        )
         return TokenRow(*row) if row else None
 
     async def all(self) -> list[TokenRow]:
-        rows = await self._s.conn.fetch(f"SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, token_id")
+        rows = await (await self._s.begun()).fetch(
+            f"SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, token_id"
+        )
         return [TokenRow(*row) for row in rows]
 
     async def revoke(self, token_id: str, at: str) -> bool:
-        status = await self._s.conn.execute(
+        status = await (await self._s.begun()).execute(
             "UPDATE api_tokens SET revoked_at = $1 WHERE token_id = $2 AND revoked_at IS NULL", at, token_id
         )
         return bool(status == "UPDATE 1")

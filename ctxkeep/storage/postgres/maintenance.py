@@ -20,7 +20,7 @@ import secrets
 
 import asyncpg
 
-from ctxkeep.storage.postgres.session import Conn
+from ctxkeep.storage.postgres.session import Conn, Session
 
 VACUUM = "owed:vacuum:"
 TABLES = frozenset(
@@ -28,10 +28,8 @@ TABLES = frozenset(
         "evidence",
         "blobs",
         "evidence_terms",
-        "evidence_df",
         "memories",
         "memory_terms",
-        "memory_df",
         "working_sets",
         "task_digests",
         "evidence_inbox",
@@ -41,25 +39,27 @@ TABLES = frozenset(
 # (1.7 GB at 100,000 records of 2 KB: 11 s under an exclusive lock that stops every search) for each delete would not
 # be worth what it removes; a plain VACUUM takes their entries out of the index and frees their space for reuse
 PLAIN = frozenset({"evidence_terms"})
+_LONG_S = 3600.0
 
 
 class Maintenance:
     """The owed work of one transaction's connection; `owes` says this transaction added some."""
 
-    def __init__(self, conn: Conn) -> None:
-        self._conn = conn
+    def __init__(self, session: Session) -> None:
+        self._s = session
         self.owes = False
 
     async def owe_vacuum(self, *tables: str) -> None:
-        for table in tables:
-            assert table in TABLES, table
-            # a new value each time: a vacuum that started before this debt must not clear it
-            await self._conn.execute(
-                "INSERT INTO store_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE "
-                "SET value = excluded.value",
-                VACUUM + table,
-                secrets.token_hex(8),
-            )
+        """Record the debt as new rows (one per table, a random suffix each): two deletes never write the same row,
+        so they never wait for each other, and a vacuum that started before this debt does not clear it."""
+        assert all(table in TABLES for table in tables), tables
+        conn = await self._s.begun()
+        await conn.execute(
+            "INSERT INTO store_meta (name, value) SELECT $1 || t || ':' || $2, t FROM unnest($3::text[]) AS t",
+            VACUUM,
+            secrets.token_hex(8),
+            list(tables),
+        )
         self.owes = True
 
 
@@ -73,19 +73,26 @@ async def vacuum_owed(conn: Conn, lock_timeout_ms: int) -> bool:
     error kept one from finishing (it stays owed). The session's lock timeout is restored afterwards."""
     done = True
     await conn.execute(f"SET lock_timeout = {max(1, int(lock_timeout_ms))}")
+    await conn.execute("SET statement_timeout = 0")
     try:
-        for name, value in await owed(conn):
-            table = name.removeprefix(VACUUM)
-            if table not in TABLES:
+        debts: dict[str, list[str]] = {}
+        for name, _ in await owed(conn):
+            table = name.removeprefix(VACUUM).split(":", 1)[0]
+            debts.setdefault(table, []).append(name)
+        for table, names in debts.items():
+            if table not in TABLES:  # a table a later migration dropped: nothing of it is left to rewrite
+                await conn.execute("DELETE FROM store_meta WHERE name = ANY($1::text[])", names)
                 continue
             try:
-                await conn.execute(f"VACUUM {table}" if table in PLAIN else f"VACUUM (FULL) {table}")
+                # a rewrite may take long: no statement timeout for it (its lock wait stays bounded)
+                await conn.execute(f"VACUUM {table}" if table in PLAIN else f"VACUUM (FULL) {table}", timeout=_LONG_S)
             except asyncpg.PostgresError:
                 done = False
                 continue
-            await conn.execute("DELETE FROM store_meta WHERE name = $1 AND value = $2", name, value)
+            await conn.execute("DELETE FROM store_meta WHERE name = ANY($1::text[])", names)
     finally:
         await conn.execute("RESET lock_timeout")  # back to the connection's own (CTXKEEP_BUSY_TIMEOUT_MS)
+        await conn.execute("RESET statement_timeout")  # and CTXKEEP_DB_TIMEOUT_MS
     try:
         await conn.execute("CHECKPOINT")  # lets the WAL segments that hold deleted rows be recycled
     except asyncpg.PostgresError:

@@ -36,8 +36,12 @@ class Memories:
         self._key = key
         self._maintenance = maintenance
 
+    async def lock(self, project: str, key_match: str) -> None:
+        """Make this write the only writer of the key's versions until it commits (other keys never wait)."""
+        await self._s.lock("memory", project, key_match)
+
     async def versions(self, project: str, key_matches: Sequence[str]) -> list[MemoryRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             f"SELECT {_COLUMNS} FROM memories m WHERE m.project = $1 AND m.key_match = ANY($2::text[]) "
             "ORDER BY m.key_match, m.version",
@@ -47,7 +51,7 @@ class Memories:
         return [MemoryRow(*row) for row in rows]
 
     async def by_ids(self, project: str, memory_ids: Sequence[str]) -> list[MemoryRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             f"SELECT {_COLUMNS} FROM memories m WHERE m.project = $1 AND m.memory_id = ANY($2::text[]) ORDER BY m.id",
             project,
@@ -56,7 +60,7 @@ class Memories:
         return [MemoryRow(*row) for row in rows]
 
     async def keys(self, project: str, kind: str | None, limit: int) -> list[str]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             "SELECT key_match FROM memories WHERE project = $1 AND ($2::text IS NULL OR kind = $2::text) "
             "GROUP BY key_match ORDER BY MAX(id) DESC LIMIT $3",
@@ -72,8 +76,10 @@ class Memories:
         project_id = await self._s.project_id(project)
         if project_id is None or not terms:
             return []
-        conn = await self._s.of(project)
-        weighed = await index.weights(conn, MEMORY_POSTINGS, project_id, [self._key.term(t) for t in terms])
+        conn = await self._s.begun()
+        weighed = await index.weights(
+            conn, MEMORY_POSTINGS, project_id, [self._key.term(t) for t in terms], self._s.folds
+        )
         if weighed is None:
             return []
         keyed, idfs, avgdl = weighed
@@ -92,7 +98,7 @@ class Memories:
         return [(str(row[0]), float(row[1])) for row in rows]
 
     async def next_version(self, project: str, key_match: str, key_sha256: str) -> int:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         value = await conn.fetchval(
             "SELECT MAX(v) FROM (SELECT MAX(version) AS v FROM memories WHERE project = $1 AND key_match = $2 "
             "UNION ALL SELECT MAX(version) FROM memory_tombstones WHERE project = $1 AND key_sha256 = $3) versions",
@@ -103,7 +109,7 @@ class Memories:
         return int(value or 0) + 1
 
     async def insert(self, project: str, row: MemoryRow, terms: str) -> MemoryRow:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         counts, length = self._key.counts(terms)
         new_id = await conn.fetchval(
             f"INSERT INTO memories (project, {', '.join(_FIELDS)}, index_length) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
@@ -115,7 +121,7 @@ class Memories:
         stored = MemoryRow(int(new_id), *list(row.__dict__.values())[1:])
         project_id = await self._s.project_id(project, create=True)
         assert project_id is not None
-        await index.add(conn, MEMORY_POSTINGS, project_id, [(stored.id, counts, length)])
+        await index.add(conn, MEMORY_POSTINGS, project_id, [(stored.id, counts, length)], self._s.folds)
         return stored
 
     async def delete(
@@ -123,7 +129,7 @@ class Memories:
     ) -> None:
         """Remove memories (each with its indexed terms) and their postings, leave tombstones; rewriting the tables
         that held them is owed."""
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         project_id = await self._s.project_id(project)
         for row, terms in rows:
             length = await conn.fetchval(
@@ -131,8 +137,8 @@ class Memories:
             )
             if project_id is not None and length is not None:
                 counts, _ = self._key.counts(terms)
-                await index.remove(conn, MEMORY_POSTINGS, project_id, row.id, list(counts), int(length))
-        await self._maintenance.owe_vacuum("memories", "memory_terms", "memory_df")
+                await index.remove(conn, MEMORY_POSTINGS, project_id, row.id, list(counts), int(length), self._s.folds)
+        await self._maintenance.owe_vacuum("memories", "memory_terms")
         await conn.executemany(
             "INSERT INTO memory_tombstones (project, memory_id, key_sha256, kind, version, created_at, forgotten_at, reason) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -143,7 +149,7 @@ class Memories:
         )
 
     async def tombstones(self, project: str, memory_ids: Sequence[str]) -> list[TombstoneRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             f"SELECT {_TOMBSTONE} FROM memory_tombstones t WHERE t.project = $1 "
             "AND t.memory_id = ANY($2::text[]) ORDER BY t.memory_id",
@@ -153,7 +159,7 @@ class Memories:
         return [TombstoneRow(*row) for row in rows]
 
     async def tombstones_of_key(self, project: str, key_sha256: str) -> list[TombstoneRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             f"SELECT {_TOMBSTONE} FROM memory_tombstones t WHERE t.project = $1 AND t.key_sha256 = $2 "
             "ORDER BY t.version",

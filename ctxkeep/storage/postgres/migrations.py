@@ -4,8 +4,11 @@
 Differences of form, not of meaning: text that is compared or ordered is `COLLATE "C"` (byte order, as SQLite compares
 text, so pages and ties come out the same); blobs belong to a project and the full-text index is a postings table per
 record kind, keyed by project, from migration 2 on (SQLite reached that shape in migration 8, which here only adds the
-store's metadata and its random term key); each index keeps its terms' document frequencies (`*_df`), so a query
-reads them instead of counting postings; checkpoint versions also refuse an insert that does not extend the chain.
+store's metadata and its random term key); checkpoint versions also refuse an insert that does not extend the chain.
+From migration 10 on no write updates a row another write may need: a term's document frequency is counted from its
+postings when a query needs it, and each write appends its change to a project's totals as a row of its own
+(`index_stats`, folded now and then), where one row per project made every write of the project wait for the one
+before it.
 """
 
 from __future__ import annotations
@@ -333,6 +336,17 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         END $$;
         CREATE TRIGGER checkpoints_extend_the_chain BEFORE INSERT ON checkpoints
             FOR EACH ROW EXECUTE FUNCTION ctxkeep_extend_chain();
+    """,
+    ),
+    (
+        10,
+        "index counts without shared rows: document frequencies counted from the postings, totals appended",
+        """
+        DROP TABLE evidence_df;
+        DROP TABLE memory_df;
+        ALTER TABLE index_stats DROP CONSTRAINT index_stats_pkey;
+        ALTER TABLE index_stats ADD COLUMN id BIGSERIAL PRIMARY KEY;
+        CREATE INDEX index_stats_by_kind ON index_stats (project_id, kind);
     """,
     ),
 ]

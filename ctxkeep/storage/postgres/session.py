@@ -1,63 +1,207 @@
-"""One transaction's connection, and the lock that makes PostgreSQL writes behave like SQLite's.
+"""One transaction of the PostgreSQL store: its pooled connection, begun at its first query, and the few locks a write
+takes.
 
-SQLite serializes writers (`BEGIN IMMEDIATE`), so a save reads the latest version and writes the next one with no other
-writer in between. Here a write transaction takes a transaction-level advisory lock on each project it touches before
-its first query of that project: writes to one project serialize (two saves of one task cannot both write version n+1,
-an `expected_version` check sees every commit before it), writes to different projects run side by side. Locks go at
-commit or rollback; waiting for one is bounded by lock_timeout (CTXKEEP_BUSY_TIMEOUT_MS).
+Locks are as narrow as the invariant. A write transaction locks no project: evidence is content-addressed (inserts
+that find their record stored already do nothing), counters are appended rows, and every other row is its own
+object. Only what must be serial is: the append to one task's hash chain together with its lease
+(`lock("task", …)`), and the next version of one memory key (`lock("memory", …)`), each a transaction-level advisory
+lock taken right before the conditional write and released at commit, so writes to other tasks never wait. Waiting
+for one is bounded by lock_timeout (CTXKEEP_BUSY_TIMEOUT_MS); a wait of a second or more is logged, and a wait that
+gives up logs who held the lock and what it was doing.
+
+The connection is taken from the pool and `BEGIN` sent only when the first query runs, so Python work a caller does
+before it holds nothing; a connection found dead at that point is replaced once, transparently (nothing had run).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import time
 from typing import Any, TypeAlias
 
+import anyio
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
+from asyncpg.transaction import Transaction
+
+from ctxkeep.errors import DatabaseUnavailable
+from ctxkeep.storage.postgres.errors import DRIVER_ERRORS, is_connection_lost
+from ctxkeep.storage.postgres.index import Folds
 
 Conn: TypeAlias = "asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]"
+Pooled: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
+Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
 
-_LOCK_SPACE = b"ctxkeep project lock\n"
+logger = logging.getLogger("ctxkeep")
+_LOCK_SPACE = b"ctxkeep lock\n"
+LOGGED_WAIT_S = 1.0
 
 
-def project_lock(project: str) -> int:
-    """The advisory lock id of a project: 63 bits of a hash (collisions only make two projects share a lock)."""
-    return int.from_bytes(
-        hashlib.blake2b(_LOCK_SPACE + project.encode("utf-8"), digest_size=8).digest(), "big", signed=True
-    )
+def object_lock(kind: str, project: str, name: str) -> int:
+    """The advisory lock id of one object (`task` or `memory` key) of a project: 63 bits of a hash (a collision only
+    makes two objects share a lock)."""
+    material = _LOCK_SPACE + "\n".join([kind, project, name]).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(material, digest_size=8).digest(), "big", signed=True)
 
 
 class Session:
-    """The connection of one transaction (or snapshot); `of(project)` hands it out after locking the project."""
+    """The connection of one transaction (or snapshot), acquired and begun by the first `begun()`."""
 
-    def __init__(self, conn: Conn, writing: bool, project_ids: dict[str, int]) -> None:
-        self.conn = conn
+    def __init__(
+        self,
+        pool: Pool,
+        writing: bool,
+        project_ids: dict[str, int],
+        acquire_timeout_s: float,
+        folds: Folds,
+        where: str,
+    ) -> None:
+        self._pool = pool
+        self._where = where  # the database as messages show it
+        self.folds = folds
         self.writing = writing
-        self._locked: set[str] = set()
-        self._project_ids = project_ids  # the store's cache: a project's id never changes once made
+        self._project_ids = project_ids  # the store's cache: a project's id never changes once committed
+        self._acquire_timeout_s = acquire_timeout_s
+        self._conn: Pooled | None = None
+        self._transaction: Transaction | None = None
+        self._reached = False
+        self._made: set[str] = set()  # projects this transaction inserted: not committed yet, so not cached
 
-    async def of(self, project: str) -> Conn:
-        if self.writing and project not in self._locked:
-            await self.conn.execute("SELECT pg_advisory_xact_lock($1)", project_lock(project))
-            self._locked.add(project)
-        return self.conn
+    async def begun(self) -> Pooled:
+        """The transaction's connection, begun (acquired and begun now when this is the first query)."""
+        if self._conn is not None:
+            return self._conn
+        for attempt in (1, 2):
+            conn = await self._pool.acquire(timeout=self._acquire_timeout_s)
+            transaction = (
+                conn.transaction() if self.writing else conn.transaction(isolation="repeatable_read", readonly=True)
+            )
+            try:
+                with anyio.CancelScope(shield=True):
+                    await transaction.start()
+            except BaseException as exc:
+                await self._drop(conn, exc)
+                if attempt == 2 or not isinstance(exc, DRIVER_ERRORS) or not is_connection_lost(exc):
+                    raise
+                continue  # a pooled connection that died while idle: nothing ran on it, take another
+            self._conn, self._transaction, self._reached = conn, transaction, True
+            return conn
+        raise AssertionError("unreachable")
+
+    @property
+    def reached(self) -> bool:
+        """Whether this transaction got a connection and began (the server answered)."""
+        return self._reached
+
+    async def finish(self, failure: BaseException | None) -> None:
+        """Commit (no failure) or roll back, then give the connection back; a connection that is lost, or whose server
+        does not answer, is closed instead of rolled back (the server rolls back what it held)."""
+        conn, transaction = self._conn, self._transaction
+        if conn is None or transaction is None:
+            return
+        self._conn = self._transaction = None
+        with anyio.CancelScope(shield=True):
+            try:
+                if failure is None:
+                    await transaction.commit()
+                elif isinstance(failure, DRIVER_ERRORS) and is_connection_lost(failure):
+                    conn.terminate()
+                else:
+                    try:
+                        await transaction.rollback()
+                    except DRIVER_ERRORS:
+                        conn.terminate()  # the original error says more than a failed rollback
+            except BaseException as exc:
+                await self._drop(conn, exc)
+                raise
+            await self._pool.release(conn)
+
+    async def _drop(self, conn: Pooled, exc: BaseException) -> None:
+        with anyio.CancelScope(shield=True):
+            if isinstance(exc, DRIVER_ERRORS) and is_connection_lost(exc):
+                conn.terminate()
+            try:
+                await self._pool.release(conn)
+            except DRIVER_ERRORS:
+                conn.terminate()
+
+    async def lock(self, kind: str, project: str, name: str) -> None:
+        """Make this write the only writer of one object until it ends (`kind` "task": its chain and lease; "memory":
+        a key's versions); raises DatabaseUnavailable (busy) after CTXKEEP_BUSY_TIMEOUT_MS, logging who held it."""
+        assert self.writing, "only a write transaction locks"
+        conn = await self.begun()
+        key = object_lock(kind, project, name)
+        started = time.monotonic()
+        try:
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", key)
+        except asyncpg.LockNotAvailableError as exc:
+            waited = time.monotonic() - started
+            holder = await self._holder(key)
+            logger.warning(
+                "ctxkeep: a write of %s %r (project %s) gave up after waiting %.1f s for another writer of it "
+                "(CTXKEEP_BUSY_TIMEOUT_MS); the lock was held by %s",
+                kind,
+                name,
+                project,
+                waited,
+                holder,
+            )
+            raise DatabaseUnavailable(
+                f"database {self._where} is busy: another writer of {kind} {name!r} held it longer than "
+                f"CTXKEEP_BUSY_TIMEOUT_MS ({waited * 1000:.0f} ms); nothing was written; retry"
+            ) from exc
+        waited = time.monotonic() - started
+        if waited >= LOGGED_WAIT_S:
+            logger.warning(
+                "ctxkeep: a write of %s %r (project %s) waited %.1f s for another writer of it",
+                kind,
+                name,
+                project,
+                waited,
+            )
+
+    async def _holder(self, key: int) -> str:
+        """Who holds an advisory lock, for the log: pid, application, state, for how long, its last statement."""
+        try:
+            async with self._pool.acquire(timeout=self._acquire_timeout_s) as other:
+                row = await other.fetchrow(
+                    "SELECT a.pid, a.application_name, a.state, extract(epoch FROM now() - a.xact_start), "
+                    "left(a.query, 120) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                    "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 "
+                    "AND l.objsubid = 1",
+                    (key >> 32) & 0xFFFFFFFF,
+                    key & 0xFFFFFFFF,
+                    timeout=self._acquire_timeout_s,
+                )
+        except DRIVER_ERRORS as exc:
+            return f"(unknown: {type(exc).__name__})"
+        if row is None:
+            return "(nobody by now)"
+        return f"pid {row[0]} ({row[1] or '?'}, {row[2]}, in its transaction for {float(row[3] or 0):.1f} s, last: {row[4]!r})"
 
     async def project_id(self, project: str, create: bool = False) -> int | None:
-        """The project's id in the index tables; None when it never stored anything indexed (unless `create`)."""
+        """The project's id in the index tables; None when it never stored anything indexed (unless `create`). Found
+        without a row lock: concurrent first writes of a project both get the one id."""
         found = self._project_ids.get(project)
         if found is not None:
             return found
-        conn = await self.of(project)
+        conn = await self.begun()
         value = await conn.fetchval("SELECT id FROM projects WHERE project = $1", project)
-        if value is None and create:
-            value = await conn.fetchval(
-                "INSERT INTO projects (project) VALUES ($1) ON CONFLICT (project) DO UPDATE "
-                "SET project = excluded.project RETURNING id",
-                project,
-            )
-        if value is not None and not self.writing:
-            self._project_ids[project] = int(value)
-        return int(value) if value is not None else None
+        if value is not None:
+            if project not in self._made:
+                self._project_ids[project] = int(value)
+            return int(value)
+        if not create:
+            return None
+        value = await conn.fetchval(
+            "INSERT INTO projects (project) VALUES ($1) ON CONFLICT (project) DO NOTHING RETURNING id", project
+        )
+        if value is None:  # another transaction made it (and committed) meanwhile
+            value = await conn.fetchval("SELECT id FROM projects WHERE project = $1", project)
+        else:
+            self._made.add(project)
+        return int(value)
 
 
 class Params:

@@ -21,7 +21,7 @@ class Sessions:
         self._s = session
 
     async def put(self, project: str, row: SessionRow) -> None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         await conn.execute(
             f"INSERT INTO sessions (project, {_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (project, session_id) "
             "DO UPDATE SET task_id = excluded.task_id, bound = excluded.bound, transcript_path = excluded.transcript_path, "
@@ -36,21 +36,21 @@ class Sessions:
         )
 
     async def get(self, project: str, session_id: str) -> SessionRow | None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         row = await conn.fetchrow(
             f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 AND session_id = $2", project, session_id
         )
         return _row(row) if row else None
 
     async def latest(self, project: str) -> SessionRow | None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         row = await conn.fetchrow(
             f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 ORDER BY updated_at DESC, session_id LIMIT 1", project
         )
         return _row(row) if row else None
 
     async def injections(self, project: str, limit: int) -> list[InjectionRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             "SELECT h.session_id, s.task_id, h.injection, COALESCE(s.updated_at, (SELECT MAX(r.at) FROM session_records r "
             "WHERE r.project = h.project AND r.session_id = h.session_id), '') AS seen FROM session_hooks h "

@@ -23,12 +23,12 @@ class Stats:
         self._s = session
 
     async def counts(self, project: str) -> dict[str, int]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         return {name: int(await conn.fetchval(query, project) or 0) for name, query in _COUNTS}
 
     async def file_bytes(self) -> int:
         """The size of ctxkeep's tables in the schema (all projects), indexes and TOAST included."""
-        value = await self._s.conn.fetchval(
+        value = await (await self._s.begun()).fetchval(
             "SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
             "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'"
         )

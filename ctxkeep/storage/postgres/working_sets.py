@@ -17,7 +17,7 @@ class WorkingSets:
         self._maintenance = maintenance
 
     async def put(self, project: str, row: WorkingSetRow) -> None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         await conn.execute(
             f"INSERT INTO working_sets (project, {_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
             "ON CONFLICT (project, task_id) DO UPDATE SET focus_key = excluded.focus_key, selection_json = excluded.selection_json, "
@@ -34,14 +34,14 @@ class WorkingSets:
         )
 
     async def get(self, project: str, task_id: str) -> WorkingSetRow | None:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         row = await conn.fetchrow(
             f"SELECT {_COLUMNS} FROM working_sets WHERE project = $1 AND task_id = $2", project, task_id
         )
         return WorkingSetRow(*row) if row else None
 
     async def recent(self, project: str, limit: int) -> list[WorkingSetRow]:
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             f"SELECT {_COLUMNS} FROM working_sets WHERE project = $1 ORDER BY built_at DESC, task_id LIMIT $2",
             project,
@@ -52,7 +52,7 @@ class WorkingSets:
     async def forget_memories(self, project: str, memory_ids: list[str], claim_prefixes: list[str]) -> int:
         """In the cached working sets that showed any of the memories, drop the claims quoting them (the ids stay);
         how many were rewritten (the old rows' bytes are owed a rewrite of the table)."""
-        conn = await self._s.of(project)
+        conn = await self._s.begun()
         rows = await conn.fetch(
             "SELECT task_id, claims_json FROM working_sets WHERE project = $1 AND EXISTS (SELECT 1 FROM "
             "jsonb_array_elements_text(memories_json::jsonb) shown WHERE shown = ANY($2::text[])) ORDER BY task_id",

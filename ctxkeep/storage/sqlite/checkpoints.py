@@ -18,6 +18,9 @@ class Checkpoints:
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
 
+    async def lock(self, project: str, task_id: str) -> None:
+        """Nothing to take: a write transaction (BEGIN IMMEDIATE) is the file's only writer already."""
+
     async def latest_version(self, project: str, task_id: str) -> int:
         """The task's newest version, 0 when the task does not exist."""
         cursor = await self._conn.execute(

@@ -21,7 +21,7 @@ import aiosqlite
 import anyio
 
 from ctxkeep.errors import DatabaseUnavailable
-from ctxkeep.storage.interface import Store
+from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS, Store
 from ctxkeep.storage.sqlite import schema
 from ctxkeep.storage.sqlite.checkpoints import Checkpoints
 from ctxkeep.storage.sqlite.digests import Cursors, Digests
@@ -87,9 +87,12 @@ class SqliteStore(Store):
         self._finishing = False
 
     @classmethod
-    async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> SqliteStore:
+    async def open(
+        cls, location: Path | str, busy_timeout_ms: int = 5_000, timeout_ms: int = DEFAULT_DB_TIMEOUT_MS
+    ) -> SqliteStore:
         """Open (creating 0600 when absent), check it is ctxkeep's, migrate; raises SchemaTooNew or DatabaseUnavailable.
-        A file that cannot be written opens read-only (then it must already be at the current schema)."""
+        A file that cannot be written opens read-only (then it must already be at the current schema). `timeout_ms` is
+        PostgreSQL's: waits on the file are bounded by `busy_timeout_ms`."""
         path = Path(location)
         try:
             known = _OPEN.get(identity(path) or (-1, -1))

@@ -36,12 +36,14 @@ class Digests:
         )
         return [DigestRow(*row) for row in await cursor.fetchall()]
 
-    async def rewrite(self, project: str, row: DigestRow) -> None:
-        """Replace a task's digest and summary text as given (nothing merged)."""
-        await self._conn.execute(
-            "UPDATE task_digests SET digest = ?, summary = ? WHERE project = ? AND task_id = ?",
-            (row.digest, row.summary, project, row.task_id),
+    async def rewrite(self, project: str, row: DigestRow) -> bool:
+        """Replace a task's digest and summary text as given (nothing merged), when it is still the one of
+        `row.updated_at`; False when another write replaced it meanwhile."""
+        cursor = await self._conn.execute(
+            "UPDATE task_digests SET digest = ?, summary = ? WHERE project = ? AND task_id = ? AND updated_at = ?",
+            (row.digest, row.summary, project, row.task_id, row.updated_at),
         )
+        return cursor.rowcount == 1
 
 
 class Cursors:

@@ -69,10 +69,14 @@ class Evidence:
             found.update(row[0] for row in await cursor.fetchall())
         return found
 
-    async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
-        """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them."""
+    async def insert(self, project: str, items: Sequence[NewEvidence]) -> list[str]:
+        """Store the records whose refs are not stored yet, sharing the project's blobs by sha256, and index them;
+        the refs this call stored (the transaction is the file's only writer, so what it finds stored stays)."""
+        unique = list({i.ref: i for i in items}.values())
+        stored = await self.existing_refs(project, [i.ref for i in unique]) if unique else set()
+        items = [i for i in unique if i.ref not in stored]
         if not items:
-            return
+            return []
         await self._conn.executemany(
             "INSERT OR IGNORE INTO blobs (project, sha256, data, bytes) VALUES (?, ?, ?, ?)",
             [(project, i.sha256, i.data, i.bytes) for i in items],
@@ -112,6 +116,7 @@ class Evidence:
             f"INSERT INTO {tables.evidence} (rowid, terms) SELECT id, ? FROM evidence WHERE project = ? AND ref = ?",
             [(terms, project, i.ref) for terms, i in zip(keyed, items, strict=True)],
         )
+        return [i.ref for i in items]
 
     async def _keyed(self, lines: list[str]) -> list[str]:
         if sum(map(len, lines)) < _KEY_ON_A_THREAD:

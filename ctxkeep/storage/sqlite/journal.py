@@ -23,22 +23,22 @@ class Journal:
         row = await cursor.fetchone()
         return ActionRow(*row) if row else None
 
-    async def insert_intent(self, project: str, row: ActionRow) -> None:
-        await self._conn.execute(
+    async def insert_intent(self, project: str, row: ActionRow) -> bool:
+        cursor = await self._conn.execute(
             "INSERT INTO actions (project, idempotency_key, task_id, action, target, params_summary, intent_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, idempotency_key) DO NOTHING",
             (project, row.idempotency_key, row.task_id, row.action, row.target, row.params_summary, row.intent_at),
         )
+        return cursor.rowcount == 1
 
-    async def set_result(self, project: str, row: ActionRow) -> None:
+    async def set_result(self, project: str, row: ActionRow) -> bool:
         """Record the result of an open intent (the table refuses to change a result once written)."""
         cursor = await self._conn.execute(
             "UPDATE actions SET status = ?, external_id = ?, receipt_ref = ?, detail = ?, result_at = ? "
             "WHERE project = ? AND idempotency_key = ? AND status = 'open'",
             (row.status, row.external_id, row.receipt_ref, row.detail, row.result_at, project, row.idempotency_key),
         )
-        if cursor.rowcount != 1:
-            raise LookupError(f"intent {row.idempotency_key!r} is not open")
+        return cursor.rowcount == 1
 
     async def open_for_task(self, project: str, task_id: str) -> list[ActionRow]:
         """The task's intents without a result, oldest first."""

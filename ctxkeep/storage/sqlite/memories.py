@@ -30,6 +30,9 @@ class Memories:
         self._key = key
         self._maintenance = maintenance
 
+    async def lock(self, project: str, key_match: str) -> None:
+        """Nothing to take: a write transaction (BEGIN IMMEDIATE) is the file's only writer already."""
+
     async def versions(self, project: str, key_matches: Sequence[str]) -> list[MemoryRow]:
         """Every stored version of the given keys, oldest first within each key."""
         cursor = await self._conn.execute(

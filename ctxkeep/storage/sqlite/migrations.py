@@ -304,6 +304,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE checkpoints ADD COLUMN took_over TEXT;
     """,
     ),
+    (
+        10,
+        "index counts without shared rows: document frequencies counted from the postings, totals appended",
+        """
+        -- PostgreSQL's index counts only: FTS5 keeps its own, and one writer per file has no rows to share
+    """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

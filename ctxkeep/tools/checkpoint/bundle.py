@@ -215,6 +215,7 @@ async def import_bundle(scope: Scope, text: str) -> Imported:
     rows, records = _versions(data), _records(data)
     task_id = rows[0].task_id
     async with scope.store.transaction() as tx:
+        await tx.checkpoints.lock(scope.project, task_id)
         await leases.check_free(tx, scope, task_id, None, doing="import")
         here = await tx.checkpoints.chain(scope.project, task_id)
         for mine, theirs in zip(here, rows, strict=False):

@@ -4,8 +4,9 @@ An executor claims a task with an owner id and a lease length, through checkpoin
 another owner's lease is live, saves (with or without an owner) and claims are refused with LeaseHeld, naming the
 holder and the expiry. An expired lease can be taken over: the version saved by the new owner records the takeover
 (`took_over`), and a claim at load appends a `takeover` version of the unchanged state, so the chain says who took
-over from whom and when. Everything happens inside the caller's write transaction, so two executors racing for one
-task are serialized by the store: one wins, the other is refused naming it.
+over from whom and when. The lease is read and written under the task's lock (`tx.checkpoints.lock`), together with
+the chain append it guards, so two executors racing for one task are serialized: one wins, the other is refused naming
+it; other tasks never wait.
 """
 
 from __future__ import annotations
@@ -38,33 +39,52 @@ def live(row: LeaseRow, now: datetime) -> bool:
     return row.expires_at > _text(now)
 
 
+def check(current: LeaseRow | None, task_id: str, owner: str | None, now: datetime, doing: str = "save") -> None:
+    """Raise LeaseHeld when another owner's lease is live (`owner` None: anyone's)."""
+    if current is not None and current.owner != owner and live(current, now):
+        raise LeaseHeld(task_id, current.owner, current.expires_at, doing)
+
+
 async def check_free(tx: Tx, scope: Scope, task_id: str, owner: str | None, doing: str = "save") -> LeaseRow | None:
     """The task's lease; raises LeaseHeld when another owner's lease is live (`owner` None: anyone's)."""
     current = await tx.leases.get(scope.project, task_id)
-    if current is not None and current.owner != owner and live(current, scope.clock()):
-        raise LeaseHeld(task_id, current.owner, current.expires_at, doing)
+    check(current, task_id, owner, scope.clock(), doing)
     return current
 
 
-async def claim(tx: Tx, scope: Scope, task_id: str, owner: str, seconds: int | None, doing: str = "save") -> Claim:
-    """Take, renew (same owner) or release (`seconds` 0) the task's lease; raises LeaseHeld while another's is live."""
-    current = await check_free(tx, scope, task_id, owner, doing)
+def planned(
+    current: LeaseRow | None, task_id: str, owner: str, seconds: int | None, now: datetime, doing: str = "save"
+) -> Claim:
+    """What taking, renewing (same owner) or releasing (`seconds` 0) the lease leaves, given the lease there is now;
+    raises LeaseHeld while another's is live. Nothing is written."""
+    check(current, task_id, owner, now, doing)
     took_over = (
         f"{current.owner} (lease expired {current.expires_at})"
         if current is not None and current.owner != owner
         else None
     )
     if seconds == 0:
-        if current is not None and current.owner == owner:
-            await tx.leases.release(scope.project, task_id, owner)
         return Claim(None, took_over)
-    now = scope.clock()
     acquired = current.acquired_at if current is not None and current.owner == owner else _text(now)
-    row = LeaseRow(
-        task_id, owner, acquired, _text(now + timedelta(seconds=DEFAULT_LEASE_SECONDS if seconds is None else seconds))
-    )
-    await tx.leases.put(scope.project, row)
-    return Claim(row, took_over)
+    length = DEFAULT_LEASE_SECONDS if seconds is None else seconds
+    return Claim(LeaseRow(task_id, owner, acquired, _text(now + timedelta(seconds=length))), took_over)
+
+
+async def write(tx: Tx, scope: Scope, task_id: str, owner: str, current: LeaseRow | None, claim: Claim) -> None:
+    """Write what `planned` decided (inside the transaction that holds the task's lock)."""
+    if claim.lease is not None:
+        await tx.leases.put(scope.project, claim.lease)
+    elif current is not None and current.owner == owner:
+        await tx.leases.release(scope.project, task_id, owner)
+
+
+async def claim(tx: Tx, scope: Scope, task_id: str, owner: str, seconds: int | None, doing: str = "save") -> Claim:
+    """Take, renew or release the task's lease; raises LeaseHeld while another's is live (call it holding the task's
+    lock: `tx.checkpoints.lock`)."""
+    current = await tx.leases.get(scope.project, task_id)
+    decided = planned(current, task_id, owner, seconds, scope.clock(), doing)
+    await write(tx, scope, task_id, owner, current, decided)
+    return decided
 
 
 def as_lease(row: LeaseRow | None, now: datetime) -> Lease | None:

@@ -13,7 +13,14 @@ import json
 from collections import OrderedDict
 from datetime import datetime
 
-from ctxkeep.errors import CheckpointRefused, InvalidInput, NotFound, SchemaTooNew, VersionConflict
+from ctxkeep.errors import (
+    CheckpointRefused,
+    DatabaseUnavailable,
+    InvalidInput,
+    NotFound,
+    SchemaTooNew,
+    VersionConflict,
+)
 from ctxkeep.models import (
     STATE_SCHEMA_VERSION,
     CheckpointDiffResult,
@@ -82,31 +89,44 @@ def _is_retry(req: CheckpointSaveRequest, current: int, previous: CheckpointRow 
     return req.expected_version is None or req.expected_version in (current, current - 1)
 
 
+SAVE_ATTEMPTS = 8  # a save whose task moved on while it verified is verified again against the new head
+
+
 async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> CheckpointSaveResult:
     """Store `req.state` as the task's next version after verifying it against the latest one.
 
     Raises VersionConflict when `expected_version` is not current, CheckpointRefused when a
-    strict save breaks a rule (nothing stored). A state identical to the latest returns the
-    latest version unchanged.
+    strict save breaks a rule (nothing stored), LeaseHeld under another owner's live lease. A
+    state identical to the latest returns the latest version unchanged.
+
+    The verification runs outside any transaction, on a snapshot of the task; the write then
+    takes only the task's lock and appends when the task is still where the snapshot saw it,
+    else the save starts over from the new head (so saves of other tasks never wait for this
+    one, and this one waits only for another write of the same task).
     """
     state_json = req.state.canonical()
-    async with scope.store.transaction() as tx:
-        if req.owner is not None:
-            took_over = (await leases.claim(tx, scope, req.task_id, req.owner, req.lease_seconds)).took_over
-        else:
-            await leases.check_free(tx, scope, req.task_id, None)
-            took_over = None
-        found = await tx.checkpoints.get(scope.project, req.task_id)
+    for _ in range(SAVE_ATTEMPTS):
+        async with scope.store.snapshot() as tx:
+            found = await tx.checkpoints.get(scope.project, req.task_id)
+            lease = await tx.leases.get(scope.project, req.task_id)
         previous, current = found if found else (None, 0)
+        now = scope.clock()
+        if req.owner is not None:
+            took_over = leases.planned(lease, req.task_id, req.owner, req.lease_seconds, now).took_over
+        else:
+            leases.check(lease, req.task_id, None, now)
+            took_over = None
         if took_over is None and _is_retry(req, current, previous, state_json):
             assert previous is not None
-            return _save_result(previous, _violations(previous))
+            if req.owner is None or await _append(scope, req.task_id, None, current, req.owner, req.lease_seconds):
+                return _save_result(previous, _violations(previous))  # the owner's lease renewed
+            continue
         if req.expected_version is not None and req.expected_version != current:
             raise VersionConflict(req.task_id, req.expected_version, current)
-        violations = check_new_state(req.state)
-        if previous is not None:
-            before = parse_state(previous)
-            violations = verify_states(before, req.state, req.goal_change_reason)
+        if previous is None:
+            violations = check_new_state(req.state)
+        else:
+            violations = verify_states(parse_state(previous), req.state, req.goal_change_reason)
         if violations and req.strict:
             raise CheckpointRefused(violations)
         row = new_version(
@@ -121,9 +141,37 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             goal_change_reason=req.goal_change_reason,
             violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
         )
-        await tx.checkpoints.insert(scope.project, row)
-    _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
-    return _save_result(row, violations)
+        if await _append(scope, req.task_id, row, current, req.owner, req.lease_seconds):
+            _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
+            return _save_result(row, violations)
+    raise DatabaseUnavailable(
+        f"task {req.task_id!r} is busy: other writers saved it {SAVE_ATTEMPTS} times while this save was being "
+        "verified; nothing was written; retry (checkpoint_load shows the latest version)"
+    )
+
+
+async def _append(
+    scope: Scope, task_id: str, row: CheckpointRow | None, current: int, owner: str | None, lease_seconds: int | None
+) -> bool:
+    """The conditional write: under the task's lock, append `row` (None: none, only the lease) when the task is still
+    at version `current` and its lease still gives the takeover the row records, taking or renewing the lease of
+    `owner`; False, with nothing written, when another writer came first. Raises LeaseHeld when another owner's
+    lease is live now."""
+    async with scope.store.transaction() as tx:
+        await tx.checkpoints.lock(scope.project, task_id)
+        if await tx.checkpoints.latest_version(scope.project, task_id) != current:
+            return False
+        lease = await tx.leases.get(scope.project, task_id)
+        if owner is None:
+            leases.check(lease, task_id, None, scope.clock())
+        else:
+            claim = leases.planned(lease, task_id, owner, lease_seconds, scope.clock())
+            if claim.took_over != (row.took_over if row is not None else None):
+                return False
+            await leases.write(tx, scope, task_id, owner, lease, claim)
+        if row is not None:
+            await tx.checkpoints.insert(scope.project, row)
+    return True
 
 
 def new_version(
@@ -162,6 +210,7 @@ async def claim_at_load(scope: Scope, task_id: str, owner: str, seconds: int | N
     """checkpoint_load's claim: take, renew or release the lease; taking over another's expired lease appends a
     `takeover` version of the unchanged state (the chain records it). Raises LeaseHeld, NotFound."""
     async with scope.store.transaction() as tx:
+        await tx.checkpoints.lock(scope.project, task_id)
         previous, current = await load_version(tx, scope, task_id, None)
         claimed = await leases.claim(tx, scope, task_id, owner, seconds, doing="claim")
         if claimed.took_over is not None:

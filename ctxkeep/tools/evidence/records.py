@@ -153,7 +153,10 @@ async def evidence_put(
     scope: Scope, items: list[EvidenceItem], max_item_bytes: int = MAX_EVIDENCE_BYTES
 ) -> EvidenceBatchResult:
     """Store items in one transaction; returns one ref per item in input order. A record stored before (same ref) is
-    left as it is (`deduplicated`). Raises InvalidInput."""
+    left as it is (`deduplicated`), also one a concurrent call stores at the same moment. Raises InvalidInput.
+
+    Redaction, counting and indexing work happen before the transaction, which only inserts (content-addressed: it
+    locks nothing another put waits for)."""
     _check_batch(items)
     created_at = utc_text(scope.clock())
     assert created_at is not None
@@ -161,9 +164,13 @@ async def evidence_put(
     first: dict[str, NewEvidence] = {}
     for record, _ in prepared:
         first.setdefault(record.ref, record)
-    async with scope.store.transaction() as tx:
-        existing = await tx.evidence.rows(scope.project, list(first))
-        await tx.evidence.insert(scope.project, [r for ref, r in first.items() if ref not in existing])
+    async with scope.store.snapshot() as tx:
+        existing: dict[str, NewEvidence | EvidenceRow] = dict(await tx.evidence.rows(scope.project, list(first)))
+    fresh = [r for ref, r in first.items() if ref not in existing]
+    if fresh:
+        async with scope.store.transaction() as tx:
+            inserted = set(await tx.evidence.insert(scope.project, fresh))
+        existing.update((r.ref, r) for r in fresh if r.ref not in inserted)  # stored meanwhile by another call
     stored, seen = [], set(existing)
     for record, preview in prepared:  # a ref fixes content, kind and source, so the preview is the stored one's
         stored.append(_stored(existing.get(record.ref) or record, preview, deduplicated=record.ref in seen))

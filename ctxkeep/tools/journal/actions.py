@@ -110,9 +110,8 @@ async def action_intent(scope: Scope, req: ActionIntentRequest) -> ActionIntentR
                 f"no task {req.task_id!r} in this project: an intent is reported when its task is resumed, so "
                 "checkpoint_save the task first (checkpoint_list shows the tasks here)"
             )
-        held = await tx.journal.get(scope.project, req.idempotency_key)
-        if held is None:
-            await tx.journal.insert_intent(scope.project, row)
+        recorded = await tx.journal.insert_intent(scope.project, row)
+        held = None if recorded else await tx.journal.get(scope.project, req.idempotency_key)
     if held is None:
         return ActionIntentResult(entry=to_action(row), recorded=True, advice=_advice(to_action(row), True))
     if (held.task_id, held.action, held.target, held.params_summary) != (
@@ -162,8 +161,10 @@ async def action_result(scope: Scope, req: ActionResultRequest) -> ActionResultR
             utc_text(scope.clock()),
         )
         if held.status == "open":
-            await tx.journal.set_result(scope.project, row)
-            return ActionResultResult(entry=to_action(row), recorded=True)
+            if await tx.journal.set_result(scope.project, row):
+                return ActionResultResult(entry=to_action(row), recorded=True)
+            held = await tx.journal.get(scope.project, req.idempotency_key)  # a concurrent call recorded one first
+            assert held is not None
     if (held.status, held.external_id, held.receipt_ref, held.detail) == (
         row.status,
         row.external_id,

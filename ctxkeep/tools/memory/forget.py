@@ -80,10 +80,12 @@ async def _scrub_digests(tx: Tx, scope: Scope, rows: list[MemoryRow]) -> int:
     since = min(r.created_at for r in rows)
     scrubbed = 0
     for digest in await tx.digests.all(scope.project):
-        rewritten = _scrubbed(digest, patterns) if digest.updated_at >= since else None
-        if rewritten is not None:
-            await tx.digests.rewrite(scope.project, rewritten)
-            scrubbed += 1
+        found: DigestRow | None = digest
+        while found is not None and (rewritten := _scrubbed(found, patterns) if found.updated_at >= since else None):
+            if await tx.digests.rewrite(scope.project, rewritten):
+                scrubbed += 1
+                break
+            found = await tx.digests.get(scope.project, digest.task_id)  # a new digest came in meanwhile: scrub it
     return scrubbed
 
 
@@ -123,6 +125,8 @@ async def memory_forget(scope: Scope, req: MemoryForgetRequest) -> MemoryForgetR
             wal_cleared=await scope.store.checkpoint_wal(),
         )
     async with scope.store.transaction() as tx:
+        for key_match in sorted({row.key_match for row in rows}):
+            await tx.memories.lock(scope.project, key_match)  # no new version of the key while it is forgotten
         rows, earlier = await _targets(tx, scope, req)
         if rows:
             tombstones = [
@@ -134,9 +138,10 @@ async def memory_forget(scope: Scope, req: MemoryForgetRequest) -> MemoryForgetR
                 scope.project, [r.memory_id for r in rows], [claim_prefix(r) for r in rows]
             )
             scrubbed = await _scrub_digests(tx, scope, rows)
-            quoted = await _still_quoted(tx, scope, rows, [quote_pattern(r.content) for r in rows])
     if not rows:  # another process forgot it between the two looks
         return await memory_forget(scope, req)
+    async with scope.store.snapshot() as tx:
+        quoted = await _still_quoted(tx, scope, rows, [quote_pattern(r.content) for r in rows])
     wal_cleared = await scope.store.checkpoint_wal()
     return MemoryForgetResult(
         forgotten=[_tombstone(t) for t in tombstones],

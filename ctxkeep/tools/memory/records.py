@@ -251,9 +251,12 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
     key, key_redactions = redact_secrets(req.key)
     content, content_redactions = redact_secrets(req.content)
     key_match = match_key(key)
-    async with scope.store.transaction() as tx:
+    async with scope.store.snapshot() as tx:
         receipt = await _check_receipts(tx, scope, req, now_text)
-        source_json = _source(req, receipt.ref if receipt else None).model_dump_json()
+    source_json = _source(req, receipt.ref if receipt else None).model_dump_json()
+    terms = memory_terms(key, content)
+    async with scope.store.transaction() as tx:
+        await tx.memories.lock(scope.project, key_match)  # the key's next version is serial, nothing else
         versions = await tx.memories.versions(scope.project, [key_match])
         before = current_by_key(versions, now_text).get(key_match)
         same = _same_write(versions, req, content, source_json, now_text)
@@ -277,7 +280,7 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
                     utc_text(req.effective_at),
                     _expiry(scope, req, now, receipt),
                 ),
-                memory_terms(key, content),
+                terms,
             )
             versions.append(same)
     current = current_by_key(versions, now_text)
