@@ -2,8 +2,9 @@
 
 Per store: checkpoint_save / checkpoint_load p50 over stdio (a task with 1,000 versions; floor: checkpoint_list);
 evidence_search and build_working_set p50 with 100,000 real-text items; the LoCoMo retrieval of bench/working_set.py
-(PostgreSQL must be within 0.02 of SQLite); and a load of two `serve --http` processes × four clients with per-user
-tokens (each write recorded as its user), every acknowledged write counted in the database afterwards.
+(PostgreSQL must be within 0.02 of SQLite); a load of two `serve --http` processes × four clients with per-user
+tokens (each write recorded as its user), every acknowledged write counted in the database afterwards; and 1 vs 3
+servers under a per-task and a per-project mix, with the lock figure and the CPU split (bench/team_load.py).
 
 PostgreSQL: CTXKEEP_BENCH_POSTGRES_URL or CTXKEEP_TEST_POSTGRES_URL (each measurement in a fresh schema, dropped
 afterwards); without one, a throwaway server is started with .ci/postgres when the PostgreSQL binaries are there, else
@@ -36,6 +37,7 @@ from bench.checkpoint import _states, _timed
 from bench.common import ROOT, free_port, summary_ms, wait_for_port
 from bench.evidence import _fill, _questions
 from bench.load import _client
+from bench import team_load
 from bench.rpc import RawServer
 from ctxkeep.storage import Store
 from ctxkeep.tools.users import create_token
@@ -228,6 +230,15 @@ def _load(location: Path | str, folder: Path, ops: int) -> dict[str, Any]:
 
 
 def measure(quick: bool) -> dict[str, Any]:
+    results = _stores(quick)
+    print("bench/teams.py: 1 and 3 servers under load ...", file=sys.stderr, flush=True)
+    scaled = team_load.measure(quick)
+    if scaled is not None:
+        results["scale"] = scaled
+    return results
+
+
+def _stores(quick: bool) -> dict[str, Any]:
     count, loads, items, ops = (200, 200, 10_000, 100) if quick else (1_000, 1_000, 100_000, 500)
     questions = _questions(60 if quick else 200)
     results: dict[str, Any] = {}
@@ -249,7 +260,46 @@ def measure(quick: bool) -> dict[str, Any]:
     return results
 
 
+def _scale_rows(scale: dict[str, Any]) -> list[dict[str, str]]:
+    """The 1-vs-3-server runs: throughput, the lock figure, where the CPU went, the checks."""
+    rows = []
+    for run in scale["runs"]:
+        locks, cpu = run["locks"], run["cpu_s"]
+        name = f"{run['mix']} mix, {run['servers']} server(s) × {run['clients']} clients"
+        rows += [
+            {
+                "metric": f"{name}: calls/s",
+                "value": f"{run['calls_per_s']} ({run['calls']} calls in {run['wall_s']} s)",
+            },
+            {
+                "metric": f"{name}: lock figure (samples with a ctxkeep backend waiting for a lock)",
+                "value": f"{locks['lock_wait_share']:.1%} of {locks['samples']} (by lock: {locks['by_lock'] or 'none'}; "
+                f"holders: {locks['blockers_state'] or 'none'}; a writer idle in its transaction: "
+                f"{locks['idle_writer_share']:.1%})",
+                "target": "< 10%",
+            },
+            {
+                "metric": f"{name}: CPU seconds",
+                "value": f"servers {cpu['servers']}, PostgreSQL {cpu['postgres']}, load generator {cpu['load_generator']}",
+            },
+            {"metric": f"{name}: checked", "value": json.dumps(run["checked"], sort_keys=True)},
+        ]
+    rows.append(
+        {
+            "metric": "3 servers / 1 server, calls/s (per-task mix: clients on different tasks)",
+            "value": f"{scale['scale_per_task']:.2f}× on {scale['cores']} cores",
+            "target": "≥ 1.5×",
+        }
+    )
+    rows.append(
+        {"metric": "3 servers / 1 server, calls/s (per-project mix)", "value": f"{scale['scale_per_project']:.2f}×"}
+    )
+    return rows
+
+
 def _rows(results: dict[str, Any]) -> list[dict[str, str]]:
+    scale = results.pop("scale", None)
+
     def both(what: Any) -> str:
         return " | ".join(f"{kind}: {what(r)}" for kind, r in results.items())
 
@@ -303,12 +353,22 @@ def _rows(results: dict[str, Any]) -> list[dict[str, str]]:
         }
         for op in ops
     ]
+    if scale is not None:
+        rows += _scale_rows(scale)
+        results["scale"] = scale
     return [{"baseline": "", "target": "", **row} for row in rows]
 
 
 def run(quick: bool) -> dict[str, Any]:
     results = measure(quick)
     notes = ["the same data and the same questions on both stores, one after the other on the same machine"]
+    if "scale" in results:
+        notes.append(
+            "1 and 3 servers: a PostgreSQL server of the bench's own, clients over raw streamable HTTP (bench/team_load.py); "
+            f"load average before: {results['scale']['load_before']}"
+        )
+    else:
+        notes.append("1 and 3 servers: no PostgreSQL binaries for a server of the bench's own, not measured")
     if "postgres" in results:
         gap = abs(results["postgres"]["recall"]["ctxkeep"] - results["sqlite"]["recall"]["ctxkeep"])
         assert gap <= 0.02, f"LoCoMo recall differs by {gap:.3f} between the stores"

@@ -126,3 +126,36 @@ def test_no_directory_is_made_from_the_url(claude: SharedClaude, tmp_path: Path)
     assert not any(part.startswith("postgresql:") for path in Path.cwd().iterdir() for part in path.parts)
     with sqlite3.connect(claude.db) as conn:
         assert json.loads(json.dumps(conn.execute("SELECT count(*) FROM session_records").fetchone()))[0] >= 1
+
+
+async def _taken_in_without_asking(claude: SharedClaude, ref: str) -> tuple[float, float]:
+    """Start a server with an offload waiting; how long until it is in the shared store (no evidence call), then how
+    long a second offload takes once any tool (checkpoint_list) is called."""
+    env = {**claude.env(), "CTXKEEP_PROJECT": str(claude.project.resolve())}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "ctxkeep", "serve"], env=env)
+
+    async def stored(wanted: str) -> float:
+        started = anyio.current_time()
+        while (wanted,) not in claude.shared("SELECT ref FROM evidence"):
+            assert anyio.current_time() - started < 10, f"{wanted} was not taken in"
+            await anyio.sleep(0.1)
+        return anyio.current_time() - started
+
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            after_start = await stored(ref)
+            second = BIG.replace("module_2999", "module_3000")
+            view = _view(claude.post_tool_use(*bash("make again", second)))
+            [(ref2,)] = claude.rows("SELECT ref FROM evidence_inbox")
+            assert ref2 in view
+            assert not (await client.call_tool("checkpoint_list", {})).is_error
+            after_call = await stored(ref2)
+    return after_start, after_call
+
+
+def test_the_hooks_offloads_are_taken_in_after_the_server_starts_and_after_any_call(claude: SharedClaude) -> None:
+    claude.post_tool_use(*bash("make", BIG))
+    [(ref,)] = claude.rows("SELECT ref FROM evidence_inbox")
+    after_start, after_call = anyio.run(_taken_in_without_asking, claude, ref)
+    assert after_start < 10 and after_call < 10
+    assert claude.rows("SELECT count(*) FROM evidence_inbox") == [(0,)]

@@ -139,7 +139,7 @@ async def test_a_rewrite_a_lock_kept_from_running_is_owed_and_the_next_write_fin
         gone = await memory_forget(scope, MemoryForgetRequest(key="delivery address"))
         assert gone.wal_cleared is False
         owed = await reader.fetch("SELECT name FROM store_meta WHERE name LIKE 'owed:%' ORDER BY name")
-        assert "owed:vacuum:memories" in [row[0] for row in owed]
+        assert any(row[0].startswith("owed:vacuum:memories:") for row in owed), owed  # one debt row per delete
     finally:
         await transaction.rollback()
         await reader.close()

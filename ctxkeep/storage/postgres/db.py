@@ -22,21 +22,20 @@ from ctxkeep.errors import DatabaseUnavailable
 from ctxkeep.storage.backoff import Backoff
 from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS, Store, shown_location
 from ctxkeep.storage.postgres import schema
-from ctxkeep.storage.postgres.checkpoints import Checkpoints
-from ctxkeep.storage.postgres.digests import Cursors, Digests
+from ctxkeep.storage.postgres.errors import DRIVER_ERRORS, unavailable
 from ctxkeep.storage.postgres.evidence import Evidence
-from ctxkeep.storage.postgres.inbox import Inbox
 from ctxkeep.storage.postgres.index import Folds, TermKey, fold
-from ctxkeep.storage.postgres.journal import Journal
-from ctxkeep.storage.postgres.leases import Leases, Tokens
 from ctxkeep.storage.postgres.maintenance import Maintenance, owed, vacuum_owed
 from ctxkeep.storage.postgres.memories import Memories
 from ctxkeep.storage.postgres.migrations import LATEST
-from ctxkeep.storage.postgres.errors import DRIVER_ERRORS, unavailable
 from ctxkeep.storage.postgres.session import Conn, Pool, Session
-from ctxkeep.storage.postgres.sessions import Sessions
-from ctxkeep.storage.postgres.stats import Stats
-from ctxkeep.storage.postgres.working_sets import WorkingSets
+from ctxkeep.storage.postgres.statements import PostgresDb
+from ctxkeep.storage.postgres.tables import Checkpoints, Stats, WorkingSets
+from ctxkeep.storage.sql.digests import Cursors, Digests
+from ctxkeep.storage.sql.inbox import Inbox
+from ctxkeep.storage.sql.journal import Journal
+from ctxkeep.storage.sql.leases import Leases, Tokens
+from ctxkeep.storage.sql.sessions import Sessions
 
 logger = logging.getLogger("ctxkeep")
 POOL_SIZE = 8
@@ -54,18 +53,19 @@ class PostgresTx:
 
     def __init__(self, session: Session, key: TermKey) -> None:
         self.maintenance = Maintenance(session)
-        self.checkpoints = Checkpoints(session)
+        db = PostgresDb(session, self.maintenance)
+        self.checkpoints = Checkpoints(db, session)
         self.evidence = Evidence(session, key, self.maintenance)
-        self.digests = Digests(session, self.maintenance)
-        self.cursors = Cursors(session)
-        self.working_sets = WorkingSets(session, self.maintenance)
+        self.digests = Digests(db)
+        self.cursors = Cursors(db)
+        self.working_sets = WorkingSets(db)
         self.memories = Memories(session, key, self.maintenance)
-        self.journal = Journal(session)
-        self.sessions = Sessions(session)
-        self.stats = Stats(session)
-        self.inbox = Inbox(session, self.maintenance)
-        self.leases = Leases(session)
-        self.tokens = Tokens(session)
+        self.journal = Journal(db)
+        self.sessions = Sessions(db)
+        self.stats = Stats(db)
+        self.inbox = Inbox(db)
+        self.leases = Leases(db)
+        self.tokens = Tokens(db)
 
 
 class PostgresStore(Store):
@@ -239,6 +239,13 @@ class PostgresStore(Store):
             failure = self._unavailable(exc)
             if not session.reached:
                 self._reach.failed(failure)
+            if isinstance(exc, asyncpg.LockNotAvailableError):
+                statement = " ".join(str(getattr(exc, "query", "") or "").split())[:160]
+                logger.warning(
+                    "ctxkeep: a write gave up waiting for a row another transaction held (CTXKEEP_BUSY_TIMEOUT_MS); "
+                    "its statement: %s",
+                    statement or "(unknown)",
+                )
             raise failure from exc
         if session.reached:
             self._reach.succeeded()

@@ -9,8 +9,9 @@ lock taken right before the conditional write and released at commit, so writes 
 for one is bounded by lock_timeout (CTXKEEP_BUSY_TIMEOUT_MS); a wait of a second or more is logged, and a wait that
 gives up logs who held the lock and what it was doing.
 
-The connection is taken from the pool and `BEGIN` sent only when the first query runs, so Python work a caller does
-before it holds nothing; a connection found dead at that point is replaced once, transparently (nothing had run).
+The connection is taken from the pool and `BEGIN` sent only when the first query runs (with it, in one round trip,
+when that query is a lock), so Python work a caller does before it holds nothing; a connection found dead at that
+point is replaced once, transparently (nothing had run on it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from typing import Any, TypeAlias
 import anyio
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
-from asyncpg.transaction import Transaction
 
 from ctxkeep.errors import DatabaseUnavailable
 from ctxkeep.storage.postgres.errors import DRIVER_ERRORS, is_connection_lost
@@ -64,28 +64,30 @@ class Session:
         self._project_ids = project_ids  # the store's cache: a project's id never changes once committed
         self._acquire_timeout_s = acquire_timeout_s
         self._conn: Pooled | None = None
-        self._transaction: Transaction | None = None
         self._reached = False
         self._made: set[str] = set()  # projects this transaction inserted: not committed yet, so not cached
 
-    async def begun(self) -> Pooled:
-        """The transaction's connection, begun (acquired and begun now when this is the first query)."""
+    async def begun(self, first: str = "") -> Pooled:
+        """The transaction's connection, begun (acquired and begun now when this is its first query). `first`, a
+        statement without parameters, runs right after: sent with BEGIN in one round trip when it begins here."""
         if self._conn is not None:
+            if first:
+                await self._conn.execute(first)
             return self._conn
+        begin = "BEGIN" if self.writing else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
         for attempt in (1, 2):
             conn = await self._pool.acquire(timeout=self._acquire_timeout_s)
-            transaction = (
-                conn.transaction() if self.writing else conn.transaction(isolation="repeatable_read", readonly=True)
-            )
             try:
-                with anyio.CancelScope(shield=True):
-                    await transaction.start()
+                await conn.execute(f"{begin}; {first}" if first else begin)
             except BaseException as exc:
+                if not (isinstance(exc, DRIVER_ERRORS) and is_connection_lost(exc)):
+                    self._conn, self._reached = conn, True  # begun, maybe: `finish` rolls it back
+                    raise
                 await self._drop(conn, exc)
-                if attempt == 2 or not isinstance(exc, DRIVER_ERRORS) or not is_connection_lost(exc):
+                if attempt == 2:
                     raise
                 continue  # a pooled connection that died while idle: nothing ran on it, take another
-            self._conn, self._transaction, self._reached = conn, transaction, True
+            self._conn, self._reached = conn, True
             return conn
         raise AssertionError("unreachable")
 
@@ -96,20 +98,21 @@ class Session:
 
     async def finish(self, failure: BaseException | None) -> None:
         """Commit (no failure) or roll back, then give the connection back; a connection that is lost, or whose server
-        does not answer, is closed instead of rolled back (the server rolls back what it held)."""
-        conn, transaction = self._conn, self._transaction
-        if conn is None or transaction is None:
+        does not answer, is closed instead of rolled back (the server rolls back what it held). Shielded from
+        cancellation: a cancelled caller never leaves a connection inside a transaction."""
+        conn = self._conn
+        if conn is None:
             return
-        self._conn = self._transaction = None
+        self._conn = None
         with anyio.CancelScope(shield=True):
             try:
                 if failure is None:
-                    await transaction.commit()
+                    await conn.execute("COMMIT")
                 elif isinstance(failure, DRIVER_ERRORS) and is_connection_lost(failure):
                     conn.terminate()
                 else:
                     try:
-                        await transaction.rollback()
+                        await conn.execute("ROLLBACK")
                     except DRIVER_ERRORS:
                         conn.terminate()  # the original error says more than a failed rollback
             except BaseException as exc:
@@ -128,13 +131,13 @@ class Session:
 
     async def lock(self, kind: str, project: str, name: str) -> None:
         """Make this write the only writer of one object until it ends (`kind` "task": its chain and lease; "memory":
-        a key's versions); raises DatabaseUnavailable (busy) after CTXKEEP_BUSY_TIMEOUT_MS, logging who held it."""
+        a key's versions); raises DatabaseUnavailable (busy) after CTXKEEP_BUSY_TIMEOUT_MS, logging who held it. As
+        a transaction's first query it goes with BEGIN in one round trip."""
         assert self.writing, "only a write transaction locks"
-        conn = await self.begun()
         key = object_lock(kind, project, name)
         started = time.monotonic()
         try:
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", key)
+            await self.begun(f"SELECT pg_advisory_xact_lock({int(key)})")  # an integer of our own, not user text
         except asyncpg.LockNotAvailableError as exc:
             waited = time.monotonic() - started
             holder = await self._holder(key)

@@ -23,20 +23,19 @@ import anyio
 from ctxkeep.errors import DatabaseUnavailable
 from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS, Store
 from ctxkeep.storage.sqlite import schema
-from ctxkeep.storage.sqlite.checkpoints import Checkpoints
-from ctxkeep.storage.sqlite.digests import Cursors, Digests
+from ctxkeep.storage.sql.digests import Cursors, Digests
+from ctxkeep.storage.sql.inbox import Inbox
+from ctxkeep.storage.sql.journal import Journal
+from ctxkeep.storage.sql.leases import Leases, Tokens
+from ctxkeep.storage.sql.sessions import Sessions
 from ctxkeep.storage.sqlite.evidence import Evidence
 from ctxkeep.storage.sqlite.files import Access, identity, moved, prepare, read_only, tighten, unavailable
-from ctxkeep.storage.sqlite.inbox import Inbox
 from ctxkeep.storage.sqlite.index import TermKey
-from ctxkeep.storage.sqlite.journal import Journal
-from ctxkeep.storage.sqlite.leases import Leases, Tokens
 from ctxkeep.storage.sqlite.maintenance import WAL, Maintenance, clear_truncation, merge_owed, owed
 from ctxkeep.storage.sqlite.memories import Memories
 from ctxkeep.storage.sqlite.migrations import LATEST
-from ctxkeep.storage.sqlite.sessions import Sessions
-from ctxkeep.storage.sqlite.stats import Stats
-from ctxkeep.storage.sqlite.working_sets import WorkingSets
+from ctxkeep.storage.sqlite.statements import SqliteDb
+from ctxkeep.storage.sqlite.tables import Checkpoints, Stats, WorkingSets
 
 logger = logging.getLogger("ctxkeep")
 
@@ -49,19 +48,20 @@ class SqliteTx:
     """The queries available inside one transaction (or one read), over one connection."""
 
     def __init__(self, conn: aiosqlite.Connection, key: TermKey) -> None:
+        db = SqliteDb(conn)
         self.maintenance = Maintenance(conn)
-        self.checkpoints = Checkpoints(conn)
+        self.checkpoints = Checkpoints(db)
         self.evidence = Evidence(conn, key, self.maintenance)
-        self.digests = Digests(conn)
-        self.cursors = Cursors(conn)
-        self.working_sets = WorkingSets(conn)
+        self.digests = Digests(db)
+        self.cursors = Cursors(db)
+        self.working_sets = WorkingSets(db)
         self.memories = Memories(conn, key, self.maintenance)
-        self.journal = Journal(conn)
-        self.sessions = Sessions(conn)
-        self.stats = Stats(conn)
-        self.inbox = Inbox(conn)
-        self.leases = Leases(conn)
-        self.tokens = Tokens(conn)
+        self.journal = Journal(db)
+        self.sessions = Sessions(db)
+        self.stats = Stats(db)
+        self.inbox = Inbox(db)
+        self.leases = Leases(db)
+        self.tokens = Tokens(db)
 
 
 # The files this process has open as stores, by (device, inode): how many stores, and what opening the first found.

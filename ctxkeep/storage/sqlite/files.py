@@ -10,6 +10,7 @@ files is opened read-only: reads work, writes get one error naming what is read-
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from pathlib import Path
 from ctxkeep.errors import DatabaseUnavailable
 from ctxkeep.storage.sqlite.folders import make_private_folders
 
+logger = logging.getLogger("ctxkeep")
 PRIVATE_FILE = 0o600
 
 
@@ -136,6 +138,12 @@ def unavailable(path: Path, exc: sqlite3.Error) -> DatabaseUnavailable:
     text = str(exc)
     if "locked" in text or "busy" in text:
         hint = "another process holds a write lock longer than busy_timeout; retry shortly"
+        logger.warning(
+            "ctxkeep: a write to %s gave up waiting for another process's write transaction on the file "
+            "(CTXKEEP_BUSY_TIMEOUT_MS): %s",
+            path,
+            text,
+        )
     elif "full" in text:
         hint = FREE_SPACE
     elif "readonly" in text or "read-only" in text:

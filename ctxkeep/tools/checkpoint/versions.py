@@ -11,11 +11,11 @@ import binascii
 import hashlib
 import json
 from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import datetime
 
 from ctxkeep.errors import (
     CheckpointRefused,
-    DatabaseUnavailable,
     InvalidInput,
     NotFound,
     SchemaTooNew,
@@ -35,7 +35,7 @@ from ctxkeep.models import (
     VerifyResult,
     Violation,
 )
-from ctxkeep.storage import CheckpointRow, Tx
+from ctxkeep.storage import CheckpointRow, LeaseRow, Tx
 from ctxkeep.tools.checkpoint import leases
 from ctxkeep.tools.checkpoint.brief import render_brief
 from ctxkeep.tools.checkpoint.diff import diff_states
@@ -89,7 +89,63 @@ def _is_retry(req: CheckpointSaveRequest, current: int, previous: CheckpointRow 
     return req.expected_version is None or req.expected_version in (current, current - 1)
 
 
-SAVE_ATTEMPTS = 8  # a save whose task moved on while it verified is verified again against the new head
+@dataclass(frozen=True)
+class _Head:
+    """What a save is decided on: the task's latest version (None and 0 for a new task) and its lease."""
+
+    previous: CheckpointRow | None
+    current: int
+    lease: LeaseRow | None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A decided save: the version to append (None: the state is the latest already) and its verification."""
+
+    row: CheckpointRow | None
+    violations: list[Violation]
+    took_over: str | None
+
+
+async def _head(tx: Tx, scope: Scope, task_id: str) -> _Head:
+    found = await tx.checkpoints.get(scope.project, task_id)
+    lease = await tx.leases.get(scope.project, task_id)
+    return _Head(found[0], found[1], lease) if found else _Head(None, 0, lease)
+
+
+def _plan(scope: Scope, req: CheckpointSaveRequest, head: _Head, state_json: str) -> _Plan:
+    """Verify the save against `head` (pure Python, no database): the version to append, or none for a retry.
+    Raises VersionConflict, CheckpointRefused, LeaseHeld."""
+    now = scope.clock()
+    if req.owner is not None:
+        took_over = leases.planned(head.lease, req.task_id, req.owner, req.lease_seconds, now).took_over
+    else:
+        leases.check(head.lease, req.task_id, None, now)
+        took_over = None
+    if took_over is None and _is_retry(req, head.current, head.previous, state_json):
+        assert head.previous is not None
+        return _Plan(None, _violations(head.previous), None)
+    if req.expected_version is not None and req.expected_version != head.current:
+        raise VersionConflict(req.task_id, req.expected_version, head.current)
+    if head.previous is None:
+        violations = check_new_state(req.state)
+    else:
+        violations = verify_states(parse_state(head.previous), req.state, req.goal_change_reason)
+    if violations and req.strict:
+        raise CheckpointRefused(violations)
+    row = new_version(
+        scope,
+        req.task_id,
+        head.previous,
+        head.current,
+        state_json,
+        req.trigger,
+        req.owner,
+        took_over,
+        goal_change_reason=req.goal_change_reason,
+        violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
+    )
+    return _Plan(row, violations, took_over)
 
 
 async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> CheckpointSaveResult:
@@ -99,79 +155,39 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
     strict save breaks a rule (nothing stored), LeaseHeld under another owner's live lease. A
     state identical to the latest returns the latest version unchanged.
 
-    The verification runs outside any transaction, on a snapshot of the task; the write then
-    takes only the task's lock and appends when the task is still where the snapshot saw it,
-    else the save starts over from the new head (so saves of other tasks never wait for this
-    one, and this one waits only for another write of the same task).
+    The verification runs on a snapshot, outside any transaction. The write then takes the
+    task's lock (writes of other tasks never wait for it) and appends when the task is where
+    the snapshot saw it; when another write of the same task came first, the save is verified
+    again against the new head while holding the task, so it cannot lose the race again.
     """
     state_json = req.state.canonical()
-    for _ in range(SAVE_ATTEMPTS):
-        async with scope.store.snapshot() as tx:
-            found = await tx.checkpoints.get(scope.project, req.task_id)
-            lease = await tx.leases.get(scope.project, req.task_id)
-        previous, current = found if found else (None, 0)
-        now = scope.clock()
-        if req.owner is not None:
-            took_over = leases.planned(lease, req.task_id, req.owner, req.lease_seconds, now).took_over
-        else:
-            leases.check(lease, req.task_id, None, now)
-            took_over = None
-        if took_over is None and _is_retry(req, current, previous, state_json):
-            assert previous is not None
-            if req.owner is None or await _append(scope, req.task_id, None, current, req.owner, req.lease_seconds):
-                return _save_result(previous, _violations(previous))  # the owner's lease renewed
-            continue
-        if req.expected_version is not None and req.expected_version != current:
-            raise VersionConflict(req.task_id, req.expected_version, current)
-        if previous is None:
-            violations = check_new_state(req.state)
-        else:
-            violations = verify_states(parse_state(previous), req.state, req.goal_change_reason)
-        if violations and req.strict:
-            raise CheckpointRefused(violations)
-        row = new_version(
-            scope,
-            req.task_id,
-            previous,
-            current,
-            state_json,
-            req.trigger,
-            req.owner,
-            took_over,
-            goal_change_reason=req.goal_change_reason,
-            violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
-        )
-        if await _append(scope, req.task_id, row, current, req.owner, req.lease_seconds):
-            _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
-            return _save_result(row, violations)
-    raise DatabaseUnavailable(
-        f"task {req.task_id!r} is busy: other writers saved it {SAVE_ATTEMPTS} times while this save was being "
-        "verified; nothing was written; retry (checkpoint_load shows the latest version)"
-    )
-
-
-async def _append(
-    scope: Scope, task_id: str, row: CheckpointRow | None, current: int, owner: str | None, lease_seconds: int | None
-) -> bool:
-    """The conditional write: under the task's lock, append `row` (None: none, only the lease) when the task is still
-    at version `current` and its lease still gives the takeover the row records, taking or renewing the lease of
-    `owner`; False, with nothing written, when another writer came first. Raises LeaseHeld when another owner's
-    lease is live now."""
+    async with scope.store.snapshot() as tx:
+        seen = await _head(tx, scope, req.task_id)
+    plan = _plan(scope, req, seen, state_json)
     async with scope.store.transaction() as tx:
-        await tx.checkpoints.lock(scope.project, task_id)
-        if await tx.checkpoints.latest_version(scope.project, task_id) != current:
-            return False
-        lease = await tx.leases.get(scope.project, task_id)
-        if owner is None:
-            leases.check(lease, task_id, None, scope.clock())
+        await tx.checkpoints.lock(scope.project, req.task_id)
+        head = _Head(
+            seen.previous,
+            await tx.checkpoints.latest_version(scope.project, req.task_id),
+            await tx.leases.get(scope.project, req.task_id),
+        )
+        if (head.current, head.lease) != (seen.current, seen.lease):
+            head = await _head(tx, scope, req.task_id)  # another write of this task came first: verify again
+            plan = _plan(scope, req, head, state_json)
+        if req.owner is None:
+            leases.check(head.lease, req.task_id, None, scope.clock())
         else:
-            claim = leases.planned(lease, task_id, owner, lease_seconds, scope.clock())
-            if claim.took_over != (row.took_over if row is not None else None):
-                return False
-            await leases.write(tx, scope, task_id, owner, lease, claim)
-        if row is not None:
-            await tx.checkpoints.insert(scope.project, row)
-    return True
+            claim = leases.planned(head.lease, req.task_id, req.owner, req.lease_seconds, scope.clock())
+            if claim.took_over != plan.took_over:
+                plan = _plan(scope, req, head, state_json)  # the lease expired meanwhile: this save takes it over
+            await leases.write(tx, scope, req.task_id, req.owner, head.lease, claim)
+        if plan.row is not None:
+            await tx.checkpoints.insert(scope.project, plan.row)
+    if plan.row is None:
+        assert head.previous is not None
+        return _save_result(head.previous, plan.violations)  # the state is the latest already
+    _remember(plan.row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
+    return _save_result(plan.row, plan.violations)
 
 
 def new_version(

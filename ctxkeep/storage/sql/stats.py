@@ -1,8 +1,8 @@
-"""Counts of what a project holds, for `ctxkeep stats`."""
+"""Counts of what a project holds, for `ctxkeep stats`; the database's size is each store's own (`file_bytes`)."""
 
 from __future__ import annotations
 
-import aiosqlite
+from ctxkeep.storage.sql.db import Db
 
 # (name, query over one project); every query takes the project once
 _COUNTS: list[tuple[str, str]] = [
@@ -20,19 +20,21 @@ _COUNTS: list[tuple[str, str]] = [
 
 
 class Stats:
-    def __init__(self, conn: aiosqlite.Connection) -> None:
-        self._conn = conn
+    """The shared counts; a store's subclass names the query of its size."""
+
+    SIZE: str  # the database's size in bytes (all projects), as one query without parameters
+
+    def __init__(self, db: Db) -> None:
+        self._db = db
 
     async def counts(self, project: str) -> dict[str, int]:
         found: dict[str, int] = {}
         for name, query in _COUNTS:
-            cursor = await self._conn.execute(query, (project,))
-            row = await cursor.fetchone()
-            found[name] = int(row[0]) if row else 0
+            row = await self._db.fetchrow(query, project)
+            found[name] = int(row[0] or 0) if row else 0
         return found
 
     async def file_bytes(self) -> int:
-        """The database's size in pages (all projects)."""
-        cursor = await self._conn.execute("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")
-        row = await cursor.fetchone()
-        return int(row[0]) if row else 0
+        """The database's size in bytes (all projects)."""
+        row = await self._db.fetchrow(self.SIZE)
+        return int(row[0] or 0) if row else 0

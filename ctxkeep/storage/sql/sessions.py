@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
-from ctxkeep.storage.postgres.session import Session
 from ctxkeep.storage.rows import InjectionRow, SessionRow
+from ctxkeep.storage.sql.db import Db, Row
 
 _COLUMNS = "session_id, task_id, bound, transcript_path, transcript_sha256, updated_at"
 
 
-def _row(row: Iterable[Any]) -> SessionRow:
-    values = list(row)
-    return SessionRow(values[0], values[1], bool(values[2]), values[3], values[4], values[5])
+def _row(row: Row) -> SessionRow:
+    return SessionRow(row[0], row[1], bool(row[2]), row[3], row[4], row[5])
 
 
 class Sessions:
-    def __init__(self, session: Session) -> None:
-        self._s = session
+    def __init__(self, db: Db) -> None:
+        self._db = db
 
     async def put(self, project: str, row: SessionRow) -> None:
-        conn = await self._s.begun()
-        await conn.execute(
-            f"INSERT INTO sessions (project, {_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (project, session_id) "
+        await self._db.execute(
+            f"INSERT INTO sessions (project, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, session_id) "
             "DO UPDATE SET task_id = excluded.task_id, bound = excluded.bound, transcript_path = excluded.transcript_path, "
             "transcript_sha256 = excluded.transcript_sha256, updated_at = excluded.updated_at",
             project,
@@ -36,26 +31,26 @@ class Sessions:
         )
 
     async def get(self, project: str, session_id: str) -> SessionRow | None:
-        conn = await self._s.begun()
-        row = await conn.fetchrow(
-            f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 AND session_id = $2", project, session_id
+        row = await self._db.fetchrow(
+            f"SELECT {_COLUMNS} FROM sessions WHERE project = ? AND session_id = ?", project, session_id
         )
         return _row(row) if row else None
 
     async def latest(self, project: str) -> SessionRow | None:
-        conn = await self._s.begun()
-        row = await conn.fetchrow(
-            f"SELECT {_COLUMNS} FROM sessions WHERE project = $1 ORDER BY updated_at DESC, session_id LIMIT 1", project
+        """The session the hooks saw last in this project."""
+        row = await self._db.fetchrow(
+            f"SELECT {_COLUMNS} FROM sessions WHERE project = ? ORDER BY updated_at DESC, session_id LIMIT 1", project
         )
         return _row(row) if row else None
 
     async def injections(self, project: str, limit: int) -> list[InjectionRow]:
-        conn = await self._s.begun()
-        rows = await conn.fetch(
+        """The last injection of each session that had one, the sessions seen most recently first (ties by id): seen
+        is when the session was last bound, else its newest record."""
+        rows = await self._db.fetch(
             "SELECT h.session_id, s.task_id, h.injection, COALESCE(s.updated_at, (SELECT MAX(r.at) FROM session_records r "
             "WHERE r.project = h.project AND r.session_id = h.session_id), '') AS seen FROM session_hooks h "
             "LEFT JOIN sessions s ON s.project = h.project AND s.session_id = h.session_id "
-            "WHERE h.project = $1 AND h.injection IS NOT NULL AND h.injection <> '' ORDER BY seen DESC, h.session_id LIMIT $2",
+            "WHERE h.project = ? AND h.injection IS NOT NULL AND h.injection <> '' ORDER BY seen DESC, h.session_id LIMIT ?",
             project,
             limit,
         )

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from ctxkeep.storage.postgres.maintenance import Maintenance
-from ctxkeep.storage.postgres.session import Session
 from ctxkeep.storage.rows import CursorRow, DigestRow
+from ctxkeep.storage.sql.db import Db
+
+_COLUMNS = "task_id, digest, summary, source, updated_at"
 
 
 class Digests:
-    def __init__(self, session: Session, maintenance: Maintenance) -> None:
-        self._s = session
-        self._maintenance = maintenance
+    def __init__(self, db: Db) -> None:
+        self._db = db
 
     async def put(self, project: str, row: DigestRow) -> None:
-        conn = await self._s.begun()
-        await conn.execute(
-            "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES ($1, $2, $3, $4, $5, $6) "
+        """Store a task's digest; a new digest without a summary keeps the summary of the same source."""
+        await self._db.execute(
+            "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (project, task_id) DO UPDATE SET digest = excluded.digest, source = excluded.source, "
             "updated_at = excluded.updated_at, summary = COALESCE(excluded.summary, "
             "CASE WHEN task_digests.source = excluded.source THEN task_digests.summary END)",
@@ -28,47 +28,38 @@ class Digests:
         )
 
     async def get(self, project: str, task_id: str) -> DigestRow | None:
-        conn = await self._s.begun()
-        row = await conn.fetchrow(
-            "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = $1 AND task_id = $2",
-            project,
-            task_id,
+        row = await self._db.fetchrow(
+            f"SELECT {_COLUMNS} FROM task_digests WHERE project = ? AND task_id = ?", project, task_id
         )
         return DigestRow(*row) if row else None
 
     async def all(self, project: str) -> list[DigestRow]:
-        conn = await self._s.begun()
-        rows = await conn.fetch(
-            "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = $1 ORDER BY task_id",
-            project,
-        )
+        rows = await self._db.fetch(f"SELECT {_COLUMNS} FROM task_digests WHERE project = ? ORDER BY task_id", project)
         return [DigestRow(*row) for row in rows]
 
     async def rewrite(self, project: str, row: DigestRow) -> bool:
-        """Replace a task's digest and summary text as given, when it is still the one of `row.updated_at` (False:
-        another write replaced it meanwhile); the old row's bytes are owed a rewrite of the table."""
-        conn = await self._s.begun()
-        status = await conn.execute(
-            "UPDATE task_digests SET digest = $1, summary = $2 WHERE project = $3 AND task_id = $4 AND updated_at = $5",
+        """Replace a task's digest and summary text as given (nothing merged), when it is still the one of
+        `row.updated_at`; False when another write replaced it meanwhile. The old text is owed a rewrite."""
+        changed = await self._db.execute(
+            "UPDATE task_digests SET digest = ?, summary = ? WHERE project = ? AND task_id = ? AND updated_at = ?",
             row.digest,
             row.summary,
             project,
             row.task_id,
             row.updated_at,
         )
-        await self._maintenance.owe_vacuum("task_digests")
-        return bool(status == "UPDATE 1")
+        await self._db.owe_vacuum("task_digests")
+        return changed == 1
 
 
 class Cursors:
-    def __init__(self, session: Session) -> None:
-        self._s = session
+    def __init__(self, db: Db) -> None:
+        self._db = db
 
     async def put(self, project: str, row: CursorRow) -> None:
-        conn = await self._s.begun()
-        await conn.execute(
+        await self._db.execute(
             "INSERT INTO compress_cursors (project, source, prefix_count, prefix_hash, refs_json, updated_at) "
-            "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (project, source) DO UPDATE SET prefix_count = excluded.prefix_count, "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project, source) DO UPDATE SET prefix_count = excluded.prefix_count, "
             "prefix_hash = excluded.prefix_hash, refs_json = excluded.refs_json, updated_at = excluded.updated_at",
             project,
             row.source,
@@ -79,10 +70,9 @@ class Cursors:
         )
 
     async def get(self, project: str, source: str) -> CursorRow | None:
-        conn = await self._s.begun()
-        row = await conn.fetchrow(
+        row = await self._db.fetchrow(
             "SELECT source, prefix_count, prefix_hash, refs_json, updated_at FROM compress_cursors "
-            "WHERE project = $1 AND source = $2",
+            "WHERE project = ? AND source = ?",
             project,
             source,
         )
