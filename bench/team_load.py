@@ -67,6 +67,13 @@ def own_postgres(folder: Path) -> Any:
         subprocess.run(["bash", str(ROOT / ".ci" / "postgres"), "stop", str(pg)], capture_output=True)
 
 
+def machine_busy() -> tuple[float, float]:
+    """CPU seconds the whole machine spent busy and idle so far (all cores, /proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields[:8]) - idle) / TICKS, idle / TICKS
+
+
 def cpu_seconds(pid: int, with_children: bool = False) -> float:
     """A process's CPU seconds (user + system); with its children, the exited ones' too."""
     try:
@@ -198,7 +205,7 @@ SHARED_CONTENTS = [
 def _shared_call(op: str, name: str, i: int, rng: random.Random) -> tuple[str, dict[str, Any], str]:
     """One operation of the per-project mix: its tool, arguments and the key its acknowledgement is counted under."""
     if op == "shared":
-        task = ["shared-a", "shared-b"][i - 1] if i <= 2 else rng.choice(["shared-a", "shared-b"])
+        task = rng.choice(["shared-a", "shared-b"])
         state = {"goal": "Shared work", "decisions": [f"{name} {i}"]}
         return "checkpoint_save", {"task_id": task, "strict": False, "state": state}, f"shared:{task}"
     if op == "own":
@@ -232,7 +239,7 @@ async def _shared_project(rpc: Rpc, name: str, tally: Tally, until: float) -> No
     ops = ["own", "own", "shared", "lease", "put", "put", "search", "working_set", "memory"]
     while time.perf_counter() < until:
         i += 1
-        op = "shared" if i <= 2 else rng.choice(ops)  # both shared tasks exist before their working sets are built
+        op = rng.choice(ops)
         tool, arguments, counted = _shared_call(op, name, i, rng)
         started = time.perf_counter()
         ok, got = await rpc.call(tool, arguments)
@@ -257,10 +264,12 @@ async def _sample(url: str, stop: asyncio.Event) -> dict[str, Any]:
     samples, waiting, waiters, idle_writer = 0, 0, 0, 0
     kinds: Counter[str] = Counter()
     blockers: Counter[str] = Counter()
+    statements: Counter[str] = Counter()
     try:
         while not stop.is_set():
             rows = await conn.fetch(
-                "SELECT a.pid, a.state, a.wait_event_type = 'Lock' AS waits, a.backend_xid IS NOT NULL OR EXISTS "
+                "SELECT a.pid, a.state, left(a.query, 60) AS query, a.wait_event_type = 'Lock' AS waits, "
+                "a.backend_xid IS NOT NULL OR EXISTS "
                 "(SELECT 1 FROM pg_locks h WHERE h.pid = a.pid AND h.granted AND h.locktype = 'advisory') AS writes, "
                 "(SELECT l.locktype FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) AS wanted, "
                 "(SELECT string_agg(b.state, ',') FROM pg_stat_activity b WHERE b.pid = ANY(pg_blocking_pids(a.pid))) "
@@ -271,6 +280,7 @@ async def _sample(url: str, stop: asyncio.Event) -> dict[str, Any]:
             waiting += bool(locked)
             waiters += len(locked)
             kinds.update(str(r["wanted"]) for r in locked)
+            statements.update(" ".join(str(r["query"]).split()) for r in locked)
             blockers.update(state for r in locked for state in str(r["blocked_by"] or "gone").split(","))
             idle_writer += any(r["state"] == "idle in transaction" and r["writes"] for r in rows)
             await asyncio.sleep(0.02)
@@ -282,6 +292,7 @@ async def _sample(url: str, stop: asyncio.Event) -> dict[str, Any]:
         "mean_waiters": round(waiters / max(1, samples), 3),
         "by_lock": dict(kinds),
         "blockers_state": dict(blockers),
+        "waiting_statements": dict(statements.most_common(4)),
         "idle_writer_share": round(idle_writer / max(1, samples), 4),
     }
 
@@ -297,6 +308,11 @@ async def _drive(
         for rpc in rpcs:
             await rpc.start()
         work = _own_task if mix == "per-task" else _shared_project
+        if mix == "per-project":  # the shared tasks exist before anyone builds their working sets
+            for task in ("shared-a", "shared-b"):
+                ok, got = await rpcs[0].call("checkpoint_save", {"task_id": task, "state": {"goal": "Shared work"}})
+                assert ok, got
+                tally.acks[f"shared:{task}"] += 1
         sampler = asyncio.create_task(_sample(pg_url, stop))
         started = time.perf_counter()
         await asyncio.gather(*(work(rpc, f"c{n}", tally, started + seconds) for n, rpc in enumerate(rpcs)))
@@ -397,9 +413,11 @@ def _run(
             for port in ports:
                 wait_for_port(port)
             before = ([cpu_seconds(p.pid) for p in procs], cpu_seconds(postmaster, True), time.process_time())
+            machine = machine_busy()
             urls = [f"http://127.0.0.1:{port}/mcp" for port in ports]
             tally, locks, wall = asyncio.run(_drive(urls, tokens, clients, seconds, mix, url))
             after = ([cpu_seconds(p.pid) for p in procs], cpu_seconds(postmaster, True), time.process_time())
+            busy, idle = (a - b for a, b in zip(machine_busy(), machine, strict=True))
         finally:
             for proc in procs:
                 proc.terminate()
@@ -422,6 +440,8 @@ def _run(
             "servers": round(sum(a - b for a, b in zip(after[0], before[0], strict=True)), 1),
             "postgres": round(after[1] - before[1], 1),
             "load_generator": round(after[2] - before[2], 1),
+            "machine_busy": round(busy, 1),  # every process of the machine, ctxkeep's and others'
+            "machine_idle": round(idle, 1),
         },
         "checked": checked,
     }

@@ -280,7 +280,8 @@ def _scale_rows(scale: dict[str, Any]) -> list[dict[str, str]]:
             },
             {
                 "metric": f"{name}: CPU seconds",
-                "value": f"servers {cpu['servers']}, PostgreSQL {cpu['postgres']}, load generator {cpu['load_generator']}",
+                "value": f"servers {cpu['servers']}, PostgreSQL {cpu['postgres']}, load generator {cpu['load_generator']}; "
+                f"the machine: {cpu['machine_busy']} busy, {cpu['machine_idle']} idle (all processes, all cores)",
             },
             {"metric": f"{name}: checked", "value": json.dumps(run["checked"], sort_keys=True)},
         ]

@@ -182,7 +182,8 @@ async def test_an_evidence_delete_rewrites_the_records_and_blobs_but_only_vacuum
     """Rewriting the postings (keyed hashes and counts, no text) would stop every search for seconds on a large store."""
     ref = (await evidence_put(scope, [EvidenceItem(content="a note to delete", redact=False)])).refs[0]
     files = (
-        "SELECT relname, relfilenode FROM pg_class WHERE relname IN ('evidence', 'blobs', 'evidence_terms') ORDER BY 1"
+        "SELECT relname, relfilenode FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
+        "AND relname IN ('evidence', 'blobs', 'evidence_terms') ORDER BY 1"
     )
     conn = await asyncpg.connect(pg_url)
     try:

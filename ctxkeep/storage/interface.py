@@ -46,6 +46,9 @@ class CheckpointsQueries(Protocol):
     async def latest_version(self, project: str, task_id: str) -> int:
         """The task's newest version, 0 when the task does not exist."""
 
+    async def head(self, project: str, task_id: str) -> tuple[int, LeaseRow | None]:
+        """The task's newest version (0 when it does not exist) and its lease, in one query."""
+
     async def get(self, project: str, task_id: str, version: int | None = None) -> tuple[CheckpointRow, int] | None:
         """A version (the latest when None) and the task's latest version number, in one query."""
 

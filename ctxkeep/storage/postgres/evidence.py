@@ -92,9 +92,9 @@ class Evidence:
             return []
         unique = list({i.ref: i for i in items}.values())
         keyed = dict(zip([i.ref for i in unique], await self._keyed([i.terms for i in unique]), strict=True))
-        conn = await self._s.begun()  # the keying above ran before the transaction began
-        project_id = await self._s.project_id(project, create=True)
+        project_id = await self._s.project_id(project, create=True)  # a new project's row before the transaction
         assert project_id is not None
+        conn = await self._s.begun()  # the keying above ran before the transaction began
         blob_ids = await self._blob_ids(conn, project, {i.sha256: i for i in unique})
         new_ids = sorted(
             int(row[0])

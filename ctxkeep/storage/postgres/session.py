@@ -65,7 +65,7 @@ class Session:
         self._acquire_timeout_s = acquire_timeout_s
         self._conn: Pooled | None = None
         self._reached = False
-        self._made: set[str] = set()  # projects this transaction inserted: not committed yet, so not cached
+        self._made: set[str] = set()  # projects this transaction made: not committed yet, so not cached
 
     async def begun(self, first: str = "") -> Pooled:
         """The transaction's connection, begun (acquired and begun now when this is its first query). `first`, a
@@ -184,27 +184,26 @@ class Session:
         return f"pid {row[0]} ({row[1] or '?'}, {row[2]}, in its transaction for {float(row[3] or 0):.1f} s, last: {row[4]!r})"
 
     async def project_id(self, project: str, create: bool = False) -> int | None:
-        """The project's id in the index tables; None when it never stored anything indexed (unless `create`). Found
-        without a row lock: concurrent first writes of a project both get the one id."""
+        """The project's id in the index tables; None when it never stored anything indexed (unless `create`). Asked
+        before the transaction begins, a new project's row is made in a statement of its own, committed at once, so
+        concurrent first writes of a project do not wait for each other's transactions (an id stays valid when the
+        write that made it rolls back); asked later, it is made inside the transaction."""
         found = self._project_ids.get(project)
         if found is not None:
             return found
+        make = "INSERT INTO projects (project) VALUES ($1) ON CONFLICT (project) DO NOTHING"
+        if create and self._conn is None:
+            async with self._pool.acquire(timeout=self._acquire_timeout_s) as own:
+                await own.execute(make, project)
         conn = await self.begun()
         value = await conn.fetchval("SELECT id FROM projects WHERE project = $1", project)
-        if value is not None:
-            if project not in self._made:
-                self._project_ids[project] = int(value)
-            return int(value)
-        if not create:
-            return None
-        value = await conn.fetchval(
-            "INSERT INTO projects (project) VALUES ($1) ON CONFLICT (project) DO NOTHING RETURNING id", project
-        )
-        if value is None:  # another transaction made it (and committed) meanwhile
+        if value is None and create:
+            await conn.execute(make, project)  # waits for a concurrent maker, if any
             value = await conn.fetchval("SELECT id FROM projects WHERE project = $1", project)
-        else:
-            self._made.add(project)
-        return int(value)
+            self._made.add(project)  # not committed yet: not cached
+        if value is not None and project not in self._made:
+            self._project_ids[project] = int(value)
+        return int(value) if value is not None else None
 
 
 class Params:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from ctxkeep.storage.rows import CheckpointRow, TaskRow
+from ctxkeep.storage.rows import CheckpointRow, LeaseRow, TaskRow
 from ctxkeep.storage.sql.db import Db
 
 COLUMNS = (
@@ -87,6 +87,21 @@ class Checkpoints(ABC):
             "SELECT latest_version FROM tasks WHERE project = ? AND task_id = ?", project, task_id
         )
         return int(row[0]) if row else 0
+
+    async def head(self, project: str, task_id: str) -> tuple[int, LeaseRow | None]:
+        """The task's latest version (0 when it does not exist) and its lease, in one query (what a save holding the
+        task checks before it appends)."""
+        row = await self._db.fetchrow(
+            "SELECT COALESCE((SELECT latest_version FROM tasks WHERE project = ? AND task_id = ?), 0), l.task_id, "
+            "l.owner, l.acquired_at, l.expires_at FROM (SELECT 1 AS one) AS one LEFT JOIN task_leases l "
+            "ON l.project = ? AND l.task_id = ?",
+            project,
+            task_id,
+            project,
+            task_id,
+        )
+        assert row is not None
+        return int(row[0]), LeaseRow(*list(row)[1:]) if row[1] is not None else None
 
     async def get(self, project: str, task_id: str, version: int | None = None) -> tuple[CheckpointRow, int] | None:
         """A version (the latest when None) and the task's latest version number, in one query."""

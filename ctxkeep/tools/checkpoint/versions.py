@@ -166,11 +166,7 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
     plan = _plan(scope, req, seen, state_json)
     async with scope.store.transaction() as tx:
         await tx.checkpoints.lock(scope.project, req.task_id)
-        head = _Head(
-            seen.previous,
-            await tx.checkpoints.latest_version(scope.project, req.task_id),
-            await tx.leases.get(scope.project, req.task_id),
-        )
+        head = _Head(seen.previous, *await tx.checkpoints.head(scope.project, req.task_id))
         if (head.current, head.lease) != (seen.current, seen.lease):
             head = await _head(tx, scope, req.task_id)  # another write of this task came first: verify again
             plan = _plan(scope, req, head, state_json)
