@@ -3,7 +3,8 @@ the database (its tables, TOAST, indexes), read from the server's data directory
 VACUUM is not enough; and a rewrite kept from running by another session's lock stays owed until the next write.
 
 PostgreSQL's write-ahead log (pg_wal) still holds the rows until its segments are recycled: not checked here, and
-said in docs/storage.md.
+said in docs/storage.md. These tests read every file of the database and depend on which snapshots are open in it,
+so they run on a PostgreSQL server of their own (tests/pg_server.py), never the shared one.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import secrets
 import zlib
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import asyncpg
@@ -25,14 +27,41 @@ from ctxkeep.tools.memory.records import memory_write
 from ctxkeep.tools.scope import Scope
 from tests.conftest import PROJECT
 from tests.db_dump import _streams
-from tests.pg import fresh_schema, server_url
+from tests.pg import with_schema
+from tests.pg_server import OwnPostgres, own_postgres
 
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture(scope="module")
+def own() -> Iterator[OwnPostgres]:
+    with own_postgres() as server:
+        yield server
+
+
+@contextmanager
+def _schema(server: OwnPostgres) -> Iterator[str]:
+    import asyncio
+
+    name = f"t_{secrets.token_hex(6)}"
+
+    async def run(statement: str) -> None:
+        conn = await asyncpg.connect(server.url)
+        try:
+            await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    asyncio.run(run(f"CREATE SCHEMA {name}"))
+    try:
+        yield with_schema(server.url, name)
+    finally:
+        asyncio.run(run(f"DROP SCHEMA {name} CASCADE"))
+
+
 @pytest.fixture
-def pg_url() -> Iterator[str]:
-    with fresh_schema() as url:
+def pg_url(own: OwnPostgres) -> Iterator[str]:
+    with _schema(own) as url:
         yield url
 
 
@@ -94,7 +123,6 @@ async def remember(scope: Scope, secret: str, key: str = "delivery address") -> 
 
 async def test_a_plain_vacuum_can_leave_a_deleted_rows_bytes_in_its_page(pg_url: str, secret: str) -> None:
     """Why forget rewrites tables: PostgreSQL compacts a page but does not zero the space it frees."""
-    server_url()
     conn = await asyncpg.connect(pg_url)
     try:
         await conn.execute("CREATE TABLE scratch (id int PRIMARY KEY, body text)")
@@ -195,3 +223,24 @@ async def test_an_evidence_delete_rewrites_the_records_and_blobs_but_only_vacuum
         await conn.close()
     assert after["evidence"] != before["evidence"] and after["blobs"] != before["blobs"]  # new files: rewritten
     assert after["evidence_terms"] == before["evidence_terms"]  # the same file, vacuumed in place
+
+
+async def test_a_rewrite_waits_for_a_snapshot_older_than_the_delete_then_the_next_write_finishes_it(
+    scope: Scope, pg_url: str, own: OwnPostgres, secret: str
+) -> None:
+    """VACUUM FULL copies the rows an older snapshot may still see: with one open (another program, another schema),
+    the delete says the text is not gone yet, and the rewrite runs once that snapshot has ended."""
+    ref = (await evidence_put(scope, [EvidenceItem(content=secret, redact=False, title=secret)])).refs[0]
+    other = await asyncpg.connect(own.url)  # another program on the same database
+    transaction = other.transaction(isolation="repeatable_read")
+    await transaction.start()
+    await other.fetchval("SELECT 1")  # its snapshot: taken before the delete
+    try:
+        deleted = await evidence_delete(scope, ref)
+        assert deleted.deleted and deleted.wal_truncated is False  # not claimed gone while it is still in the files
+        assert held(await database_files(pg_url), secret)
+    finally:
+        await transaction.rollback()
+        await other.close()
+    await evidence_put(scope, [EvidenceItem(content="the next write")])  # finishes what was owed
+    assert not held(await database_files(pg_url), secret)

@@ -291,10 +291,76 @@ def _http_call(url: str, token: str, version: int) -> tuple[int, dict[str, str],
     arguments = {"task_id": "t", "state": state, "expected_version": version - 1}
     status, got, body = http_probe.post(
         url,
-        {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "checkpoint_save", "arguments": arguments}},
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "method": "tools/call",
+            "params": {"name": "checkpoint_save", "arguments": arguments},
+        },
         headers,
     )
     return status, got, http_probe.decode(got, body)
+
+
+class Http:
+    """A `serve --http` with user tokens on the test's PostgreSQL; counts the saves it acknowledged."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.token, self.acknowledged = url, token, 0
+
+    def save(self, limit: float = 15) -> tuple[tuple[int, dict[str, str], Any], float]:
+        version = self.acknowledged + 1
+        return within(limit, lambda: _http_call(self.url, self.token, version))
+
+    def until_served(self) -> None:
+        """Save until acknowledged (a save that committed while its answer was lost shows as a version conflict)."""
+        started = time.monotonic()
+        while True:
+            (status, _, answer), _ = self.save()
+            if status == 200 and not is_error(answer):
+                self.acknowledged += 1
+                return
+            if "version conflict" in json.dumps(answer):
+                self.acknowledged += 1
+                continue
+            assert time.monotonic() - started < BACK_WITHIN_S, (status, answer)
+            time.sleep(0.2)
+
+
+def _stopped(http: Http, pg: OwnPostgres, log: Path) -> None:
+    pg.stop()
+    lines_before = len(log.read_text().splitlines())
+    for _ in range(3):
+        (status, headers, answer), took = http.save()
+        assert status == 503 and headers.get("retry-after"), (status, answer)
+        assert answer["jsonrpc"] == "2.0" and answer["id"] == 7 and answer["error"]["code"] == -32000, answer
+        assert_names_the_database(answer, pg, "unreachable")
+        assert took < 5
+    written = log.read_text().splitlines()[lines_before:]
+    assert "Traceback" not in "\n".join(written)
+    assert sum("answered 503" in line for line in written) == 3, written  # one line per refused request
+    pg.start()
+    http.until_served()
+
+
+def _terminated(http: Http, pg: OwnPostgres) -> None:
+    assert pg.terminate() >= 1
+    (status, _, answer), _ = http.save()
+    if status == 200 and not is_error(answer):
+        http.acknowledged += 1
+    else:
+        assert_names_the_database(answer, pg, "unreachable")
+    http.until_served()
+
+
+def _paused(http: Http, pg: OwnPostgres) -> None:
+    pg.pause()
+    (status, _, answer), took = http.save(limit=30)
+    assert status == 503 or is_error(answer), answer
+    assert_names_the_database(answer, pg, "did not answer", "slow", "unreachable")
+    assert took < TIMEOUT_MS / 1000 + 8, took
+    pg.resume()
+    http.until_served()
 
 
 def test_a_serve_http_with_user_tokens_answers_503_while_postgres_is_down_and_serves_when_it_is_back(
@@ -305,58 +371,11 @@ def test_a_serve_http_with_user_tokens_answers_503_while_postgres_is_down_and_se
     token = _token(pg, home)
     port = free_port()
     log = folder / "http.log"
-    acknowledged = 0
     with http_server(port, (), _http_env(pg, home), log, cwd=ROOT):
-        url = f"http://127.0.0.1:{port}/mcp"
-        status, _, answer = _http_call(url, token, 1)
-        assert status == 200 and not is_error(answer), answer
-        acknowledged = 1
-
-        pg.stop()
-        lines_before = len(log.read_text().splitlines())
-        for _ in range(3):
-            (status, headers, answer), took = within(15, lambda: _http_call(url, token, acknowledged + 1))
-            assert status == 503 and headers.get("retry-after"), (status, answer)
-            assert answer["jsonrpc"] == "2.0" and answer["id"] == 7 and answer["error"]["code"] == -32000, answer
-            assert_names_the_database(answer, pg, "unreachable")
-            assert took < 5
-        written = log.read_text().splitlines()[lines_before:]
-        assert "Traceback" not in "\n".join(written)
-        assert sum("answered 503" in line for line in written) == 3, written  # one line per refused request
-
-        pg.start()
-        started = time.monotonic()
-        while True:
-            (status, _, answer), _ = within(15, lambda: _http_call(url, token, acknowledged + 1))
-            if status == 200 and not is_error(answer):
-                break
-            assert time.monotonic() - started < BACK_WITHIN_S, (status, answer)
-            time.sleep(0.2)
-        acknowledged += 1
-
-        assert pg.terminate() >= 1
-        (status, _, answer), _ = within(15, lambda: _http_call(url, token, acknowledged + 1))
-        if status == 200 and not is_error(answer):
-            acknowledged += 1
-        else:
-            assert_names_the_database(answer, pg, "unreachable")
-
-        pg.pause()
-        (status, _, answer), took = within(30, lambda: _http_call(url, token, acknowledged + 1))
-        assert status == 503 or is_error(answer), answer
-        assert_names_the_database(answer, pg, "did not answer", "slow", "unreachable")
-        assert took < TIMEOUT_MS / 1000 + 8, took
-        pg.resume()
-        started = time.monotonic()
-        while True:
-            (status, _, answer), _ = within(15, lambda: _http_call(url, token, acknowledged + 1))
-            if status == 200 and not is_error(answer):
-                acknowledged += 1
-                break
-            if "version conflict" in json.dumps(answer):  # the paused save committed after all
-                acknowledged += 1
-                continue
-            assert time.monotonic() - started < BACK_WITHIN_S, (status, answer)
-            time.sleep(0.2)
-    assert latest(pg, "/team", "t") == acknowledged
+        http = Http(f"http://127.0.0.1:{port}/mcp", token)
+        http.until_served()
+        _stopped(http, pg, log)
+        _terminated(http, pg)
+        _paused(http, pg)
+    assert latest(pg, "/team", "t") == http.acknowledged
     assert "Traceback" not in log.read_text()

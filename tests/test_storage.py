@@ -135,7 +135,11 @@ async def test_a_cancelled_transaction_rolls_back_and_frees_the_file(scope: Scop
         assert await tx.checkpoints.latest_version("/projects/alpha", "t") == 2
 
 
-async def test_a_lock_held_past_busy_timeout_is_a_clear_error_and_the_next_call_works(db_path: Path) -> None:
+async def test_a_lock_held_past_busy_timeout_is_a_clear_error_and_the_next_call_works(
+    db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
     from mcp import Client
 
     from ctxkeep.server import build_server
@@ -154,6 +158,12 @@ async def test_a_lock_held_past_busy_timeout_is_a_clear_error_and_the_next_call_
             holder.execute("ROLLBACK")
             holder.close()
         assert blocked.is_error and str(db_path) in tool_text(blocked) and "retry shortly" in tool_text(blocked)
+        waited = [
+            r.getMessage()
+            for r in caplog.records
+            if r.levelno == logging.WARNING and "gave up waiting" in r.getMessage()
+        ]
+        assert waited and str(db_path) in waited[0], waited  # the busy wait is logged, naming the file
         saved = await client.call_tool(
             "checkpoint_save", {"task_id": "t", "state": {"goal": "g", "pending": ["p"]}, "expected_version": 1}
         )
