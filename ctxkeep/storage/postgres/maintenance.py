@@ -19,7 +19,9 @@ keep what they copied.
 from __future__ import annotations
 
 import secrets
+import time
 
+import anyio
 import asyncpg
 
 from ctxkeep.storage.postgres.session import Conn, Session
@@ -72,6 +74,16 @@ async def owed(conn: Conn) -> list[tuple[str, str]]:
     return [(str(row[0]), str(row[1])) for row in rows]
 
 
+async def _no_older_snapshot(conn: Conn, deleting_txid: int, wait_s: float) -> bool:
+    """Whether no snapshot older than the delete is left, waiting up to `wait_s` for the last ones to end."""
+    deadline = time.monotonic() + wait_s
+    while await _seen_by_an_older_snapshot(conn, deleting_txid):
+        if time.monotonic() >= deadline:
+            return False
+        await anyio.sleep(0.05)
+    return True
+
+
 async def _seen_by_an_older_snapshot(conn: Conn, deleting_txid: int) -> bool:
     """Whether a session of the database (any schema, any program) or a replication slot still holds a snapshot
     taken before the deleting transaction: VACUUM FULL keeps the rows such a snapshot may see ("recently dead"), so a
@@ -90,9 +102,9 @@ async def _seen_by_an_older_snapshot(conn: Conn, deleting_txid: int) -> bool:
 
 
 async def vacuum_owed(conn: Conn, lock_timeout_ms: int) -> bool:
-    """Rewrite every owed table (outside any transaction), clearing each debt once done; False when a lock, an older
-    snapshot that may still see the deleted rows, or an error kept one from finishing (it stays owed). The session's
-    lock timeout is restored afterwards."""
+    """Rewrite every owed table (outside any transaction), clearing each debt once done; False when a lock or an
+    older snapshot that may still see the deleted rows (each waited for up to `lock_timeout_ms`), or an error, kept
+    one from finishing (it stays owed). The session's lock timeout is restored afterwards."""
     done = True
     await conn.execute(f"SET lock_timeout = {max(1, int(lock_timeout_ms))}")
     await conn.execute("SET statement_timeout = 0")
@@ -107,7 +119,7 @@ async def vacuum_owed(conn: Conn, lock_timeout_ms: int) -> bool:
             if table not in TABLES:  # a table a later migration dropped: nothing of it is left to rewrite
                 await conn.execute("DELETE FROM store_meta WHERE name = ANY($1::text[])", names)
                 continue
-            if await _seen_by_an_older_snapshot(conn, deleted_by[table]):
+            if not await _no_older_snapshot(conn, deleted_by[table], lock_timeout_ms / 1000):
                 done = False  # the rewrite would copy the deleted rows along: it stays owed
                 continue
             try:

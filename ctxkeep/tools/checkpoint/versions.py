@@ -16,6 +16,7 @@ from datetime import datetime
 
 from ctxkeep.errors import (
     CheckpointRefused,
+    DatabaseUnavailable,
     InvalidInput,
     NotFound,
     SchemaTooNew,
@@ -160,6 +161,9 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
     the snapshot saw it; when another write of the same task came first, the save is verified
     again against the new head while holding the task, so it cannot lose the race again.
     """
+    refusal = scope.store.read_only()
+    if refusal is not None:  # before the verification: no save can be stored here, however it verifies
+        raise DatabaseUnavailable(refusal)
     state_json = req.state.canonical()
     async with scope.store.snapshot() as tx:
         seen = await _head(tx, scope, req.task_id)
