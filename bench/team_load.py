@@ -462,6 +462,7 @@ def _token(env: dict[str, str], user: str, project: str) -> str:
 def measure(quick: bool) -> dict[str, Any] | None:
     """Both mixes on 1 and on 3 servers; None without the PostgreSQL binaries."""
     clients, seconds = (9, 6.0) if quick else (24, 45.0)
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ctxkeep-team-load-") as name:
         folder = Path(name)
         os.chmod(folder, 0o711)
@@ -477,7 +478,8 @@ def measure(quick: bool) -> dict[str, Any] | None:
     by = {(r["mix"], r["servers"]): r for r in runs}
     return {
         "cores": os.cpu_count(),
-        "load_before": os.getloadavg(),
+        "load_before": [round(v, 1) for v in load_before],
+        "load_after": [round(v, 1) for v in os.getloadavg()],
         "runs": runs,
         "scale_per_task": round(by["per-task", 3]["calls_per_s"] / by["per-task", 1]["calls_per_s"], 2),
         "scale_per_project": round(by["per-project", 3]["calls_per_s"] / by["per-project", 1]["calls_per_s"], 2),

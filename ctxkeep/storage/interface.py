@@ -49,6 +49,21 @@ class CheckpointsQueries(Protocol):
     async def head(self, project: str, task_id: str) -> tuple[int, LeaseRow | None]:
         """The task's newest version (0 when it does not exist) and its lease, in one query."""
 
+    async def append(
+        self,
+        project: str,
+        task_id: str,
+        expected: int,
+        seen: LeaseRow | None,
+        lease: LeaseRow | None,
+        release: str | None,
+        row: CheckpointRow | None,
+    ) -> bool:
+        """A save's conditional write, alone in its write transaction: holding the task, when it is still at version
+        `expected` with the lease `seen`, write `lease` (or release `release`'s lease) and append `row` (None: no new
+        version); False, with nothing written, when another write came first. On PostgreSQL one statement, run on
+        its own, so the task is held only while the database runs it."""
+
     async def get(self, project: str, task_id: str, version: int | None = None) -> tuple[CheckpointRow, int] | None:
         """A version (the latest when None) and the task's latest version number, in one query."""
 
@@ -180,6 +195,11 @@ class MemoriesQueries(Protocol):
         """One more than any version of the key ever stored, forgotten ones included (ids never repeat)."""
 
     async def insert(self, project: str, row: MemoryRow, terms: str) -> MemoryRow: ...
+
+    async def insert_next(self, project: str, row: MemoryRow, terms: str, key_sha256: str) -> MemoryRow | None:
+        """Store `row` as its key's next version when `row.version` still is (one more than any version ever stored,
+        forgotten ones included), alone in its write transaction; None, with nothing written, when another write
+        took it. On PostgreSQL one statement, run on its own, so the key is held only while the database runs it."""
 
     async def delete(
         self, project: str, rows: Sequence[tuple[MemoryRow, str]], tombstones: Sequence[TombstoneRow]

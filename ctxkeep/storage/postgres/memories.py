@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from ctxkeep.storage.postgres import index
 from ctxkeep.storage.postgres.index import MEMORY_POSTINGS, TermKey
 from ctxkeep.storage.postgres.maintenance import Maintenance
-from ctxkeep.storage.postgres.session import Session
+from ctxkeep.storage.postgres.session import Session, object_lock
 from ctxkeep.storage.rows import MemoryRow, TombstoneRow
 
 _FIELDS = (
@@ -107,6 +107,36 @@ class Memories:
             key_sha256,
         )
         return int(value or 0) + 1
+
+    async def insert_next(self, project: str, row: MemoryRow, terms: str, key_sha256: str) -> MemoryRow | None:
+        """Store `row` as its key's next version when `row.version` still is (one more than any version ever
+        stored, forgotten ones included), with its postings; None, with nothing written, when another write took it.
+        One statement (`ctxkeep_remember`, migration 10) holding the key, run on its own when first in its
+        transaction, so the key is held only while PostgreSQL runs it."""
+        counts, length = self._key.counts(terms)  # before anything is held
+        project_id = await self._s.project_id(project, create=True)
+        assert project_id is not None
+        new_id = await self._s.holding(
+            "memory",
+            project,
+            row.key_match,
+            self._s.sole(
+                "SELECT ctxkeep_remember($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
+                "$18)",
+                object_lock("memory", project, row.key_match),
+                project,
+                project_id,
+                key_sha256,
+                *(getattr(row, name) for name in _FIELDS),
+                length,
+                list(counts),
+                list(counts.values()),
+            ),
+        )
+        if new_id is None:
+            return None
+        self._s.folds.appended(MEMORY_POSTINGS, project_id)
+        return MemoryRow(int(new_id), *list(row.__dict__.values())[1:])
 
     async def insert(self, project: str, row: MemoryRow, terms: str) -> MemoryRow:
         conn = await self._s.begun()

@@ -340,13 +340,81 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (
         10,
-        "index counts without shared rows: document frequencies counted from the postings, totals appended",
+        "writes that wait for no one: index counts without shared rows; a save, a memory's next version: one statement each",
         """
         DROP TABLE evidence_df;
         DROP TABLE memory_df;
         ALTER TABLE index_stats DROP CONSTRAINT index_stats_pkey;
         ALTER TABLE index_stats ADD COLUMN id BIGSERIAL PRIMARY KEY;
         CREATE INDEX index_stats_by_kind ON index_stats (project_id, kind);
+        CREATE FUNCTION ctxkeep_append(
+            lock_key BIGINT, p_project TEXT, p_task TEXT, p_folded TEXT, expected INTEGER,
+            seen_owner TEXT, seen_acquired TEXT, seen_expires TEXT,
+            lease_owner TEXT, lease_acquired TEXT, lease_expires TEXT, release_owner TEXT,
+            v_version INTEGER, v_hash TEXT, v_parent TEXT, v_state TEXT, v_schema INTEGER, v_trigger TEXT,
+            v_reason TEXT, v_violations TEXT, v_created TEXT, v_author TEXT, v_owner TEXT, v_took_over TEXT
+        ) RETURNS BOOLEAN LANGUAGE plpgsql AS $$
+        DECLARE
+            head INTEGER;
+            held task_leases%ROWTYPE;
+        BEGIN
+            PERFORM pg_advisory_xact_lock(lock_key);
+            SELECT latest_version INTO head FROM tasks WHERE project = p_project AND task_id = p_task;
+            IF COALESCE(head, 0) <> expected THEN
+                RETURN FALSE;
+            END IF;
+            SELECT * INTO held FROM task_leases WHERE project = p_project AND task_id = p_task;
+            IF ROW(held.owner, held.acquired_at, held.expires_at) IS DISTINCT FROM
+                    ROW(seen_owner, seen_acquired, seen_expires) THEN
+                RETURN FALSE;
+            END IF;
+            IF lease_owner IS NOT NULL THEN
+                INSERT INTO task_leases (project, task_id, owner, acquired_at, expires_at)
+                    VALUES (p_project, p_task, lease_owner, lease_acquired, lease_expires)
+                    ON CONFLICT (project, task_id) DO UPDATE SET owner = excluded.owner,
+                    acquired_at = excluded.acquired_at, expires_at = excluded.expires_at;
+            ELSIF release_owner IS NOT NULL THEN
+                DELETE FROM task_leases WHERE project = p_project AND task_id = p_task AND owner = release_owner;
+            END IF;
+            IF v_version IS NOT NULL THEN
+                INSERT INTO tasks (project, task_id, latest_version, created_at, updated_at, folded)
+                    VALUES (p_project, p_task, v_version, v_created, v_created, p_folded)
+                    ON CONFLICT (project, task_id) DO UPDATE SET latest_version = excluded.latest_version,
+                    updated_at = excluded.updated_at;
+                INSERT INTO checkpoints (project, task_id, version, hash, parent_hash, state_json, state_schema,
+                    trigger, goal_change_reason, violations_json, created_at, author, owner, took_over)
+                    VALUES (p_project, p_task, v_version, v_hash, v_parent, v_state, v_schema, v_trigger, v_reason,
+                    v_violations, v_created, v_author, v_owner, v_took_over);
+            END IF;
+            RETURN TRUE;
+        END $$;
+        CREATE FUNCTION ctxkeep_remember(
+            lock_key BIGINT, p_project TEXT, p_project_id INTEGER, p_key_sha256 TEXT,
+            m_memory_id TEXT, m_key TEXT, m_key_match TEXT, m_kind TEXT, m_content TEXT,
+            m_confidence DOUBLE PRECISION, m_source_json TEXT, m_version INTEGER, m_created TEXT, m_effective TEXT,
+            m_expires TEXT, m_length INTEGER, m_terms BIGINT[], m_tfs INTEGER[]
+        ) RETURNS BIGINT LANGUAGE plpgsql AS $$
+        DECLARE
+            newest INTEGER;
+            new_id BIGINT;
+        BEGIN
+            PERFORM pg_advisory_xact_lock(lock_key);
+            SELECT MAX(v) INTO newest FROM (
+                SELECT MAX(version) AS v FROM memories WHERE project = p_project AND key_match = m_key_match
+                UNION ALL SELECT MAX(version) FROM memory_tombstones WHERE project = p_project AND key_sha256 = p_key_sha256
+            ) versions;
+            IF COALESCE(newest, 0) + 1 <> m_version THEN
+                RETURN NULL;
+            END IF;
+            INSERT INTO memories (project, memory_id, key, key_match, kind, content, confidence, source_json, version,
+                created_at, effective_at, expires_at, index_length)
+                VALUES (p_project, m_memory_id, m_key, m_key_match, m_kind, m_content, m_confidence, m_source_json,
+                m_version, m_created, m_effective, m_expires, m_length) RETURNING id INTO new_id;
+            INSERT INTO memory_terms (project_id, term, memory_id, tf)
+                SELECT p_project_id, u.term, new_id, u.tf FROM unnest(m_terms, m_tfs) AS u(term, tf);
+            INSERT INTO index_stats (project_id, kind, docs, length) VALUES (p_project_id, 'memory', 1, m_length);
+            RETURN new_id;
+        END $$;
     """,
     ),
 ]

@@ -19,7 +19,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from typing import Any, TypeAlias
+from collections.abc import Awaitable
+from typing import Any, TypeAlias, TypeVar
 
 import anyio
 import asyncpg
@@ -34,6 +35,7 @@ Pooled: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
 Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
 
 logger = logging.getLogger("ctxkeep")
+T = TypeVar("T")
 _LOCK_SPACE = b"ctxkeep lock\n"
 LOGGED_WAIT_S = 1.0
 
@@ -65,11 +67,13 @@ class Session:
         self._acquire_timeout_s = acquire_timeout_s
         self._conn: Pooled | None = None
         self._reached = False
+        self._done = False
         self._made: set[str] = set()  # projects this transaction made: not committed yet, so not cached
 
     async def begun(self, first: str = "") -> Pooled:
         """The transaction's connection, begun (acquired and begun now when this is its first query). `first`, a
         statement without parameters, runs right after: sent with BEGIN in one round trip when it begins here."""
+        assert not self._done, "a transaction that ran a sole statement runs nothing after it"
         if self._conn is not None:
             if first:
                 await self._conn.execute(first)
@@ -89,6 +93,28 @@ class Session:
                 continue  # a pooled connection that died while idle: nothing ran on it, take another
             self._conn, self._reached = conn, True
             return conn
+        raise AssertionError("unreachable")
+
+    async def sole(self, sql: str, *args: Any) -> Any:
+        """Run one statement (its first value) as the whole transaction: when nothing has begun yet, on its own
+        (autocommit: no BEGIN, no COMMIT, nothing held between round trips), and the transaction may run nothing
+        after it; inside the transaction otherwise. The statement must be safe to run twice (a conditional write):
+        on a connection found dead it runs once more on another."""
+        if self._conn is not None:
+            return await self._conn.fetchval(sql, *args)
+        self._done = True
+        for attempt in (1, 2):
+            conn = await self._pool.acquire(timeout=self._acquire_timeout_s)
+            self._reached = True
+            try:
+                value = await conn.fetchval(sql, *args)
+            except BaseException as exc:
+                await self._drop(conn, exc)
+                if attempt == 2 or not (isinstance(exc, DRIVER_ERRORS) and is_connection_lost(exc)):
+                    raise
+                continue  # a pooled connection that died while idle
+            await self._pool.release(conn)
+            return value
         raise AssertionError("unreachable")
 
     @property
@@ -135,12 +161,17 @@ class Session:
         a transaction's first query it goes with BEGIN in one round trip."""
         assert self.writing, "only a write transaction locks"
         key = object_lock(kind, project, name)
+        await self.holding(kind, project, name, self.begun(f"SELECT pg_advisory_xact_lock({int(key)})"))
+
+    async def holding(self, kind: str, project: str, name: str, statement: Awaitable[T]) -> T:
+        """Await a statement that takes one object's lock: a wait of LOGGED_WAIT_S or more is logged, and one that
+        gives up (CTXKEEP_BUSY_TIMEOUT_MS) is logged with who held the lock and raised as DatabaseUnavailable (busy)."""
         started = time.monotonic()
         try:
-            await self.begun(f"SELECT pg_advisory_xact_lock({int(key)})")  # an integer of our own, not user text
+            result = await statement
         except asyncpg.LockNotAvailableError as exc:
             waited = time.monotonic() - started
-            holder = await self._holder(key)
+            holder = await self._holder(object_lock(kind, project, name))
             logger.warning(
                 "ctxkeep: a write of %s %r (project %s) gave up after waiting %.1f s for another writer of it "
                 "(CTXKEEP_BUSY_TIMEOUT_MS); the lock was held by %s",
@@ -163,6 +194,7 @@ class Session:
                 project,
                 waited,
             )
+        return result
 
     async def _holder(self, key: int) -> str:
         """Who holds an advisory lock, for the log: pid, application, state, for how long, its last statement."""

@@ -3,9 +3,11 @@ id kept in a column, strpos, jsonb, and the size of the schema's relations."""
 
 from __future__ import annotations
 
-from ctxkeep.storage.postgres.session import Session
+from dataclasses import astuple
+
+from ctxkeep.storage.postgres.session import Session, object_lock
 from ctxkeep.storage.postgres.statements import PostgresDb
-from ctxkeep.storage.rows import CheckpointRow
+from ctxkeep.storage.rows import CheckpointRow, LeaseRow
 from ctxkeep.storage.sql import checkpoints as shared
 from ctxkeep.storage.sql import stats, working_sets
 
@@ -21,6 +23,41 @@ class Checkpoints(shared.Checkpoints):
     async def lock(self, project: str, task_id: str) -> None:
         """Make this write the only writer of the task's chain and lease until it commits (other tasks never wait)."""
         await self._s.lock("task", project, task_id)
+
+    async def append(
+        self,
+        project: str,
+        task_id: str,
+        expected: int,
+        seen: LeaseRow | None,
+        lease: LeaseRow | None,
+        release: str | None,
+        row: CheckpointRow | None,
+    ) -> bool:
+        """A save's conditional write as one statement (`ctxkeep_append`, migration 10) that takes the task's lock,
+        checks the head and the lease and writes; first in its transaction it runs on its own (autocommit), so the
+        task is held only while PostgreSQL runs it, never while a server's Python works."""
+        version = [None] * 12 if row is None else [getattr(row, name) for name in shared.COLUMNS[1:]]
+        return bool(
+            await self._s.holding(
+                "task",
+                project,
+                task_id,
+                self._s.sole(
+                    "SELECT ctxkeep_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, "
+                    "$17, $18, $19, $20, $21, $22, $23, $24)",
+                    object_lock("task", project, task_id),
+                    project,
+                    task_id,
+                    task_id.casefold(),
+                    expected,
+                    *(astuple(seen)[1:] if seen is not None else (None, None, None)),
+                    *(astuple(lease)[1:] if lease is not None else (None, None, None)),
+                    release,
+                    *version,
+                ),
+            )
+        )
 
     async def insert(self, project: str, row: CheckpointRow) -> None:
         """Store a new version and make it the task's latest (creating the task at version 1)."""

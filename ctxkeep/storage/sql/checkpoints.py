@@ -88,6 +88,41 @@ class Checkpoints(ABC):
         )
         return int(row[0]) if row else 0
 
+    async def append(
+        self,
+        project: str,
+        task_id: str,
+        expected: int,
+        seen: LeaseRow | None,
+        lease: LeaseRow | None,
+        release: str | None,
+        row: CheckpointRow | None,
+    ) -> bool:
+        """A save's conditional write, alone in its write transaction: holding the task, when it is still at version
+        `expected` with the lease `seen`, write `lease` (or release `release`'s lease) and append `row` (None: no new
+        version); False, with nothing written, when another write came first."""
+        await self.lock(project, task_id)
+        if await self.head(project, task_id) != (expected, seen):
+            return False
+        if lease is not None:
+            await self._db.execute(
+                "INSERT INTO task_leases (project, task_id, owner, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (project, task_id) DO UPDATE SET owner = excluded.owner, "
+                "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
+                project,
+                task_id,
+                lease.owner,
+                lease.acquired_at,
+                lease.expires_at,
+            )
+        elif release is not None:
+            await self._db.execute(
+                "DELETE FROM task_leases WHERE project = ? AND task_id = ? AND owner = ?", project, task_id, release
+            )
+        if row is not None:
+            await self.insert(project, row)
+        return True
+
     async def head(self, project: str, task_id: str) -> tuple[int, LeaseRow | None]:
         """The task's latest version (0 when it does not exist) and its lease, in one query (what a save holding the
         task checks before it appends)."""

@@ -83,6 +83,13 @@ class Memories:
         row = await cursor.fetchone()
         return int(row[0] or 0) + 1 if row else 1
 
+    async def insert_next(self, project: str, row: MemoryRow, terms: str, key_sha256: str) -> MemoryRow | None:
+        """Store `row` as its key's next version when `row.version` still is; None otherwise (the transaction is the
+        file's only writer, so nothing can come between the check and the insert)."""
+        if await self.next_version(project, row.key_match, key_sha256) != row.version:
+            return None
+        return await self.insert(project, row, terms)
+
     async def insert(self, project: str, row: MemoryRow, terms: str) -> MemoryRow:
         cursor = await self._conn.execute(
             "INSERT INTO memories (project, memory_id, key, key_match, kind, content, confidence, source_json, version, "

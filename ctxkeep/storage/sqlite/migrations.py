@@ -306,9 +306,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (
         10,
-        "index counts without shared rows: document frequencies counted from the postings, totals appended",
+        "writes that wait for no one: index counts without shared rows; a save, a memory's next version: one statement each",
         """
-        -- PostgreSQL's index counts only: FTS5 keeps its own, and one writer per file has no rows to share
+        -- PostgreSQL's only: FTS5 keeps its own counts, and one writer per file has no rows to share nor waits
     """,
     ),
 ]

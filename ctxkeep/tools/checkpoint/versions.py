@@ -101,11 +101,16 @@ class _Head:
 
 @dataclass(frozen=True)
 class _Plan:
-    """A decided save: the version to append (None: the state is the latest already) and its verification."""
+    """A decided save: the version to append (None: the state is the latest already), its verification, and the
+    owner's claim on the lease (None without an owner)."""
 
     row: CheckpointRow | None
     violations: list[Violation]
-    took_over: str | None
+    claim: leases.Claim | None
+
+    @property
+    def took_over(self) -> str | None:
+        return self.claim.took_over if self.claim is not None else None
 
 
 async def _head(tx: Tx, scope: Scope, task_id: str) -> _Head:
@@ -118,14 +123,15 @@ def _plan(scope: Scope, req: CheckpointSaveRequest, head: _Head, state_json: str
     """Verify the save against `head` (pure Python, no database): the version to append, or none for a retry.
     Raises VersionConflict, CheckpointRefused, LeaseHeld."""
     now = scope.clock()
+    claim = None
     if req.owner is not None:
-        took_over = leases.planned(head.lease, req.task_id, req.owner, req.lease_seconds, now).took_over
+        claim = leases.planned(head.lease, req.task_id, req.owner, req.lease_seconds, now)
     else:
         leases.check(head.lease, req.task_id, None, now)
-        took_over = None
+    took_over = claim.took_over if claim is not None else None
     if took_over is None and _is_retry(req, head.current, head.previous, state_json):
         assert head.previous is not None
-        return _Plan(None, _violations(head.previous), None)
+        return _Plan(None, _violations(head.previous), claim)
     if req.expected_version is not None and req.expected_version != head.current:
         raise VersionConflict(req.task_id, req.expected_version, head.current)
     if head.previous is None:
@@ -146,7 +152,10 @@ def _plan(scope: Scope, req: CheckpointSaveRequest, head: _Head, state_json: str
         goal_change_reason=req.goal_change_reason,
         violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
     )
-    return _Plan(row, violations, took_over)
+    return _Plan(row, violations, claim)
+
+
+OUTSIDE_ATTEMPTS = 3  # saves that lost the race verify again outside the lock this often, then while holding it
 
 
 async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> CheckpointSaveResult:
@@ -156,38 +165,68 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
     strict save breaks a rule (nothing stored), LeaseHeld under another owner's live lease. A
     state identical to the latest returns the latest version unchanged.
 
-    The verification runs on a snapshot, outside any transaction. The write then takes the
-    task's lock (writes of other tasks never wait for it) and appends when the task is where
-    the snapshot saw it; when another write of the same task came first, the save is verified
-    again against the new head while holding the task, so it cannot lose the race again.
+    The verification runs on a snapshot, outside any transaction; the write is one conditional
+    append (`checkpoints.append`: holding the task, when it is where the snapshot saw it), so
+    writes of other tasks never wait for it and the task is held only while the store writes.
+    When another write of the same task came first, the save is verified again against the new
+    head; after OUTSIDE_ATTEMPTS such races it is verified while holding the task, so it cannot
+    lose again.
     """
     refusal = scope.store.read_only()
     if refusal is not None:  # before the verification: no save can be stored here, however it verifies
         raise DatabaseUnavailable(refusal)
     state_json = req.state.canonical()
-    async with scope.store.snapshot() as tx:
-        seen = await _head(tx, scope, req.task_id)
-    plan = _plan(scope, req, seen, state_json)
-    async with scope.store.transaction() as tx:
-        await tx.checkpoints.lock(scope.project, req.task_id)
-        head = _Head(seen.previous, *await tx.checkpoints.head(scope.project, req.task_id))
-        if (head.current, head.lease) != (seen.current, seen.lease):
-            head = await _head(tx, scope, req.task_id)  # another write of this task came first: verify again
-            plan = _plan(scope, req, head, state_json)
-        if req.owner is None:
-            leases.check(head.lease, req.task_id, None, scope.clock())
-        else:
-            claim = leases.planned(head.lease, req.task_id, req.owner, req.lease_seconds, scope.clock())
-            if claim.took_over != plan.took_over:
-                plan = _plan(scope, req, head, state_json)  # the lease expired meanwhile: this save takes it over
-            await leases.write(tx, scope, req.task_id, req.owner, head.lease, claim)
-        if plan.row is not None:
-            await tx.checkpoints.insert(scope.project, plan.row)
+    for _ in range(OUTSIDE_ATTEMPTS):
+        async with scope.store.snapshot() as tx:
+            head = await _head(tx, scope, req.task_id)
+        plan = _plan(scope, req, head, state_json)
+        if plan.row is None and plan.claim is None:
+            return _saved(head, plan, req)  # the state is the latest already, and no lease to renew
+        if await _append_as_planned(scope, req, head, plan):
+            return _saved(head, plan, req)
+    head, plan = await _append_holding(scope, req, state_json)
+    return _saved(head, plan, req)
+
+
+def _saved(head: _Head, plan: _Plan, req: CheckpointSaveRequest) -> CheckpointSaveResult:
     if plan.row is None:
         assert head.previous is not None
         return _save_result(head.previous, plan.violations)  # the state is the latest already
     _remember(plan.row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
     return _save_result(plan.row, plan.violations)
+
+
+async def _append_as_planned(scope: Scope, req: CheckpointSaveRequest, head: _Head, plan: _Plan) -> bool:
+    """The planned version (and the owner's lease) written when the task is still at `head`; False otherwise."""
+    claim = plan.claim
+    release = (
+        req.owner
+        if claim is not None and claim.lease is None and head.lease is not None and head.lease.owner == req.owner
+        else None
+    )
+    async with scope.store.transaction() as tx:
+        return await tx.checkpoints.append(
+            scope.project,
+            req.task_id,
+            head.current,
+            head.lease,
+            claim.lease if claim is not None else None,
+            release,
+            plan.row,
+        )
+
+
+async def _append_holding(scope: Scope, req: CheckpointSaveRequest, state_json: str) -> tuple[_Head, _Plan]:
+    """The save verified and written while holding the task (after it lost the race OUTSIDE_ATTEMPTS times)."""
+    async with scope.store.transaction() as tx:
+        await tx.checkpoints.lock(scope.project, req.task_id)
+        head = await _head(tx, scope, req.task_id)
+        plan = _plan(scope, req, head, state_json)
+        if req.owner is not None and plan.claim is not None:
+            await leases.write(tx, scope, req.task_id, req.owner, head.lease, plan.claim)
+        if plan.row is not None:
+            await tx.checkpoints.insert(scope.project, plan.row)
+    return head, plan
 
 
 def new_version(

@@ -3,7 +3,8 @@
 A per-event hook cannot load the store (it runs on the standard library on every tool call), so it keeps each
 offloaded output, already redacted, in an inbox with the ref `evidence_put` will give it. Whoever opens the store next
 for evidence — `evidence_get` that misses a ref, `evidence_search`, `build_working_set`, the pre-compact worker —
-takes the inbox in first.
+takes the inbox in first; a running MCP server also takes it in after it starts and after any tool call, in the
+background (`ctxkeep.server.offloads`).
 """
 
 from __future__ import annotations

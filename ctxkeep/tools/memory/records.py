@@ -239,11 +239,29 @@ def _conflict(before: MemoryRow | None, written: MemoryRow, after: MemoryRow | N
     )
 
 
+WRITE_ATTEMPTS = 3  # writes that lost the key's next version to another write try again this often, then hold it
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What a write found and left: the key's versions (the new one appended), the current one before it, and the
+    version stored or found identical."""
+
+    versions: list[MemoryRow]
+    before: MemoryRow | None
+    row: MemoryRow
+    deduplicated: bool
+
+
 async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResult:
     """Store a memory that passes its kind's provenance gate, as the next version of its key.
 
     Raises Refused (gate, receipts not stored; nothing written) or InvalidInput (expires_at in the past).
     A write that contradicts the key's current memory is stored as well and reported as a conflict.
+
+    The key's versions are read and the new one decided outside any transaction; the write is one conditional
+    insert (`memories.insert_next`: when that version is still the key's next), so writes of other keys never wait
+    and the key is held only while the store writes. After WRITE_ATTEMPTS lost races it is decided holding the key.
     """
     check_gate(req)
     now = scope.clock()
@@ -254,44 +272,85 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
     async with scope.store.snapshot() as tx:
         receipt = await _check_receipts(tx, scope, req, now_text)
     source_json = _source(req, receipt.ref if receipt else None).model_dump_json()
-    terms = memory_terms(key, content)
-    async with scope.store.transaction() as tx:
-        await tx.memories.lock(scope.project, key_match)  # the key's next version is serial, nothing else
-        versions = await tx.memories.versions(scope.project, [key_match])
-        before = current_by_key(versions, now_text).get(key_match)
-        same = _same_write(versions, req, content, source_json, now_text)
-        deduplicated = same is not None
-        if same is None:
+    new = _NewMemory(scope, req, key, key_match, content, source_json, _expiry(scope, req, now, receipt), now_text)
+    written = None
+    for _ in range(WRITE_ATTEMPTS):
+        async with scope.store.snapshot() as tx:
+            versions = await tx.memories.versions(scope.project, [key_match])
             version = await tx.memories.next_version(scope.project, key_match, key_digest(key_match))
-            material = "\n".join([scope.project, key_match, str(version), req.kind, content, now_text])
-            same = await tx.memories.insert(
-                scope.project,
-                MemoryRow(
-                    0,
-                    "mem_" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:16],
-                    key,
-                    key_match,
-                    req.kind,
-                    content,
-                    req.confidence,
-                    source_json,
-                    version,
-                    now_text,
-                    utc_text(req.effective_at),
-                    _expiry(scope, req, now, receipt),
-                ),
-                terms,
-            )
-            versions.append(same)
-    current = current_by_key(versions, now_text)
+        written = await _write(scope, new, versions, version, holding=False)
+        if written is not None:
+            break
+    if written is None:
+        async with scope.store.transaction() as tx:
+            await tx.memories.lock(scope.project, key_match)
+            versions = await tx.memories.versions(scope.project, [key_match])
+            version = await tx.memories.next_version(scope.project, key_match, key_digest(key_match))
+            written = await _write(scope, new, versions, version, holding=True, tx=tx)
+    assert written is not None
+    current = current_by_key(written.versions, now_text)
     after = current.get(key_match)
     return MemoryWriteResult(
-        memory=to_memory(same, now, current),
-        deduplicated=deduplicated,
+        memory=to_memory(written.row, now, current),
+        deduplicated=written.deduplicated,
         redactions=key_redactions + content_redactions,
         current=to_memory(after, now, current) if after else None,
-        conflict=None if deduplicated else _conflict(before, same, after, now_text),
+        conflict=None if written.deduplicated else _conflict(written.before, written.row, after, now_text),
     )
+
+
+@dataclass(frozen=True)
+class _NewMemory:
+    """A write's memory, before its version is known."""
+
+    scope: Scope
+    req: MemoryWriteRequest
+    key: str
+    key_match: str
+    content: str
+    source_json: str
+    expires_at: str | None
+    now_text: str
+
+    def row(self, version: int) -> MemoryRow:
+        material = "\n".join(
+            [self.scope.project, self.key_match, str(version), self.req.kind, self.content, self.now_text]
+        )
+        return MemoryRow(
+            0,
+            "mem_" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:16],
+            self.key,
+            self.key_match,
+            self.req.kind,
+            self.content,
+            self.req.confidence,
+            self.source_json,
+            version,
+            self.now_text,
+            utc_text(self.req.effective_at),
+            self.expires_at,
+        )
+
+
+async def _write(
+    scope: Scope, new: _NewMemory, versions: list[MemoryRow], version: int, holding: bool, tx: Tx | None = None
+) -> _Written | None:
+    """Store the memory as version `version` of its key unless an identical one is stored (a retry); None when
+    another write took that version first (only when not `holding` the key, in `tx`)."""
+    before = current_by_key(versions, new.now_text).get(new.key_match)
+    same = _same_write(versions, new.req, new.content, new.source_json, new.now_text)
+    if same is not None:
+        return _Written(versions, before, same, deduplicated=True)
+    terms = memory_terms(new.key, new.content)
+    if holding:
+        assert tx is not None
+        stored: MemoryRow | None = await tx.memories.insert(scope.project, new.row(version), terms)
+    else:
+        async with scope.store.transaction() as own:
+            stored = await own.memories.insert_next(scope.project, new.row(version), terms, key_digest(new.key_match))
+    if stored is None:
+        return None
+    return _Written([*versions, stored], before, stored, deduplicated=False)
 
 
 async def _candidate_keys(tx: Tx, scope: Scope, req: MemorySearchRequest) -> tuple[list[str], dict[str, float]]:
