@@ -254,6 +254,19 @@ async def _shared_project(rpc: Rpc, name: str, tally: Tally, until: float) -> No
             tally.errors.append(f"{name} {op}: {got['text'][:200]}")
 
 
+# one pass over pg_stat_activity and pg_locks (each read once), the blockers looked up for waiting backends only
+_SAMPLE = (
+    "WITH a AS (SELECT pid, state, wait_event_type, backend_xid, left(query, 60) AS query FROM pg_stat_activity "
+    "WHERE application_name = 'ctxkeep' AND pid <> pg_backend_pid()), "
+    "l AS (SELECT pid, locktype, granted FROM pg_locks WHERE pid IN (SELECT pid FROM a)) "
+    "SELECT a.pid, a.state, a.query, a.wait_event_type = 'Lock' AS waits, a.backend_xid IS NOT NULL OR EXISTS "
+    "(SELECT 1 FROM l WHERE l.pid = a.pid AND l.granted AND l.locktype = 'advisory') AS writes, "
+    "(SELECT l.locktype FROM l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) AS wanted, "
+    "CASE WHEN a.wait_event_type = 'Lock' THEN (SELECT string_agg(b.state, ',') FROM a b "
+    "WHERE b.pid = ANY(pg_blocking_pids(a.pid))) END AS blocked_by FROM a"
+)
+
+
 async def _sample(url: str, stop: asyncio.Event) -> dict[str, Any]:
     """pg_stat_activity and pg_locks every 20 ms: how often a ctxkeep backend waits for a lock (which kind, and what
     the backends it waits for are doing: `idle in transaction` means waiting on their own server's Python), and how
@@ -267,14 +280,7 @@ async def _sample(url: str, stop: asyncio.Event) -> dict[str, Any]:
     statements: Counter[str] = Counter()
     try:
         while not stop.is_set():
-            rows = await conn.fetch(
-                "SELECT a.pid, a.state, left(a.query, 60) AS query, a.wait_event_type = 'Lock' AS waits, "
-                "a.backend_xid IS NOT NULL OR EXISTS "
-                "(SELECT 1 FROM pg_locks h WHERE h.pid = a.pid AND h.granted AND h.locktype = 'advisory') AS writes, "
-                "(SELECT l.locktype FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) AS wanted, "
-                "(SELECT string_agg(b.state, ',') FROM pg_stat_activity b WHERE b.pid = ANY(pg_blocking_pids(a.pid))) "
-                "AS blocked_by FROM pg_stat_activity a WHERE a.application_name = 'ctxkeep' AND a.pid <> pg_backend_pid()"
-            )
+            rows = await conn.fetch(_SAMPLE)
             samples += 1
             locked = [r for r in rows if r["waits"]]
             waiting += bool(locked)
