@@ -145,7 +145,8 @@ def add_team_commands(commands: Any) -> None:
         "--project",
         action="append",
         required=True,
-        help="a project key the token may see (repeatable); clients name it in X-Ctxkeep-Project",
+        help="a project key the token may see (repeatable), normalized as CTXKEEP_PROJECT is (absolute, no trailing "
+        "slash, the git top-level); clients name it in X-Ctxkeep-Project",
     )
     listing = actions.add_parser(
         "list",

@@ -232,6 +232,9 @@ class TokensQueries(Protocol):
     async def all(self) -> list[TokenRow]:
         """Every token ever created, revoked ones too, oldest first."""
 
+    async def any(self) -> bool:
+        """Whether any token was ever created (revoked ones count: tokens are never deleted)."""
+
     async def revoke(self, token_id: str, at: str) -> bool:
         """Mark a token revoked; False when there is no such token or it was revoked already."""
 
