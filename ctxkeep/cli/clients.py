@@ -39,8 +39,17 @@ def scopes(client: str) -> tuple[str, ...]:
     return tuple(module(client, "install").SCOPES)
 
 
-def run(action: str, client: str, scope: str | None, project: Path, env: Mapping[str, str], dry_run: bool) -> list[str]:
-    """Install or uninstall `client` at `scope` (its default when None), or with `dry_run` show what would change."""
+def run(
+    action: str,
+    client: str,
+    scope: str | None,
+    project: Path,
+    env: Mapping[str, str],
+    dry_run: bool,
+    keep_env: bool = False,
+) -> list[str]:
+    """Install or uninstall `client` at `scope` (its default when None), or with `dry_run` show what would change;
+    `keep_env` (Claude Code): keep the settings a committed `.mcp.json` entry has that install did not write."""
     allowed = scopes(client)
     chosen = scope or allowed[0]
     if chosen not in allowed:
@@ -48,7 +57,7 @@ def run(action: str, client: str, scope: str | None, project: Path, env: Mapping
     if client == "claude-code":
         from ctxkeep.clients.claude_code import install as claude
 
-        return claude.run(action, chosen, project, env, dry_run)  # type: ignore[arg-type]
+        return claude.run(action, chosen, project, env, dry_run, keep_env)  # type: ignore[arg-type]
     installer = module(client, "install")
     changes = installer.plan(action, chosen, project, env, find_executable())
     if dry_run:

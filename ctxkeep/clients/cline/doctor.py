@@ -14,7 +14,7 @@ from ctxkeep.clients.core.install_files import installed_checks, resolves
 
 def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     found = installed_checks(
-        "cline", TITLE, "user", (mcp_settings(env), "mcpServers"), None, EVENTS, "ctxkeep install cline"
+        "cline", TITLE, "user", (mcp_settings(env), "mcpServers"), None, EVENTS, "ctxkeep install cline", env
     )
     for scope in SCOPES:
         folder = hooks_folder(scope, project, env)

@@ -16,6 +16,6 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
         base = folder(scope, project, env)
         fix = "ctxkeep install cursor" + (" --scope user" if scope == "user" else "")
         found += installed_checks(
-            "cursor", TITLE, scope, (base / "mcp.json", "mcpServers"), base / "hooks.json", EVENTS, fix
+            "cursor", TITLE, scope, (base / "mcp.json", "mcpServers"), base / "hooks.json", EVENTS, fix, env
         )
     return found

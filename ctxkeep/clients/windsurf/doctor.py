@@ -16,7 +16,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
         mcp, hooks, rules = paths(scope, project, env)
         fix = "ctxkeep install windsurf" + (" --scope project" if scope == "project" else "")
         lines = installed_checks(
-            "windsurf", TITLE, scope, (mcp, "mcpServers") if scope == "user" else None, hooks, EVENTS, fix
+            "windsurf", TITLE, scope, (mcp, "mcpServers") if scope == "user" else None, hooks, EVENTS, fix, env
         )
         if rules is not None and lines:
             present = rules.exists() and rules.read_text(encoding="utf-8", errors="replace") == RULES
