@@ -66,19 +66,22 @@ def read_bundle(text: str, project: str) -> ReadBundle:
         _no_secret(f"versions[{index}]", {k: v for k, v in version.items() if k not in _SIGNED_ONLY})
     _verified(bundle)
     records, redacted = _records(bundle.evidence, project)
-    digest = None
-    if bundle.digest is not None:
-        found = bundle.digest
-        summary = redact_secrets(found.summary)[0] if found.summary is not None else None
-        digest = DigestRow(
-            bundle.task_id,
-            redact_secrets(found.digest)[0],
-            summary,
-            redact_secrets(found.source)[0],
-            found.updated_at,
-            imported_from=f"bundle {bundle.bundle_sha256[:12]}",
-        )
-    return ReadBundle(bundle.task_id, rows, records, redacted, digest)
+    return ReadBundle(bundle.task_id, rows, records, redacted, _digest(bundle))
+
+
+def _digest(bundle: Bundle) -> DigestRow | None:
+    """The bundle's digest, redacted, marked as imported from it (quoted data wherever it is shown)."""
+    found = bundle.digest
+    if found is None:
+        return None
+    return DigestRow(
+        bundle.task_id,
+        redact_secrets(found.digest)[0],
+        redact_secrets(found.summary)[0] if found.summary is not None else None,
+        redact_secrets(found.source)[0],
+        found.updated_at,
+        imported_from=f"bundle {bundle.bundle_sha256[:12]}",
+    )
 
 
 def _parsed(text: str) -> dict[str, Any]:
