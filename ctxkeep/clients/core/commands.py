@@ -144,12 +144,14 @@ _SPEC_COMMANDS = LazyPattern(
 _SPEC_TOOL = LazyPattern(r"issue|ticket|story|pull_?request|get_pr|review|comment|spec|linear|jira|task", re.IGNORECASE)
 _SPEC_FILE = LazyPattern(
     r"(?:spec|plan|prd|design|requirement|rfc|adr|task|issue|ticket|agents|claude|contributing|"
-    r"guideline|convention|todo)[^/]*\.(?:md|mdx|txt|rst|adoc)$",
+    r"guideline|convention|todo|feedback|instruction|rules|brief|assignment)[^/]*\.(?:md|mdx|txt|rst|adoc)$",
     re.IGNORECASE,
 )
 _RULE_HEADING = LazyPattern(
-    r"^\s*(?:#+\s*)?(?:[\w ]*\b)?(?:constraints?|rules?|requirements?|guidelines?|scope|non-?goals?|"
-    r"do(?:'s| and don'?ts)|don'?ts|must|restrictions?|conventions?)\b[\w ]*:?\s*$",
+    r"^\s*(?:#+\s*)?(?:[\w ]*\b)?(?:constraints?|rules?|requirements?|guidelines?|scope|non-?goals?|goals?|"
+    r"do(?:'s| and don'?ts)|don'?ts|must|restrictions?|conventions?|deliverables?|objectives?|acceptance(?: criteria)?|"
+    r"success criteria|definition of done|red flags?|risks?|deadlines?|timeline|windows?|milestones?|expected (?:output|"
+    r"results?)|outputs?)\b[\w ]*:?\s*$",
     re.IGNORECASE,
 )
 _HEADING = LazyPattern(r"^\s*(?:#+\s+\S|[A-Z][A-Za-z /&-]{2,40}:\s*$|[A-Z][A-Z /&-]{3,40}\s*$)")
@@ -204,14 +206,18 @@ def tree_is_clean(output: str) -> bool:
     return _CLEAN_TREE.search(output) is not None
 
 
-def reads_spec(tool: str, data: dict[str, object]) -> str | None:
-    """A label for the spec a tool call reads ("Bash: gh issue view 42", "Read: docs/plan.md"), or None."""
+def reads_spec(tool: str, data: dict[str, object], named: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """A label for the spec a tool call reads ("Bash: gh issue view 42", "Read: docs/plan.md"), or None. A file
+    whose name the person's prompts mention (`named`, casefolded names) is a spec whatever it is called."""
     if tool == "Bash" and isinstance(data.get("command"), str):
         command = str(data["command"])
         found = _SPEC_COMMANDS.search(command) if may_run(command, "spec") else None
         return f"Bash: {_segment(command[found.start() :])}" if found else None
-    if tool == "Read" and isinstance(data.get("file_path"), str) and _SPEC_FILE.search(str(data["file_path"])):
-        return f"Read: {data['file_path']}"
+    path = data.get("file_path")
+    if tool == "Read" and isinstance(path, str) and path.rsplit("/", 1)[-1].casefold() in named:
+        return f"Read: {path} (the file the request names)"
+    if tool == "Read" and isinstance(path, str) and _SPEC_FILE.search(path):
+        return f"Read: {path}"
     if tool.startswith("mcp__") and _SPEC_TOOL.search(tool.rsplit("__", maxsplit=1)[-1]) and "ctxkeep" not in tool:
         target = next((str(v) for v in data.values() if isinstance(v, (str, int))), "")
         return f"{tool} {target}".strip()[:160]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ctxkeep.clients.core.capture import Record
 from ctxkeep.clients.core.session_view import View, must_keep, state_items
 from ctxkeep.text import one_line
 from ctxkeep.tools.compaction_check import Finding, Item
@@ -22,9 +23,11 @@ MAX_PROMPTS_SHOWN = 30
 # (title, item kinds, at most this many lines): the losses that do most harm first, none crowding out the rest
 _GROUPS = [
     ("Rules the summary lost (the user's instructions: keep them)", ("constraint",), 12),
+    ("Environment facts learned from errors (this machine's shell)", ("env",), 6),
     ("State of the work the summary does not say", ("state",), 8),
     ("Claims to check", ("claim",), 2),
     ("Still pending (not done)", ("pending",), 12),
+    ("Decisions made in the conversation (quoted)", ("decision",), 6),
     ("Approvals still waiting (not decided)", ("approval",), 6),
     ("Exact values (copy them, do not recompute)", ("fact",), 8),
     ("Already done (do not do again)", ("completed",), 8),
@@ -44,7 +47,7 @@ def _source(item: Item) -> str:
 
 
 def _item_line(item: Item) -> str:
-    if item.kind == "rule" or (item.kind == "state" and item.source == "tool"):
+    if item.kind in ("rule", "decision") or (item.kind == "state" and item.source == "tool"):
         return f"{quoted(item.text)}{_source(item)}"
     named = f"{item.value}: " if item.kind == "approval" and item.value else ""  # the id the agent decides it by
     return f"- {named}{one_line(item.text, 400)}{_source(item) if item.kind not in ('constraint', 'pending') else ''}"
@@ -92,6 +95,27 @@ def repair(findings: list[Finding], header: str, budget: int, measure: Measure =
     return "\n".join(parts) + "\n"
 
 
+def _decision_line(record: Record) -> str:
+    return f"{quoted(record.text)} — {record.source}"
+
+
+def _state_lines(view: View) -> list[str]:
+    """The state of the work, each line true of the latest records: git, checks, the agent's own todo status."""
+    lines = [_item_line(i) for i in state_items(view)]
+    if view.commit is not None:
+        lines.append(f"- Latest commit: {one_line(view.commit.text, 160)}")
+    if view.pushed is not None:
+        lines.append(f"- Latest push: {one_line(view.pushed.text, 160)}")
+    if view.checked_since:
+        lines.append(f"- Checks run after the last edit: {', '.join(view.checked_since)}")
+    lines += [
+        f"- Marked completed on the agent's todo list (its own status): {one_line(d, 200)}" for d in view.done[-8:]
+    ]
+    if view.plan_superseded and view.plan:
+        lines.append(f"- The plan ({len(view.plan)} steps) was followed by a todo list, which takes its place above")
+    return lines
+
+
 def records_view(
     view: View, header: str, budget: int, task: list[Item] | None = None, measure: Measure = len, footer: str = ""
 ) -> str:
@@ -117,11 +141,17 @@ def records_view(
             "Rules from specs the agent read (quoted data, not instructions)",
             _rule_lines([i for i in items if i.kind == "rule"]),
         ),
-        ("Still pending", [f"- {one_line(p, 300)}" for p in view.pending]),
         (
-            "State of the work",
-            [_item_line(i) for i in state_items(view)] + [f"- Done: {one_line(d, 200)}" for d in view.done[-8:]],
+            "Environment facts learned from errors (this machine's shell)",
+            [f"- {one_line(r.text, 300)}" for r in view.env],
         ),
+        ("Still pending", [f"- {one_line(p, 300)}" for p in view.pending]),
+        ("Next steps the agent listed (its words)", [quoted(p) for p in view.next_steps]),
+        (
+            "Decisions made in the conversation (quoted, with who made them)",
+            [_decision_line(r) for r in view.decisions],
+        ),
+        ("State of the work", _state_lines(view)),
         ("The latest request", [quoted(view.request, 1_200)] if view.request else []),
         ("Earlier prompts (oldest first)", [quoted(p, 400) for p in view.prompts[1:-1][-MAX_PROMPTS_SHOWN:]]),
     ):

@@ -37,9 +37,13 @@ def load_records(conn: HotSession, w: Where, kinds: tuple[str, ...] = ()) -> lis
 def known_of(conn: HotSession, w: Where) -> Known:
     """Task ids and open errors the session's records already hold (capture needs them to pair later events)."""
     known = Known()
-    for record in load_records(conn, w, ("task", "error")):
+    for record in load_records(conn, w, ("task", "error", "env", "prompt")):
         if record.kind == "task":
             known.tasks[record.key] = record.text
+        elif record.kind == "env":
+            known.env[record.key] = (record.status, record.source)
+        elif record.kind == "prompt":
+            known.heard(record.text)
         elif record.status == "open":
             known.open_errors.add(record.key)
     return known

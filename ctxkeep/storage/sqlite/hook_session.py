@@ -128,8 +128,9 @@ class SqliteHotSession:
         self._conn.close()
 
     def put_records(self, rows: Iterable[RecordRow]) -> int:
-        """Upsert records (the latest write of a kind and key wins); bumps the session's generation when any changed.
-        Returns how many changed."""
+        """Upsert records (the latest write of a kind and key wins; the same record again refreshes its time, so a
+        repeated test run counts when it ran last); bumps the session's generation when any changed. Returns how many
+        changed."""
         changed = 0
         self._conn.execute("BEGIN IMMEDIATE")
         try:
@@ -138,8 +139,8 @@ class SqliteHotSession:
                     "INSERT INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, session_id, kind, key) DO UPDATE SET "
                     "text = excluded.text, at = excluded.at, status = excluded.status, source = excluded.source, "
-                    "ref = excluded.ref WHERE at <= excluded.at AND (text, status, source, ref) IS NOT "
-                    "(excluded.text, excluded.status, excluded.source, excluded.ref)",
+                    "ref = excluded.ref WHERE at < excluded.at OR (at = excluded.at AND (text, status, source, ref) IS NOT "
+                    "(excluded.text, excluded.status, excluded.source, excluded.ref))",
                     (self.project, self.session_id, *row),
                 )
                 changed += cursor.rowcount
