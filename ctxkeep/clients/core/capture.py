@@ -272,16 +272,18 @@ def _env_records(command: str, event: ToolEvent, known: Known) -> list[Record]:
 
 
 _PROSE_KEYS = ("title", "body", "description", "text", "comment", "content")
+_PROSE_FIELD = LazyPattern(r'"(?:title|body|description|text|comment)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+READ_ONLY_TOOLS = frozenset(("Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "NotebookRead", "ToolSearch"))
 
 
 def _prose(output: str) -> str:
     """A spec's text: an API's JSON (`gh api …`, an issue tracker's MCP tool) read for its prose fields, else as is."""
     if not output.lstrip().startswith(("{", "[")):
         return output
-    try:
-        data = json.loads(output)
-    except ValueError:
-        return output
+    data = _json_values(output)
+    if not data:
+        fields = _PROSE_FIELD.findall(output)  # cut short: the prose fields that are whole
+        return "\n".join(json.loads(f'"{value}"') for value in fields) if fields else output
     found: list[str] = []
 
     def walk(value: Any, depth: int) -> None:
@@ -299,6 +301,22 @@ def _prose(output: str) -> str:
 
     walk(data, 0)
     return "\n".join(found)
+
+
+def _json_values(output: str) -> list[Any]:
+    """The JSON values `output` holds one after another (paginated API output prints several), [] when it holds none."""
+    decoder, at = json.JSONDecoder(), 0
+    values: list[Any] = []
+    text = output.strip()
+    while at < len(text):
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return values
+        values.append(value)
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return values
 
 
 def _spec_records(event: ToolEvent, known: Known) -> list[Record]:
@@ -324,7 +342,9 @@ def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     if event.name == "Read" and isinstance(event.input.get("file_path"), str) and not event.is_error:
         out.append(Record("read", event.input["file_path"], "read", event.at))
     key = _error_key(event)
-    if event.is_error:
+    if event.is_error and event.name in READ_ONLY_TOOLS:
+        pass  # a file or page not found is no state of the work
+    elif event.is_error:
         first_line = next((line.strip() for line in event.output.splitlines() if line.strip()), "error")
         out.append(Record("error", key, clean(first_line, 300), event.at, status="open", ref=event.ref))
         known.open_errors.add(key)

@@ -249,6 +249,8 @@ def spec_rules(text: str) -> list[str]:
         if _HEADING.match(line) and not _BULLET.match(line):
             under_rules = bool(_RULE_HEADING.match(line))
             continue
+        if line.lstrip().startswith("|"):
+            continue  # a table row: a cell is no rule
         rule = _clean_line(line)
         if len(rule) < 12 or _INJECTION.search(rule) or rule.endswith(":"):
             continue
@@ -261,9 +263,14 @@ def spec_rules(text: str) -> list[str]:
 
 
 def command_head(command: str, words: int = 3) -> str:
-    """The first words of a command line, for labels ("mix test test/foo_test.exs" -> "mix test test/foo_test.exs")."""
+    """The first words of the command a command line runs, for labels: variable assignments and a leading `cd …`
+    left out ("cd app && FOO=1 mix test test/foo_test.exs" -> "mix test test/foo_test.exs")."""
     try:
         parts = shlex.split(command, posix=True)
     except ValueError:
         parts = command.split()
+    while parts and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", parts[0]) or parts[0] in ("&&", ";")):
+        parts = parts[1:]
+    if len(parts) > 2 and parts[0] == "cd" and parts[2] in ("&&", ";"):
+        return command_head(" ".join(parts[3:]), words) or " ".join(parts[:words])[:80]
     return " ".join(parts[:words])[:80]

@@ -67,8 +67,13 @@ def _fits(parts: list[str], line: str, budget: int, measure: Measure) -> bool:
     return measure("\n".join(parts + [line])) <= budget
 
 
-def _add_section(parts: list[str], title: str, lines: list[str], budget: int, measure: Measure) -> int:
-    """Append a section (as many of its lines as fit); how many lines were left out."""
+def _add_section(
+    parts: list[str], title: str, lines: list[str], budget: int, measure: Measure, newest_last: bool = False
+) -> int:
+    """Append a section (as many of its lines as fit: the first ones, or with `newest_last` the last ones, in their
+    order); how many lines were left out."""
+    if newest_last and lines:
+        return _add_newest(parts, title, lines, budget, measure)
     if not lines or not _fits(parts, f"\n## {title}\n{lines[0]}", budget, measure):
         return len(lines)
     parts.append(f"\n## {title}")
@@ -78,6 +83,22 @@ def _add_section(parts: list[str], title: str, lines: list[str], budget: int, me
             return len(lines) - n
         parts.append(line)
     return 0
+
+
+def _add_newest(parts: list[str], title: str, lines: list[str], budget: int, measure: Measure) -> int:
+    """The latest lines of a section that fit, oldest first, after a line counting the earlier ones left out."""
+    kept: list[str] = []
+    for line in reversed(lines):
+        left = len(lines) - len(kept) - 1
+        head = [f"\n## {title}", *([f"- … {left} earlier"] if left else [])]
+        if not _fits(parts + head + [line, *kept], "", budget, measure):
+            break
+        kept.insert(0, line)
+    if not kept:
+        return len(lines)
+    left = len(lines) - len(kept)
+    parts += [f"\n## {title}", *([f"- … {left} earlier"] if left else []), *kept]
+    return left
 
 
 def repair(findings: list[Finding], header: str, budget: int, measure: Measure = len) -> str:
@@ -153,9 +174,16 @@ def records_view(
         ),
         ("State of the work", _state_lines(view)),
         ("The latest request", [quoted(view.request, 1_200)] if view.request else []),
-        ("Earlier prompts (oldest first)", [quoted(p, 400) for p in view.prompts[1:-1][-MAX_PROMPTS_SHOWN:]]),
     ):
         left_out += _add_section(parts, title, lines, room, measure)
+    left_out += _add_section(
+        parts,
+        "Earlier prompts (oldest first)",
+        [quoted(p, 400) for p in view.prompts[1:-1][-MAX_PROMPTS_SHOWN:]],
+        room,
+        measure,
+        newest_last=True,
+    )
     _add_section(
         parts,
         "The agent's last messages, newest first (its own words, quoted)",

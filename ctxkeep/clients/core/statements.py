@@ -22,8 +22,9 @@ _STEPS_HEADING = LazyPattern(
 _ITEM = LazyPattern(r"^\s*(?:[-*+•]|\d+[.)]|- \[ \])\s+(?P<text>\S.*)$")
 _HEADING = LazyPattern(r"^\s*(?:#{1,4}\s+\S|\*\*[^*]+\*\*:?\s*$)")
 _DECISION = LazyPattern(
-    r"\b(?:decided|decision(?: is)?:|chose|chosen|opted|settled on|going with|go with|went with|instead of|"
-    r"rather than|in favou?r of)\b|决定|改用",
+    r"\b(?:decided|decision(?: is)?:|opted|settled on)\b|\b(?:I|we)(?:'ll| will| chose| picked| went with)\b[^.]{0,80}"
+    r"\b(?:instead of|rather than|over|go with|stick with|switch to|keep)\b|\blet'?s (?:go with|use|keep|stick with|"
+    r"switch to)\b|\bgoing with\b|决定|改用",
     re.I,
 )
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")

@@ -383,9 +383,9 @@ def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[
             Finding(
                 "summary_claim_unverified",
                 Item("claim", claim.group(0)),
-                f"the summary says {claim.group(0)!r}, but these are still open or unverified: "
-                + "; ".join(one_line(i.text, 100) for i in unfinished[:6])
-                + (f"; and {len(unfinished) - 6} more" if len(unfinished) > 6 else ""),
+                f"the summary says {claim.group(0)!r}, but {len(unfinished)} item(s) are still open or unverified, "
+                + "among them: "
+                + "; ".join(one_line(i.text, 80) for i in unfinished[:3]),
             )
         )
     return out
