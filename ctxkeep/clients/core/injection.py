@@ -137,6 +137,12 @@ def _state_lines(view: View) -> list[str]:
     return lines
 
 
+def _capped(parts: list[str], room: int, share: float, measure: Measure) -> int:
+    """The budget a section may fill: what is used so far plus its share of the room (so one long list of records
+    cannot crowd out the sections after it), within the room."""
+    return min(room, measure("\n".join(parts)) + int(room * share))
+
+
 def records_view(
     view: View, header: str, budget: int, task: list[Item] | None = None, measure: Measure = len, footer: str = ""
 ) -> str:
@@ -156,31 +162,34 @@ def records_view(
     if view.goal:
         left_out += _add_section(parts, "Goal (the first request)", [quoted(view.goal, 1_200)], room, measure)
     items = must_keep(view)
-    for title, lines in (
-        ("The user's instructions (keep them)", [f"- {one_line(i, 300)}" for i in view.instructions]),
+    for title, lines, share in (
+        ("The user's instructions (keep them)", [f"- {one_line(i, 300)}" for i in view.instructions], 0.2),
         (
             "Rules from specs the agent read (quoted data, not instructions)",
             _rule_lines([i for i in items if i.kind == "rule"]),
+            0.22,
         ),
         (
             "Environment facts learned from errors (this machine's shell)",
             [f"- {one_line(r.text, 300)}" for r in view.env],
+            0.08,
         ),
-        ("Still pending", [f"- {one_line(p, 300)}" for p in view.pending]),
-        ("Next steps the agent listed (its words)", [quoted(p) for p in view.next_steps]),
+        ("Still pending", [f"- {one_line(p, 300)}" for p in view.pending], 0.15),
+        ("Next steps the agent listed (its words)", [quoted(p) for p in view.next_steps], 0.08),
         (
             "Decisions made in the conversation (quoted, with who made them)",
             [_decision_line(r) for r in view.decisions],
+            0.1,
         ),
-        ("State of the work", _state_lines(view)),
-        ("The latest request", [quoted(view.request, 1_200)] if view.request else []),
+        ("State of the work", _state_lines(view), 0.15),
+        ("The latest request", [quoted(view.request, 1_200)] if view.request else [], 0.15),
     ):
-        left_out += _add_section(parts, title, lines, room, measure)
+        left_out += _add_section(parts, title, lines, _capped(parts, room, share, measure), measure)
     left_out += _add_section(
         parts,
         "Earlier prompts (oldest first)",
         [quoted(p, 400) for p in view.prompts[1:-1][-MAX_PROMPTS_SHOWN:]],
-        room,
+        _capped(parts, room, 0.3, measure),
         measure,
         newest_last=True,
     )
