@@ -4,14 +4,12 @@ installed in are set up to use it."""
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from ctxkeep import __version__
-from ctxkeep.clients.claude_code.doctor import claude_code_checks
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
@@ -83,10 +81,9 @@ async def run_doctor(settings: Settings, as_json: bool = False) -> int:
         Check("tokenizer", "info", encoding_name()),
     ]
     checks += await _database_checks(settings)
-    checks += claude_code_checks(Path(settings.project), Path(os.environ.get("HOME") or Path.home()))
     from ctxkeep.cli.clients import doctor_checks
 
-    checks += doctor_checks(Path(settings.project))  # every other client ctxkeep is installed in
+    checks += doctor_checks(Path(settings.project))  # every client, Claude Code's first
     if as_json:
         print(json.dumps([asdict(c) for c in checks], indent=2))
     else:
