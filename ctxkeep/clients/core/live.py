@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from pathlib import PurePath
 
@@ -123,6 +124,43 @@ def _task(conn: HotSession, w: Where) -> tuple[str, int, dict[str, object], list
         return None
     state = json.loads(found[1])
     return bound[0], found[0], state if isinstance(state, dict) else {}, conn.open_intents(bound[0])
+
+
+def compaction_brief(conn: HotSession, w: Where, budget: int, measure: Callable[[str], int] = len) -> str:
+    """What the client's summarizer should carry, from this session's records and the task the agent saved."""
+    from ctxkeep.clients.core.briefs import compaction_brief as brief
+    from ctxkeep.clients.core.session_view import must_keep, task_items
+
+    task = _task(conn, w)
+    return brief(must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), budget, measure)
+
+
+# the tasks a client's hooks keep for its sessions (`<prefix><session id>`): the startup brief shows those sessions'
+# records instead
+SESSION_TASK_PREFIXES = ("cc-", "codex-", "gemini-", "cursor-", "vscode-", "windsurf-", "cline-")
+
+
+def startup_brief(conn: HotSession, w: Where, days: float, budget: int, measure: Callable[[str], int] = len) -> str:
+    """Where this project's work stopped, for a new session: the latest earlier session that left something open,
+    and the open tasks the agent saved, touched within `days`; "" when there is none."""
+    from ctxkeep.clients.core import briefs
+    from ctxkeep.clients.core.session_view import derive
+
+    moment = time.time() - days * 86_400
+    since = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(moment)) + f"{int(moment % 1 * 1_000_000):06d}Z"
+    parts = []
+    for session_id, ended in conn.other_sessions(since):
+        view = derive([Record(*row) for row in conn.records_of(session_id)])
+        if briefs.worth_resuming(view):
+            parts.append(briefs.session_lines(view, ended))
+            break
+    for task_id, _, state_json, saved in conn.recent_tasks(since):
+        state = json.loads(state_json)
+        if task_id.startswith(SESSION_TASK_PREFIXES) or not isinstance(state, dict):
+            continue
+        if state.get("pending") or state.get("next_action") or conn.open_intents(task_id):
+            parts.append(briefs.task_lines(task_id, state, saved))
+    return briefs.startup_brief(parts[:3], budget, measure)
 
 
 def view_of(conn: HotSession, w: Where) -> View:

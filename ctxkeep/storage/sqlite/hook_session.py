@@ -171,6 +171,33 @@ class SqliteHotSession:
             params,
         ).fetchall()
 
+    def other_sessions(self, since: str, limit: int = 3) -> list[tuple[str, str]]:
+        """(session id, time of its latest record) of this project's other sessions with a record since `since`,
+        the most recent first."""
+        return self._conn.execute(
+            "SELECT session_id, max(at) AS last FROM session_records WHERE project = ? AND session_id != ? AND "
+            "kind != 'hook' GROUP BY session_id HAVING last >= ? ORDER BY last DESC LIMIT ?",
+            (self.project, self.session_id, since, limit),
+        ).fetchall()
+
+    def records_of(self, session_id: str) -> list[RecordRow]:
+        """Another session's records of this project, oldest first."""
+        return self._conn.execute(
+            "SELECT kind, key, text, at, status, source, ref FROM session_records WHERE project = ? AND "
+            "session_id = ? ORDER BY at, kind, key",
+            (self.project, session_id),
+        ).fetchall()
+
+    def recent_tasks(self, since: str, limit: int = 5) -> list[tuple[str, int, str, str]]:
+        """(task id, version, state JSON, saved at) of this project's tasks saved since `since`, the most recent
+        first."""
+        return self._conn.execute(
+            "SELECT t.task_id, c.version, c.state_json, t.updated_at FROM tasks t JOIN checkpoints c ON "
+            "c.project = t.project AND c.task_id = t.task_id AND c.version = t.latest_version "
+            "WHERE t.project = ? AND t.updated_at >= ? ORDER BY t.updated_at DESC LIMIT ?",
+            (self.project, since, limit),
+        ).fetchall()
+
     def hook_state(self) -> dict[str, object]:
         """The session's hook state (every field None or 0 for a session not seen yet)."""
         row = self._conn.execute(
