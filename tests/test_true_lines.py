@@ -122,9 +122,22 @@ def test_the_latest_failure_is_stated_with_its_command() -> None:
     s = _session().edit("/p/app.py").bash("pytest -q", "1 passed").edit("/p/app.py")
     s.bash("pytest -q", "FAILED tests/test_app.py::test_login - AssertionError\n1 failed, 3 passed", error=True)
     text = s.text()
-    assert "The latest test run failed: `pytest -q` (1 failed, 3 passed)" in text
+    assert (
+        "The latest test run failed: `pytest -q` (1 failed, 3 passed; failing: tests/test_app.py::test_login)" in text
+    )
+    assert "Failed, and not run again" not in text  # the check's line says it once
     assert "No passing test, build or lint run since these edits: app.py" in text
     assert "No test, build or lint ran after" not in text  # one did run: it failed
+
+
+def test_the_latest_passing_run_names_its_command_and_commits_are_listed() -> None:
+    s = _session().edit("/p/app.py").bash("git commit -qam one", "[main 1111111] one\n 1 file changed")
+    s.edit("/p/app.py").bash("git commit -qam two", "[main 2222222] two\n 1 file changed")
+    s.bash("uv run python -m pytest tests/ -x -q", "57 passed in 3.2s").bash("uvx ruff check src", "Found 2 errors.")
+    text = s.text()
+    assert "- Latest commit: 2222222 two" in text and "- Earlier commits this session: 1111111 one" in text
+    assert "- The latest test run passed: `uv run python -m pytest tests/ -x -q`" in text
+    assert "The latest lint run failed: `uvx ruff check src` (Found 2 errors.)" in text
 
 
 def test_no_check_after_the_edits_is_said_so() -> None:

@@ -230,7 +230,7 @@ def _bash_records(event: ToolEvent, known: Known) -> list[Record]:
     kind = commands.check_kind(command)
     if kind:
         outcome = commands.check_outcome(event.output, event.is_error)
-        detail = cut(commands.failure_line(event.output), 200) if outcome == "failed" else ""
+        detail = _failure(event.output) if outcome == "failed" else ""
         out.append(
             Record(
                 "check",
@@ -245,13 +245,22 @@ def _bash_records(event: ToolEvent, known: Known) -> list[Record]:
     return out + _git_records(command, event) + _env_records(command, event, known)
 
 
+def _failure(output: str) -> str:
+    """How a check failed: its failure line and the first tests it names failing."""
+    line = cut(commands.failure_line(output), 200)
+    tests = [cut(name, 120) for name in commands.failing_tests(output)]
+    return f"{line}; failing: {', '.join(tests)}" if tests and not all(t in line for t in tests) else line
+
+
 def _git_records(command: str, event: ToolEvent) -> list[Record]:
     """What git printed: a commit (its hash and subject), a push, the files `git status` lists as changed."""
     out: list[Record] = []
     commit = git_state.commit_of(event.output) if "]" in event.output else None
     if commit:
         hash_, subject, branch = commit
-        out.append(Record("vcs", "commit", f"{hash_} {one_line(cut(subject, 200), 200)}", event.at, "done", branch))
+        made = f"{hash_} {one_line(cut(subject, 200), 200)}"
+        out.append(Record("vcs", "commit", made, event.at, "done", branch))
+        out.append(Record("vcs", f"commit:{hash_}", made, event.at, "done", branch))  # every commit, for the list
     action = commands.vcs_action(command) if not event.is_error else None
     if action == "commit" and not commit and not git_state.committed_nothing(event.output):
         out.append(Record("vcs", "commit", cut(command, 300), event.at, status="done"))  # its output was not shown
@@ -342,8 +351,8 @@ def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     if event.name == "Read" and isinstance(event.input.get("file_path"), str) and not event.is_error:
         out.append(Record("read", event.input["file_path"], "read", event.at))
     key = _error_key(event)
-    if event.is_error and event.name in READ_ONLY_TOOLS:
-        pass  # a file or page not found is no state of the work
+    if event.is_error and (event.name in READ_ONLY_TOOLS or any(r.kind == "check" for r in out)):
+        pass  # a file or page not found is no state of the work; a failed check's record says how it failed
     elif event.is_error:
         first_line = next((line.strip() for line in event.output.splitlines() if line.strip()), "error")
         out.append(Record("error", key, clean(first_line, 300), event.at, status="open", ref=event.ref))

@@ -129,7 +129,8 @@ def may_run(command: str, what: str) -> bool:
 
 _FAILED = LazyPattern(
     r"\b(?:\d+ (?:failed|failures?|errors?)\b(?<!\b0 failed)(?<!\b0 failures)(?<!\b0 errors)|FAILED|FAIL:|--- FAIL|"
-    r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9])",
+    r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9]|"
+    r"[1-9]\d* (?:issues?|problems?)\b)",
     re.MULTILINE,
 )
 _PASSED = LazyPattern(
@@ -185,6 +186,19 @@ def check_outcome(output: str, is_error: bool) -> str:
     if is_error or _FAILED.search(output[-20_000:]):
         return "failed"
     return "passed"
+
+
+_FAILING_TEST = LazyPattern(
+    r"^(?:FAILED\s+(?P<pytest>\S+)|--- FAIL: (?P<go>\S+)|\s*(?:✕|×)\s+(?P<jest>.+?)(?:\s+\(\d+ ?m?s\))?$|"
+    r"FAIL\s+(?P<file>\S+\.\w+))",
+    re.MULTILINE,
+)
+
+
+def failing_tests(output: str, most: int = 3) -> list[str]:
+    """The names of the tests a run reports failing (pytest, go test, jest/vitest), the first `most`."""
+    names = [next(g for g in m.groups() if g) for m in _FAILING_TEST.finditer(output[-30_000:])]
+    return list(dict.fromkeys(n.strip() for n in names))[:most]
 
 
 def failure_line(output: str) -> str:

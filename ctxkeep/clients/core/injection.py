@@ -125,6 +125,14 @@ def _state_lines(view: View) -> list[str]:
     lines = [_item_line(i) for i in state_items(view)]
     if view.commit is not None:
         lines.append(f"- Latest commit: {one_line(view.commit.text, 160)}")
+    earlier = [c for c in view.commits if view.commit is None or c.text != view.commit.text]
+    if earlier:
+        lines.append(f"- Earlier commits this session: {'; '.join(one_line(c.text, 90) for c in earlier[-5:])}")
+    lines += [
+        f"- The latest {c.key.split(':', 1)[0]} run {c.status}: `{one_line(c.text, 120)}`"
+        for c in view.checks
+        if c.status == "passed"
+    ]
     if view.pushed is not None:
         lines.append(f"- Latest push: {one_line(view.pushed.text, 160)}")
     if view.checked_since:

@@ -67,6 +67,7 @@ class View:
         self.committed: bool = False
         self.status_seen: bool = False  # the uncommitted files come from a `git status` after the latest commit
         self.commit: Record | None = None
+        self.commits: list[Record] = []  # the session's commits git reported, oldest first
         self.pushed: Record | None = None
         self.checks: list[Record] = []  # the latest run of each kind (test, build, lint)
         self.checked_since: list[str] = []  # kinds run since the last edit, with their outcome
@@ -85,13 +86,22 @@ def substantive(prompt: str) -> bool:
     return not _TRIVIAL.match(prompt.strip())
 
 
+_DOCUMENT = re.compile(r"^\s*(?:#{1,4}\s+\S|[-*+]\s+\S|\d+[.)]\s+\S)", re.M)
+
+
 def instructions_of(prompt: str) -> list[str]:
-    """A short prompt that instructs is kept whole; from a longer one, its negated sentences, verbatim."""
+    """A short prompt that instructs is kept whole; from a longer one, its negated sentences, verbatim; a prompt
+    written as a document (headings, lists: a skill or command that expanded, a pasted spec) is read as a spec."""
     flat = one_line(prompt)
     if len(flat) <= MAX_INSTRUCTION_CHARS:
         return [flat] if _INSTRUCTION.search(flat) else []
     sentences = [one_line(s) for s in _SENTENCE.split(prompt)]
-    return [s for s in sentences if 12 <= len(s) <= MAX_INSTRUCTION_CHARS and _NEGATED_SENTENCE.search(s)][:5]
+    negated = [s for s in sentences if 12 <= len(s) <= MAX_INSTRUCTION_CHARS and _NEGATED_SENTENCE.search(s)][:5]
+    if len(_DOCUMENT.findall(prompt)) < 3:
+        return negated
+    from ctxkeep.clients.core.commands import spec_rules
+
+    return list(dict.fromkeys(negated + spec_rules(prompt)))[:12]
 
 
 def _in_context(found: list[str], prompt: str, previous: str) -> list[str]:
@@ -128,6 +138,7 @@ def _git(view: View, records: list[Record], edits: list[Record]) -> None:
     when the latest `git status` (after that commit) listed it and no commit came since."""
     vcs = {r.key: r for r in sorted((r for r in records if r.kind == "vcs"), key=lambda r: r.at)}
     view.commit, view.pushed = vcs.get("commit"), vcs.get("push")
+    view.commits = [r for key, r in vcs.items() if key.startswith("commit:")][-6:]
     last_commit = max((r.at for r in (view.commit, view.pushed, vcs.get("clean")) if r), default="")
     view.committed = view.commit is not None or view.pushed is not None
     status = vcs.get("status")
