@@ -341,8 +341,20 @@ def _error_key(event: ToolEvent) -> str:
     return f"{event.name}:{commands.command_head(unsecret(str(target)), 2)}"  # redacted first: quotes go at the split
 
 
+_REJECTED = "The user doesn't want to proceed with this tool use"
+
+
+def _rejected(event: ToolEvent) -> list[Record]:
+    """A tool call the person refused (Claude Code's permission prompt): their decision, not an error of the work."""
+    target = event.input.get("command") or event.input.get("file_path") or event.input.get("url") or ""
+    text = clean(f"The user refused {event.name} `{one_line(str(target), 160)}`", 300)
+    return _stored([Record("decision", digest(text), text, event.at, source="the user")])
+
+
 def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     """The records one finished tool call makes (none for a call of no consequence)."""
+    if event.is_error and event.output.lstrip().startswith(_REJECTED):
+        return _rejected(event)
     out = _todo_records(event, known) + _edit_records(event) + _spec_records(event, known)
     if event.name == "ExitPlanMode" and isinstance(event.input.get("plan"), str):
         out.append(Record("plan", "plan", clean(event.input["plan"]), event.at))

@@ -33,6 +33,7 @@ _INSTRUCTION = re.compile(
     r"not (?:so )?useful|unnecessary|keep it|only)\b|不要|别再|不能|必须|禁止|务必",
     re.I,
 )
+_REPLY_MARK = 'In reply to "'  # a short instruction that refers back, after the prompt it answers
 _REFERS_BACK = re.compile(r"\b(?:this|that|it|these|those|them|again)\b", re.I)
 _NEGATED_SENTENCE = re.compile(
     r"\b(?:don'?t|do not|never|must not|mustn'?t|should not|shouldn'?t|avoid|no longer)\b|不要|不能|禁止", re.I
@@ -107,7 +108,7 @@ def instructions_of(prompt: str) -> list[str]:
 def _in_context(found: list[str], prompt: str, previous: str) -> list[str]:
     """A short instruction that refers back ("no, remove this again") with the prompt it answers."""
     if found == [one_line(prompt)] and len(prompt) <= 160 and _REFERS_BACK.search(prompt) and len(previous) <= 300:
-        return [f"{one_line(prompt)} (answering: {one_line(previous, 200)})"]
+        return [f'{_REPLY_MARK}{one_line(previous, 200)}": {one_line(prompt)}']
     return found
 
 
@@ -265,7 +266,7 @@ def state_items(view: View) -> list[Item]:
         elif view.commit is not None:
             what = f"Edited after the latest commit ({one_line(view.commit.text, 80)}), not committed since"
         else:
-            what = "Edited in this session, and no commit seen since"
+            what = "Not committed yet (no commit seen in this session)"
         items.append(
             Item(
                 "state",
@@ -327,7 +328,7 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
     items += [Item("state", f"The agent asked the user: {q}", source="the agent's last message") for q in view.asked]
     if view.request:
         items.append(Item("request", one_line(view.request, 300), source="latest prompt"))
-    shown = {one_line(view.request or "", 300)} | {i.split(" (answering:")[0] for i in view.instructions}
+    shown = {one_line(view.request or "", 300)} | {i.split('": ', 1)[-1] for i in view.instructions}
     earlier = [p for p in view.prompts[1:-1][::-1] if len(p) <= 400 and one_line(p) not in shown][:MAX_EARLIER_PROMPTS]
     items += [Item("request", one_line(p, 400), source="an earlier prompt") for p in earlier]
     if view.branch:
