@@ -72,6 +72,8 @@ def post_tool_use(conn: HotSession, w: Where, data: dict[str, Any], out: IO[str]
     )
     taken = live.take_tool(conn, w, event, shaping_from_env(w.env), live.session_task(conn, w, TASK_PREFIX))
     shaped = replacement(tool, response, taken.view) if taken is not None and not failed else None
+    if shaped is not None:
+        live.note_shaped(conn)
     delivered = _deliver(conn, w, "PostToolUseFailure" if failed else "PostToolUse", out, shaped)
     if taken is None or failed:
         return delivered.lstrip("; ")
