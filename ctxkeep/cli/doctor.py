@@ -1,5 +1,5 @@
-"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether Claude Code and the other clients it is
-installed in are set up to use it."""
+"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether the clients it is installed in are set
+up to use it (only those: a client ctxkeep is not installed in is not mentioned; with none, how to install one)."""
 
 from __future__ import annotations
 
@@ -83,10 +83,19 @@ async def run_doctor(settings: Settings, as_json: bool = False) -> int:
         Check("tokenizer", "info", encoding_name()),
     ]
     checks += await _database_checks(settings)
-    checks += claude_code_checks(Path(settings.project), Path(os.environ.get("HOME") or Path.home()))
-    from ctxkeep.cli.clients import doctor_checks
+    from ctxkeep.cli.clients import CLIENTS, doctor_checks
 
-    checks += doctor_checks(Path(settings.project))  # every other client ctxkeep is installed in
+    installed = claude_code_checks(Path(settings.project), Path(os.environ.get("HOME") or Path.home()))
+    installed += doctor_checks(Path(settings.project))  # every other client ctxkeep is installed in
+    others = ", ".join(client for client in CLIENTS if client != "claude-code")
+    checks += installed or [
+        Check(
+            "clients",
+            "info",
+            f"ctxkeep is not installed in any agent client here: ctxkeep install claude-code (or {others}; "
+            "ctxkeep install --list shows what each gets)",
+        )
+    ]
     if as_json:
         print(json.dumps([asdict(c) for c in checks], indent=2))
     else:

@@ -149,9 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=cmd_demo)
     doctor = commands.add_parser(
         "doctor",
-        help="check the database, the project, the tokenizer and the Claude Code set-up",
+        help="check the database, the project, the tokenizer and each client ctxkeep is installed in",
         description="Say which database, project and tokenizer ctxkeep uses here, check the "
-        "database (schema, integrity, file modes) and the Claude Code set-up; exit 1 "
+        "database (schema, integrity, file modes) and the set-up of each agent client ctxkeep is "
+        "installed in (a hook installed twice included; with none, how to install one); exit 1 "
         "when a check failed (its line says what to do).",
     )
     doctor.add_argument("--json", action="store_true", help="print JSON instead of text")
