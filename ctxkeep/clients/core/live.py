@@ -73,11 +73,19 @@ def take_tool(conn: HotSession, w: Where, event: ToolEvent, shaping: Shaping, ta
         from ctxkeep.clients.core.shaping import compressed, offload  # redaction: only when something is offloaded
 
         taken = offload(w.project, task_id, event.name, family, event.output)
-        conn.inbox_put(
-            taken.ref, "tool_result", event.name, None, task_id, compressed(taken.content), taken.redactions, w.now()
-        )
+        with conn.batch():
+            conn.inbox_put(
+                taken.ref,
+                "tool_result",
+                event.name,
+                None,
+                task_id,
+                compressed(taken.content),
+                taken.redactions,
+                w.now(),
+            )
+            conn.log_shown("offloaded", taken.view, w.now(), SHOWN_KEPT, event.name, taken.ref)
         event = event._replace(ref=taken.ref)
-        conn.log_shown("offloaded", taken.view, w.now(), SHOWN_KEPT, event.name, taken.ref)
     conn.put_records(_rows(capture.from_tool(event, known_of(conn, w))))
     return taken if taken is not None and shaping.enabled else None
 
@@ -112,7 +120,6 @@ def gate_reason(conn: HotSession, w: Where, stop_active: bool) -> str | None:
     if stop_active or not unverified or blocked >= min(r.at for r in unverified):
         conn.set_hook_state(last_stop_at=now)
         return None
-    conn.set_hook_state(gate_blocked_at=now)
     tests = [r.text for r in records if r.kind == "check" and r.key.startswith("test:")]
     files = ", ".join(dict.fromkeys(PurePath(r.key).name for r in unverified))
     how = (
@@ -125,7 +132,9 @@ def gate_reason(conn: HotSession, w: Where, stop_active: bool) -> str | None:
         f"or run. Before you finish, {how}, or say why no check applies. This gate blocks once per change "
         "(CTXKEEP_GATE=off turns it off)."
     )
-    conn.log_shown("blocked", reason, now, SHOWN_BLOCKED, "", "")
+    with conn.batch():
+        conn.set_hook_state(gate_blocked_at=now)
+        conn.log_shown("blocked", reason, now, SHOWN_BLOCKED, "", "")
     return reason
 
 
@@ -186,17 +195,20 @@ def injection(
     extra = task_items(task[2], task[3], task[0]) if task else []
     if summary is not None:
         findings = check_summary(must_keep(view) + extra, summary)
-        keep_summary(conn, w, task[0] if task else session_task_id, summary, findings)
         repaired = repair(findings, header, budget, measure)
-        conn.log_shown("injected", repaired, w.now(), SHOWN_REPAIR if repaired else SHOWN_NOTHING_LOST, "", "")
+        with conn.batch():
+            keep_summary(conn, w, task[0] if task else session_task_id, summary, findings)
+            conn.log_shown("injected", repaired, w.now(), SHOWN_REPAIR if repaired else SHOWN_NOTHING_LOST, "", "")
         return repaired, len(findings)
     state = conn.hook_state()
-    if task is None and state["injection"] and state["injection_generation"] == state["generation"]:
-        text = str(state["injection"])
-    else:
-        text = records_view(view, header, budget, extra, measure, footer)
+    cached = task is None and state["injection"] and state["injection_generation"] == state["generation"]
+    text = str(state["injection"]) if cached else records_view(view, header, budget, extra, measure, footer)
+    if cached:
+        conn.log_shown("injected", text, w.now(), SHOWN_VIEW, "", "")
+        return text, 0
+    with conn.batch():
         conn.set_hook_state(injection=text, injection_generation=state["generation"])
-    conn.log_shown("injected", text, w.now(), SHOWN_VIEW, "", "")
+        conn.log_shown("injected", text, w.now(), SHOWN_VIEW, "", "")
     return text, 0
 
 

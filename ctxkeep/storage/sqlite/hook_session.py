@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from ctxkeep.storage.sqlite.folders import make_private_folders
@@ -179,14 +180,35 @@ class SqliteHotSession:
             params,
         ).fetchall()
 
+    @contextmanager
+    def batch(self, durable: bool = True) -> Iterator[None]:
+        """The single-statement writes inside (hook state, the log of what was shown, the inbox) as one transaction:
+        one commit, so one sync of the file, instead of one each. Not `durable`: the commit is not synced (WAL with
+        synchronous=NORMAL: the file stays whole, a power cut may lose this commit), for what only the viewer reads."""
+        if self._conn.in_transaction:
+            yield
+            return
+        sync = None if durable else int(self._conn.execute("PRAGMA synchronous").fetchone()[0])
+        if sync is not None:
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        finally:
+            if sync is not None:
+                self._conn.execute(f"PRAGMA synchronous = {sync}")
+
     def log_shown(self, kind: str, text: str, at: str, label: str, source: str, ref: str) -> None:
         """Log what the model was shown (`kind` one of SHOWN_KINDS): not a record, so the generation stays; only the
         newest KEEP_SHOWN entries of the kind stay."""
         if kind not in SHOWN_KINDS:
             raise ValueError(f"not a kind of what the model was shown: {kind!r} (one of {', '.join(SHOWN_KINDS)})")
         key = (self.project, self.session_id, kind)
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.batch(durable=False):
             self._conn.execute(
                 "INSERT OR REPLACE INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -198,10 +220,6 @@ class SqliteHotSession:
                 "ORDER BY key DESC LIMIT ?)",
                 (*key, *key, KEEP_SHOWN),
             )
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
 
     def relabel_last_shown(self, kind: str, label: str) -> None:
         """Change the label of the newest logged entry of `kind` (what a later step of the same hook learned)."""
