@@ -432,3 +432,90 @@ def test_the_client_hooks_import_no_pydantic_asyncio_aiosqlite_tiktoken_mcp_insp
             timeout=60,
         )
         assert json.loads(done.stderr.decode().strip().splitlines()[-1]) == [], (client, event, done.stderr[-2000:])
+
+
+# ctxkeep's own tools, in every client
+
+MEMORIES = json.dumps(
+    {"memories": [{"id": f"mem_{n}", "key": f"billing.rule.{n}", "value": "keep invoices " * 12} for n in range(80)]}
+)
+OWN_TOOL_CALLS: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "claude-code",
+        "post-tool-use",
+        {"tool_name": "mcp__ctxkeep__memory_search", "tool_input": {"query": "billing"}, "tool_response": MEMORIES},
+    ),
+    (
+        "codex",
+        "PostToolUse",
+        {
+            "tool_name": "mcp__ctxkeep__memory_search",
+            "tool_input": {"query": "billing"},
+            "tool_response": {"content": [{"type": "text", "text": MEMORIES}], "isError": False},
+        },
+    ),
+    (
+        "gemini",
+        "AfterTool",
+        {
+            "tool_name": "mcp_ctxkeep_memory_search",
+            "tool_input": {"query": "billing"},
+            "tool_response": {"llmContent": MEMORIES},
+            "mcp_context": {"server_name": "ctxkeep", "tool_name": "memory_search"},
+        },
+    ),
+    (
+        "cursor",
+        "afterMCPExecution",
+        {
+            "conversation_id": "s-1",
+            "tool_name": "memory_search",
+            "tool_input": '{"query": "billing"}',
+            "result_json": MEMORIES,
+        },
+    ),
+    (
+        "vscode",
+        "PostToolUse",
+        {"tool_name": "mcp_ctxkeep_memory_search", "tool_input": {"query": "billing"}, "tool_response": MEMORIES},
+    ),
+    (
+        "windsurf",
+        "post_mcp_tool_use",
+        {
+            "trajectory_id": "s-1",
+            "execution_id": "e",
+            "tool_info": {
+                "mcp_server_name": "ctxkeep",
+                "mcp_tool_name": "memory_search",
+                "mcp_tool_arguments": {"query": "billing"},
+                "mcp_result": MEMORIES,
+            },
+        },
+    ),
+    (
+        "cline",
+        "PostToolUse",
+        {
+            "taskId": "s-1",
+            "postToolUse": {
+                "toolName": "use_mcp_tool",
+                "parameters": {"server_name": "ctxkeep", "tool_name": "memory_search", "arguments": '{"query": "b"}'},
+                "result": MEMORIES,
+                "success": True,
+            },
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("client", "event", "data"), OWN_TOOL_CALLS, ids=[c for c, _, _ in OWN_TOOL_CALLS])
+def test_every_client_passes_a_large_ctxkeep_tool_output_through_untouched(
+    tmp_path: Path, client: str, event: str, data: dict[str, Any]
+) -> None:
+    agent = Agent(tmp_path)
+    assert len(MEMORIES.encode()) > 14_000
+    done = agent.hook(client, event, agent.base() | data)
+    assert agent.output(done) in (None, {"cancel": False})  # nothing replaced, nothing added
+    assert agent.rows("SELECT COUNT(*) FROM evidence_inbox") == [(0,)]  # ctxkeep never offloads its own tools
+    assert f"{client} {event} failed" not in agent.logged() and "offloaded" not in agent.logged()

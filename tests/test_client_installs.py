@@ -21,6 +21,7 @@ import pytest
 
 from ctxkeep.cli import clients
 from ctxkeep.clients.core.config_files import apply
+from ctxkeep.clients.table import BY_NAME
 from ctxkeep.errors import InvalidInput
 
 EXE = "/opt/ctx keep/bin/ctxkeep"  # a space in the path: commands must quote it
@@ -37,7 +38,7 @@ class Home:
 
     def run(self, action: str, client: str, scope: str | None = None, executable: str = EXE) -> list[Any]:
         installer = clients.module(client, "install")
-        changes = installer.plan(action, scope or installer.SCOPES[0], self.project, self.env, executable)
+        changes = installer.plan(action, scope or BY_NAME[client].scopes[0], self.project, self.env, executable)
         apply(changes, backup=action == "install")
         if hasattr(installer, "finish"):
             installer.finish(changes)
@@ -433,7 +434,7 @@ def test_doctor_says_gemini_does_not_trust_the_folder_yet_and_how_to_trust_it(tm
 @pytest.mark.parametrize("client", CLIENTS)
 def test_doctor_checks_each_installed_client_and_says_nothing_of_the_others(tmp_path: Path, client: str) -> None:
     home = Home(tmp_path)
-    assert clients.doctor_checks(home.project, home.env) == []
+    assert clients.doctor_checks(home.project, home.env) == []  # Claude Code too: it is not installed here
     home.run("install", client, "user")  # EXE does not exist here: every command it wrote is reported
     found = clients.doctor_checks(home.project, home.env)
     assert found and all(c.name.startswith(client) for c in found), found

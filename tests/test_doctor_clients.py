@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ctxkeep.clients.claude_code import install as claude
-from ctxkeep.clients.claude_code.doctor import claude_code_checks
+from ctxkeep.clients.claude_code.doctor import checks as claude_code_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 EXE = "/opt/ctxkeep/bin/ctxkeep"
@@ -69,10 +69,10 @@ def test_doctor_with_no_client_installed_says_how_to_install_one(tmp_path: Path)
 
 def test_claude_code_checks_are_empty_where_ctxkeep_is_not_installed_in_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    assert claude_code_checks(tmp_path, home, {"HOME": str(home)}) == []
+    assert claude_code_checks(tmp_path, {"HOME": str(home)}) == []
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "settings.json").write_text('{"hooks": {"Stop": [{"hooks": [{"command": "echo hi"}]}]}}')
-    assert claude_code_checks(tmp_path, home, {"HOME": str(home)}) == []  # someone else's hooks only
+    assert claude_code_checks(tmp_path, {"HOME": str(home)}) == []  # someone else's hooks only
 
 
 def _install(scope: claude.Scope, project: Path, config: Path) -> list[str]:
@@ -89,7 +89,7 @@ def test_installing_at_a_second_scope_names_the_double_install_and_doctor_report
     assert claude.double_install(project, config) is None
     _install("project", project, config)
     assert claude.double_install(project, config) is None  # one scope: each hook runs once
-    assert not [c for c in claude_code_checks(project, home, env) if c.name == "hooks twice"]
+    assert not [c for c in claude_code_checks(project, env) if c.name == "hooks twice"]
     _install("local", project, config)
     note = claude.double_install(project, config)
     assert note is not None
@@ -97,7 +97,7 @@ def test_installing_at_a_second_scope_names_the_double_install_and_doctor_report
         "ctxkeep's hooks are installed at project and local scope: Claude Code runs every hook twice (each tool "
         "call, prompt and injection recorded and shown twice); keep one: ctxkeep uninstall claude-code --scope local"
     )
-    [check] = [c for c in claude_code_checks(project, home, env) if c.name == "hooks twice"]
+    [check] = [c for c in claude_code_checks(project, env) if c.name == "hooks twice"]
     assert check.status == "warn" and check.detail == note
     claude.apply(claude.plan("uninstall", "local", project, config, EXE), backup=False)
     assert claude.double_install(project, config) is None

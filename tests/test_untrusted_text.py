@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ctxkeep.clients.claude_code.session_task import session_state
+from ctxkeep.clients.core.session_task import session_state
 from ctxkeep.clients.claude_code.transcript import latest, read_transcript
 from ctxkeep.clients.core.injection import records_view
 from ctxkeep.clients.core.session_view import derive

@@ -4,14 +4,12 @@ up to use it (only those: a client ctxkeep is not installed in is not mentioned;
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from ctxkeep import __version__
-from ctxkeep.clients.claude_code.doctor import claude_code_checks
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
@@ -83,16 +81,15 @@ async def run_doctor(settings: Settings, as_json: bool = False) -> int:
         Check("tokenizer", "info", encoding_name()),
     ]
     checks += await _database_checks(settings)
-    from ctxkeep.cli.clients import CLIENTS, doctor_checks
+    from ctxkeep.cli.clients import doctor_checks
+    from ctxkeep.clients.table import CLIENTS
 
-    installed = claude_code_checks(Path(settings.project), Path(os.environ.get("HOME") or Path.home()))
-    installed += doctor_checks(Path(settings.project))  # every other client ctxkeep is installed in
-    others = ", ".join(client for client in CLIENTS if client != "claude-code")
-    checks += installed or [
+    others = ", ".join(client.name for client in CLIENTS[1:])
+    checks += doctor_checks(Path(settings.project)) or [  # every client ctxkeep is installed in, Claude Code's first
         Check(
             "clients",
             "info",
-            f"ctxkeep is not installed in any agent client here: ctxkeep install claude-code (or {others}; "
+            f"ctxkeep is not installed in any agent client here: ctxkeep install {CLIENTS[0].name} (or {others}; "
             "ctxkeep install --list shows what each gets)",
         )
     ]

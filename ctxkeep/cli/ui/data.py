@@ -113,9 +113,9 @@ def _client_prefixes() -> tuple[str, ...]:
     """Each client's prefix of its sessions' own task ids (`cc-<session>`, `codex-<session>`, …)."""
     from importlib import import_module
 
-    modules = ["claude_code.hooks.fast", "codex.hooks", "gemini.hooks", "cursor.hooks", "vscode.hooks"]
-    modules += ["windsurf.hooks", "cline.hooks"]
-    return tuple(str(import_module(f"ctxkeep.clients.{name}").TASK_PREFIX) for name in modules)
+    from ctxkeep.clients.table import CLIENTS
+
+    return tuple(str(import_module(client.module("hooks")).TASK_PREFIX) for client in CLIENTS)
 
 
 def _session_task(row: SeenSessionRow, task_ids: set[str]) -> str | None:

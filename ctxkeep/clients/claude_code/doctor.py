@@ -3,7 +3,6 @@ approval), which hooks are installed at which scope, whether their commands reso
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 from collections.abc import Mapping
@@ -13,7 +12,6 @@ from typing import Any
 from ctxkeep.clients.claude_code.install import (
     HOOKS,
     PORTABLE_COMMAND,
-    SERVER_NAME,
     Scope,
     double_install,
     registered,
@@ -22,6 +20,7 @@ from ctxkeep.clients.claude_code.install import (
 )
 from ctxkeep.clients.core.checks import Check, command_check, json_file
 from ctxkeep.project import claude_config_dir
+from ctxkeep.tool_names import SERVER_NAME
 
 
 def _server_command(server: dict[str, Any]) -> str:
@@ -108,10 +107,9 @@ def _server_anywhere(project: Path, env: Mapping[str, str]) -> bool:
     )
 
 
-def claude_code_checks(project: Path, home: Path, env: Mapping[str, str] | None = None) -> list[Check]:
+def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     """Where the server is registered and which hooks are installed, with their commands checked, and a double
     install; nothing when ctxkeep is not installed in Claude Code (no server, no hook of ours at any scope)."""
-    env = env if env is not None else {**os.environ, "HOME": str(home)}
     config = claude_config_dir(env)
     checks: list[Check] = []
     settings: list[dict[str, Any]] = []

@@ -36,9 +36,9 @@ from ctxkeep.clients.core.config_files import (
     restored,
 )
 from ctxkeep.project import claude_config_dir
+from ctxkeep.tool_names import SERVER_NAME
 
 Scope = Literal["local", "project", "user"]
-SERVER_NAME = "ctxkeep"
 PORTABLE_COMMAND = "ctxkeep"
 # event -> (ctxkeep hook, matcher): every tool call and prompt, stops, and the compaction cycle
 HOOKS: dict[str, tuple[str, str | None]] = {
@@ -50,8 +50,17 @@ HOOKS: dict[str, tuple[str, str | None]] = {
     "UserPromptSubmit": ("user-prompt-submit", None),
     "Stop": ("stop", None),
 }
+LISTING = {
+    "files": ".claude/settings.local.json + `claude mcp add --scope local` (local); .claude/settings.json + .mcp.json "
+    "(project); <config>/settings.json + `claude mcp add --scope user` (user)",
+    "events": "SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, PreCompact, PostCompact, Stop",
+    "injects": "the records' view (9,000 characters) at resume; the repair of the compaction summary (4,000)",
+    "offload": "large outputs replaced by their shaped view and ref",
+    "gate": "Stop blocks once",
+}
 __all__ = [
     "HOOKS",
+    "LISTING",
     "FileChange",
     "Scope",
     "apply",

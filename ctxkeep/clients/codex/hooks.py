@@ -116,7 +116,7 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
     wrapper = events.printed(
         json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}})
     )
-    text, note = events.start_context(conn, w, summary, TASK_PREFIX, events.MAX_CHARS - wrapper, events.printed)
+    text, note = events.start_context(conn, w, summary, TASK_PREFIX, wrapper, events.printed)
     if not text:
         return None, note
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}, note
@@ -143,9 +143,5 @@ HANDLERS: dict[str, events.Handler] = {
 
 
 def run(event: str, stdin: IO[bytes], stdout: IO[str], env: Mapping[str, str]) -> int:
-    """One Codex hook event (or `worker`, the detached ingest); always 0."""
-    if event == "worker":
-        from ctxkeep.clients.codex.worker import run_worker
-
-        return run_worker(stdin, env)
+    """One Codex hook event; always 0 (`ctxkeep hook codex worker` runs `worker.py`)."""
     return events.run(CLIENT, HANDLERS, event, stdin, stdout, env)

@@ -33,9 +33,7 @@ from ctxkeep.clients.core.install_files import (
 )
 from ctxkeep.errors import InvalidInput
 
-TITLE = "Codex CLI"
 Scope = Literal["user", "project"]
-SCOPES: tuple[Scope, ...] = ("user", "project")
 # event -> matcher (None: every occurrence)
 EVENTS: dict[str, str | None] = {
     "SessionStart": "resume|compact",

@@ -12,6 +12,7 @@ import re
 import shlex
 
 from ctxkeep.text import LazyPattern
+from ctxkeep.tool_names import SERVER_NAME
 
 MAX_RULES_PER_SPEC = 12
 MAX_RULE_CHARS = 300
@@ -212,7 +213,7 @@ def reads_spec(tool: str, data: dict[str, object]) -> str | None:
         return f"Bash: {_segment(command[found.start() :])}" if found else None
     if tool == "Read" and isinstance(data.get("file_path"), str) and _SPEC_FILE.search(str(data["file_path"])):
         return f"Read: {data['file_path']}"
-    if tool.startswith("mcp__") and _SPEC_TOOL.search(tool.rsplit("__", maxsplit=1)[-1]) and "ctxkeep" not in tool:
+    if tool.startswith("mcp__") and _SPEC_TOOL.search(tool.rsplit("__", maxsplit=1)[-1]) and SERVER_NAME not in tool:
         target = next((str(v) for v in data.values() if isinstance(v, (str, int))), "")
         return f"{tool} {target}".strip()[:160]
     return None

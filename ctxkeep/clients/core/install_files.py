@@ -20,8 +20,8 @@ from typing import Any
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.clients.core.config_files import FileChange, dump_json, json_list, json_object, read_json, restored
 from ctxkeep.errors import InvalidInput
+from ctxkeep.tool_names import SERVER_NAME
 
-SERVER_NAME = "ctxkeep"
 PORTABLE_COMMAND = "ctxkeep"
 Entry = Callable[[str, str], Any]  # (ctxkeep command, event) -> the list element to add under that event
 Server = Callable[[str], dict[str, Any]]  # ctxkeep command -> the server entry

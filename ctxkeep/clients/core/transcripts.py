@@ -16,12 +16,12 @@ from pathlib import Path
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Known, Record, ToolEvent
+from ctxkeep.tool_names import SAVE_TOOL, SERVER_NAME
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from typing import Any
 
-SAVE_TOOL = "checkpoint_save"
 TAIL_BYTES = 16 * 1024 * 1024
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 
@@ -52,7 +52,7 @@ class Reading:
         result as messages."""
         self.records += capture.from_tool(event, self.known)
         if (
-            server_tool == ("ctxkeep", SAVE_TOOL)
+            server_tool == (SERVER_NAME, SAVE_TOOL)
             and isinstance(event.input.get("task_id"), str)
             and event.input["task_id"].strip()
         ):

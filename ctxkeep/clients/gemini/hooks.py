@@ -93,7 +93,7 @@ def _with_repair(conn: HotSession, w: Where, data: Mapping[str, Any], event: str
     if summary is None:
         return None, note
     events.await_worker(conn, w)
-    text, said = events.start_context(conn, w, summary, TASK_PREFIX, events.REPAIR_CHARS, _shown)
+    text, said = events.start_context(conn, w, summary, TASK_PREFIX, 0, _shown)
     if not text:
         return None, "; ".join(n for n in (note, said) if n)
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, "; ".join(
@@ -105,7 +105,7 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
     if data.get("source") == "clear":
         return None, "the user cleared the context: nothing injected"
     wrapper = _shown(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}))
-    text, note = events.start_context(conn, w, None, TASK_PREFIX, events.MAX_CHARS - wrapper, _shown)
+    text, note = events.start_context(conn, w, None, TASK_PREFIX, wrapper, _shown)
     if not text:
         return None, note
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}, note
@@ -164,11 +164,7 @@ HANDLERS: dict[str, events.Handler] = {
 
 
 def run(event: str, stdin: IO[bytes], stdout: IO[str], env: Mapping[str, str]) -> int:
-    """One Gemini CLI hook event (or `worker`, the detached ingest); always 0."""
-    if event == "worker":
-        from ctxkeep.clients.gemini.worker import run_worker
-
-        return run_worker(stdin, env)
+    """One Gemini CLI hook event; always 0 (`ctxkeep hook gemini worker` runs `worker.py`)."""
     return events.run(CLIENT, HANDLERS, event, stdin, stdout, env)
 
 
