@@ -71,6 +71,8 @@ def _tool(conn: HotSession, w: Where, data: dict[str, Any], failed: bool) -> eve
     )
     taken, note = events.tool(conn, w, event, TASK_PREFIX)
     shaped = replacement(tool, response, taken.view) if taken is not None and not failed else None
+    if shaped is not None:
+        live.note_shaped(conn)
     output, delivered = _with_pending(conn, w, "PostToolUseFailure" if failed else "PostToolUse", shaped)
     if taken is None or failed:
         return output, delivered.lstrip("; ")

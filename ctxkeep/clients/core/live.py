@@ -25,6 +25,15 @@ if TYPE_CHECKING:
     from ctxkeep.tools.compaction_check import Finding
 
 _RUNS_FILE = re.compile(r"[\w./-]+")
+# what the log of what the model was shown (ctxkeep.storage.shown) says each entry was
+SHOWN_VIEW = "the records' view (session start or resume)"
+SHOWN_COMPACT_VIEW = "the records' view (after a compaction, no summary visible yet)"
+SHOWN_REPAIR = "repair of the compaction summary"
+SHOWN_NOTHING_LOST = "the compaction summary carries every record: nothing injected"
+SHOWN_LATE_REPAIR = "repair of the compaction summary (delivered with the next prompt or tool result)"
+SHOWN_SHAPED = "shaped: the model got this view instead of the output"
+SHOWN_KEPT = "offloaded: the model got the whole output (not replaced)"
+SHOWN_BLOCKED = "Stop blocked once"
 
 
 def _rows(records: list[Record]) -> list[RecordRow]:
@@ -69,12 +78,26 @@ def take_tool(conn: HotSession, w: Where, event: ToolEvent, shaping: Shaping, ta
         from ctxkeep.clients.core.shaping import compressed, offload  # redaction: only when something is offloaded
 
         taken = offload(w.project, task_id, event.name, family, event.output)
-        conn.inbox_put(
-            taken.ref, "tool_result", event.name, None, task_id, compressed(taken.content), taken.redactions, w.now()
-        )
+        with conn.batch():
+            conn.inbox_put(
+                taken.ref,
+                "tool_result",
+                event.name,
+                None,
+                task_id,
+                compressed(taken.content),
+                taken.redactions,
+                w.now(),
+            )
+            conn.log_shown("offloaded", taken.view, w.now(), SHOWN_KEPT, event.name, taken.ref)
         event = event._replace(ref=taken.ref)
     conn.put_records(_rows(capture.from_tool(event, known_of(conn, w))))
     return taken if taken is not None and shaping.enabled else None
+
+
+def note_shaped(conn: HotSession) -> None:
+    """The client put the shaped view of the output just offloaded in place of the output."""
+    conn.relabel_last_shown("offloaded", SHOWN_SHAPED)
 
 
 def _verified(edit: Record, records: list[Record]) -> bool:
@@ -102,7 +125,6 @@ def gate_reason(conn: HotSession, w: Where, stop_active: bool) -> str | None:
     if stop_active or not unverified or blocked >= min(r.at for r in unverified):
         conn.set_hook_state(last_stop_at=now)
         return None
-    conn.set_hook_state(gate_blocked_at=now)
     tests = [r.text for r in records if r.kind == "check" and r.key.startswith("test:")]
     files = ", ".join(dict.fromkeys(PurePath(r.key).name for r in unverified))
     how = (
@@ -110,11 +132,15 @@ def gate_reason(conn: HotSession, w: Where, stop_active: bool) -> str | None:
         if tests
         else "run the project's tests, build or linter"
     )
-    return (
+    reason = (
         f"ctxkeep verification gate: {files} changed since the last test, build or lint run and were not read back "
         f"or run. Before you finish, {how}, or say why no check applies. This gate blocks once per change "
         "(CTXKEEP_GATE=off turns it off)."
     )
+    with conn.batch():
+        conn.set_hook_state(gate_blocked_at=now)
+        conn.log_shown("blocked", reason, now, SHOWN_BLOCKED, "", "")
+    return reason
 
 
 def _task(conn: HotSession, w: Where) -> tuple[str, int, dict[str, object], list[tuple[str, str, str]]] | None:
@@ -211,13 +237,20 @@ def injection(
     extra = task_items(task[2], task[3], task[0]) if task else []
     if summary is not None:
         findings = check_summary(must_keep(view) + extra, summary)
-        keep_summary(conn, w, task[0] if task else session_task_id, summary, findings)
-        return repair(findings, header, budget, measure), len(findings)
+        repaired = repair(findings, header, budget, measure)
+        with conn.batch():
+            keep_summary(conn, w, task[0] if task else session_task_id, summary, findings)
+            conn.log_shown("injected", repaired, w.now(), SHOWN_REPAIR if repaired else SHOWN_NOTHING_LOST, "", "")
+        return repaired, len(findings)
     state = conn.hook_state()
-    if task is None and state["injection"] and state["injection_generation"] == state["generation"]:
-        return str(state["injection"]), 0
-    text = records_view(view, header, budget, extra, measure, footer)
-    conn.set_hook_state(injection=text, injection_generation=state["generation"])
+    cached = task is None and state["injection"] and state["injection_generation"] == state["generation"]
+    text = str(state["injection"]) if cached else records_view(view, header, budget, extra, measure, footer)
+    if cached:
+        conn.log_shown("injected", text, w.now(), SHOWN_VIEW, "", "")
+        return text, 0
+    with conn.batch():
+        conn.set_hook_state(injection=text, injection_generation=state["generation"])
+        conn.log_shown("injected", text, w.now(), SHOWN_VIEW, "", "")
     return text, 0
 
 
@@ -231,6 +264,7 @@ _COMPACT_VIEW = ("hook", "compact-view")
 def note_compact_view(conn: HotSession, w: Where) -> None:
     """Session start after a compaction injected the records' view (no summary was visible yet)."""
     conn.put_records([(*_COMPACT_VIEW, "view", w.now(), "", "", "")])
+    conn.relabel_last_shown("injected", SHOWN_COMPACT_VIEW)
 
 
 def defer_repair(
@@ -262,4 +296,5 @@ def take_pending(conn: HotSession, w: Where) -> str:
     if not pending:
         return ""
     conn.put_records([(*_PENDING, pending[0].text, w.now(), "delivered", "", "")])
+    conn.log_shown("injected", pending[0].text, w.now(), SHOWN_LATE_REPAIR, "", "")
     return pending[0].text
