@@ -153,14 +153,20 @@ def start_context(
     budget = (REPAIR_CHARS if summary is not None else MAX_CHARS) - wrapper
     saved = conn.latest_state_json(task_id) is not None
     text, losses = live.injection(
-        conn, w, summary, budget, header(summary is not None), task_id, footer(task_id, saved), measure
+        conn,
+        w,
+        summary,
+        budget,
+        header(summary is not None),
+        task_id,
+        footer(task_id, saved),
+        measure,
+        after_compaction,
     )
+    if not text and summary is None:
+        return "", "the same view is in the context already (injected at the last session start): nothing injected"
     if not text:
         return "", "the summary carries every record: nothing injected"
-    from ctxkeep.clients.core.capture import digest
-
-    if not mark(conn, w, "injected", digest(text)) and not after_compaction:
-        return "", "the same view is in the context already (injected at the last session start): nothing injected"
     what = f"repair of {losses} loss(es)" if summary is not None else "the records' view"
     return text, f"injected {what} ({measure(text):,} characters)"
 

@@ -225,9 +225,11 @@ def injection(
     session_task_id: str,
     footer: str = "",
     measure: Callable[[str], int] = len,
+    after_compaction: bool = True,
 ) -> tuple[str, int]:
     """What a session start injects (the repair of `summary`, kept as the task's summary, or the records' view
-    without one) and how many losses the summary had (0 without one)."""
+    without one) and how many losses the summary had (0 without one); "" for the view the log says was injected last,
+    unless a compaction replaced the context since (`after_compaction`)."""
     from ctxkeep.clients.core.injection import records_view, repair
     from ctxkeep.clients.core.session_view import must_keep, task_items
     from ctxkeep.tools.compaction_check import check_summary
@@ -245,6 +247,9 @@ def injection(
     state = conn.hook_state()
     cached = task is None and state["injection"] and state["injection_generation"] == state["generation"]
     text = str(state["injection"]) if cached else records_view(view, header, budget, extra, measure, footer)
+    last = next((row[2] for row in reversed(conn.shown()) if row[0] == "injected"), None)
+    if not after_compaction and last == text:
+        return "", 0
     if cached:
         conn.log_shown("injected", text, w.now(), SHOWN_VIEW, "", "")
         return text, 0
