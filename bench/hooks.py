@@ -53,6 +53,7 @@ class _Session:
             "CTXKEEP_DB": str(root / "ctxkeep.db"),
             "CTXKEEP_PROJECT": str(self.project),
             "CTXKEEP_WORKER_WAIT_S": "300",
+            "CTXKEEP_START_BRIEF_DAYS": "100000",  # the shared transcript is older than the default 14 days
         }
 
     def data(self, event: str, session_id: str = "s", **fields: Any) -> bytes:

@@ -1,8 +1,9 @@
 """The two briefs with the real CLIs, ctxkeep installed the way a user installs it (`ctxkeep install <client>`):
 
-- Claude Code's compaction: the summarization request the mock receives carries ctxkeep's PreCompact brief (Claude
-  Code adds a PreCompact hook's stdout to the compaction prompt's "Additional Instructions"), the user's negated rule
-  verbatim; and what Claude Code shows the user of it (the `/compact` command's output, kept in the transcript);
+- Claude Code's compaction, by `/compact` and automatic: the summarization request the mock receives carries
+  ctxkeep's PreCompact brief (Claude Code adds a PreCompact hook's stdout to the compaction prompt's "Additional
+  Instructions"), the user's negated rule verbatim; and what Claude Code shows the user of it (`/compact`'s output,
+  kept in the transcript);
 - a brand-new session (not a resume) in Claude Code, Codex and Gemini: its first model request holds the startup brief
   of the open work an earlier session left (the rule, the saved task, its pending work and the call that loads it);
 - Codex's compaction and Gemini's compression take nothing from a pre-compaction hook (checked with a probe hook that
@@ -101,6 +102,27 @@ def test_claude_code_compaction_request_carries_the_pre_compact_brief(tmp_path: 
     )
     stdout = shown["message"]["content"]
     assert f"PreCompact [{CTXKEEP} hook pre-compact] completed successfully: {brief}" in stdout
+
+
+def test_claude_code_auto_compaction_request_carries_the_pre_compact_brief(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compaction Claude Code starts itself (the context nearly full) gets the brief the same way; unlike
+    `/compact`'s output, it is not kept in the transcript, so the model does not read the brief again afterwards."""
+    from tests.e2e import mock_anthropic
+
+    mock_anthropic.report_usage_once(monkeypatch, 990_000)  # of the mock model's 1,000,000-token window
+    script = [call("Bash", {"command": "git status --short", "description": "status"}), text("Clean.")]
+    with claude_code(tmp_path, script) as cli:
+        _install(cli, "claude-code")
+        done = cli.run(f"Fix the login bug in app.py. {RULE}.", timeout=240)
+        assert done.returncode == 0, done.stderr[-3000:]
+        compactions, after = cli.requests("compact"), cli.requests()[1:]
+
+    assert len(compactions) == 1 and after, "Claude Code compacted on its own, then went on"
+    instructions = _compaction_prompt(compactions[0].body).partition("Additional Instructions:\n")[2]
+    assert instructions.startswith(BRIEF) and f"{RULE}." in instructions
+    assert not any(BRIEF in json.dumps(r.body) for r in after)
 
 
 def _save_the_task(rule_in_task: bool) -> list[Any]:
