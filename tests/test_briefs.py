@@ -77,3 +77,13 @@ def test_a_second_session_start_without_a_compaction_injects_nothing_new(tmp_pat
     assert RULE in first
     assert claude.session_start("resume") == ""  # the same view is in the context already
     assert RULE in claude.session_start("compact")  # a compaction replaced the context: the view goes in again
+
+
+def test_a_compaction_the_user_asked_for_gets_a_shorter_brief(tmp_path: Path) -> None:
+    claude = Claude(tmp_path)
+    for n in range(40):
+        claude.prompt(f"Never touch the generated file gen_{n}.py; regenerate it with make gen instead")
+    claude.append({"type": "user", "message": {"role": "user", "content": "Fix the login bug"}})
+    auto = claude.hook("pre-compact", claude.base("PreCompact", trigger="auto")).stdout.decode()
+    manual = claude.hook("pre-compact", claude.base("PreCompact", trigger="manual")).stdout.decode()
+    assert 1_500 < len(auto) <= 3_000 and len(manual) <= 1_500 and manual.startswith("ctxkeep:")

@@ -135,7 +135,8 @@ def pre_compact(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Repl
         raise HookInputError(f"transcript {real} is outside the allowed roots ({', '.join(map(str, roots))})")
     if not real.is_file():
         raise HookInputError(f"transcript {real} is not a file")
-    brief, said = events.compaction_brief(conn, w)  # Claude Code adds it to the compaction's instructions
+    # Claude Code adds it to the compaction's instructions
+    brief, said = events.compaction_brief(conn, w, manual=data.get("trigger") == "manual")
     stat = real.stat()
     state = conn.hook_state()
     if (state["transcript_size"], state["transcript_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):

@@ -20,6 +20,8 @@ from ctxkeep.tools.compaction_check import Item
 
 Measure = Callable[[str], int]
 COMPACTION_BRIEF_CHARS = 3_000  # Claude Code takes 10,000, and shows the text to the user: kept short
+# after `/compact` Claude Code also keeps the hook's output in the transcript, which the model reads on every request
+MANUAL_COMPACTION_BRIEF_CHARS = 1_500
 STARTUP_BRIEF_CHARS = 2_000
 _BRIEF_GROUPS = [  # (title, item kinds, at most this many lines)
     ("Rules that must hold (the user's words: keep each negation verbatim)", ("constraint",), 10),
@@ -72,8 +74,9 @@ def compaction_brief(items: list[Item], budget: int = COMPACTION_BRIEF_CHARS, me
 
 
 def worth_resuming(view: View) -> bool:
-    """Whether a session left anything open: pending work, a request, unfinished state (uncommitted, failing)."""
-    return bool(view.pending or view.next_steps or view.request or state_items(view))
+    """Whether a session left anything a new one needs: pending work, a request, the user's standing rules,
+    unfinished state (uncommitted, failing)."""
+    return bool(view.pending or view.next_steps or view.request or view.instructions or state_items(view))
 
 
 def session_lines(view: View, ended: str) -> list[tuple[str, list[str]]]:

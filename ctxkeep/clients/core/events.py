@@ -183,13 +183,17 @@ def start_brief(conn: HotSession, w: Where, wrapper: int = 0, measure: Callable[
     )
 
 
-def compaction_brief(conn: HotSession, w: Where, measure: Callable[[str], int] = len) -> tuple[str, str]:
-    """What a pre-compaction hook prints for the client's summarizer (CTXKEEP_COMPACT_BRIEF=off: nothing)."""
+def compaction_brief(
+    conn: HotSession, w: Where, manual: bool = False, measure: Callable[[str], int] = len
+) -> tuple[str, str]:
+    """What a pre-compaction hook prints for the client's summarizer (CTXKEEP_COMPACT_BRIEF=off: nothing); shorter
+    for a compaction the user asked for (`manual`), whose output the user reads and the transcript keeps."""
     if not w.config.compact_brief:
         return "", ""
-    from ctxkeep.clients.core.briefs import COMPACTION_BRIEF_CHARS
+    from ctxkeep.clients.core.briefs import COMPACTION_BRIEF_CHARS, MANUAL_COMPACTION_BRIEF_CHARS
 
-    text = live.compaction_brief(conn, w, COMPACTION_BRIEF_CHARS, measure)
+    budget = MANUAL_COMPACTION_BRIEF_CHARS if manual else COMPACTION_BRIEF_CHARS
+    text = live.compaction_brief(conn, w, budget, measure)
     return text, f"printed the brief for the summary ({measure(text):,} characters)" if text else ""
 
 
