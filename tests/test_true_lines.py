@@ -206,3 +206,11 @@ def test_a_spec_the_first_prompt_names_is_read_for_its_rules() -> None:
     rules = [r.text for r in s.view().rules]
     assert "Never round the amounts" in rules and "A CSV of the quarterly totals" in rules
     assert all(r.source == "Read: /p/doc.md (the file the request names)" for r in s.view().rules)
+
+
+def test_a_merge_that_stopped_on_conflicts_is_open_until_a_commit() -> None:
+    out = "Auto-merging app.py\nCONFLICT (content): Merge conflict in app.py\nAutomatic merge failed; fix conflicts and then commit the result."
+    s = _session().bash("git merge origin/main", out, error=True)
+    assert "Not concluded: `git merge origin/main` stopped on conflicts (app.py): resolve them, then commit" in s.text()
+    s.edit("/p/app.py").bash("git commit -am 'Merge origin/main'", "[main 3c3c3c3] Merge origin/main")
+    assert "Not concluded" not in s.text()

@@ -267,6 +267,11 @@ def _git_records(command: str, event: ToolEvent) -> list[Record]:
     pushed = git_state.push_of(event.output) if "->" in event.output else None
     if (pushed or action == "push") and not event.is_error:
         out.append(Record("vcs", "push", pushed or cut(command, 300), event.at, status="done"))
+    stopped = git_state.conflicts_of(event.output) if "onflict" in event.output else None
+    if stopped is not None:
+        files = ", ".join(p.rsplit("/", 1)[-1] for p in stopped[:8]) or "see git status"
+        text = f"`{one_line(cut(command, 120), 120)}` stopped on conflicts ({files}): resolve them, then commit"
+        out.append(Record("vcs", "conflict", text, event.at, status="open"))
     listed = git_state.status_of(command, event.output) if not event.is_error else None
     if listed is not None:
         out.append(Record("vcs", "status", json.dumps(listed[:200], ensure_ascii=False), event.at, status="done"))
@@ -363,7 +368,7 @@ def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     if event.name == "Read" and isinstance(event.input.get("file_path"), str) and not event.is_error:
         out.append(Record("read", event.input["file_path"], "read", event.at))
     key = _error_key(event)
-    if event.is_error and (event.name in READ_ONLY_TOOLS or any(r.kind == "check" for r in out)):
+    if event.is_error and (event.name in READ_ONLY_TOOLS or any(r.kind == "check" or r.key == "conflict" for r in out)):
         pass  # a file or page not found is no state of the work; a failed check's record says how it failed
     elif event.is_error:
         first_line = next((line.strip() for line in event.output.splitlines() if line.strip()), "error")

@@ -39,6 +39,20 @@ def commit_of(output: str) -> tuple[str, str, str] | None:
     return last.group("hash"), last.group("subject").strip(), last.group("branch")
 
 
+_CONFLICT = LazyPattern(r"^CONFLICT \([^)]*\): (?:Merge conflict in )?(?P<path>\S+)", re.M)
+_STOPPED = LazyPattern(
+    r"Automatic merge failed; fix conflicts and then commit the result|Resolve all conflicts manually|"
+    r"could not apply [0-9a-f]{7,}|after resolving the conflicts, mark the corrected paths"
+)
+
+
+def conflicts_of(output: str) -> list[str] | None:
+    """The files a merge, rebase or cherry-pick stopped on with conflicts (git's CONFLICT lines), else None."""
+    if not _STOPPED.search(output):
+        return None
+    return list(dict.fromkeys(m.group("path") for m in _CONFLICT.finditer(output)))
+
+
 def committed_nothing(output: str) -> bool:
     """Whether git said a commit had nothing to record."""
     return _NOTHING.search(output) is not None

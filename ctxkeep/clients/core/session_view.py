@@ -69,6 +69,7 @@ class View:
         self.status_seen: bool = False  # the uncommitted files come from a `git status` after the latest commit
         self.commit: Record | None = None
         self.commits: list[Record] = []  # the session's commits git reported, oldest first
+        self.conflict: Record | None = None  # a merge or rebase git stopped on, with no commit since
         self.pushed: Record | None = None
         self.checks: list[Record] = []  # the latest run of each kind (test, build, lint)
         self.checked_since: list[str] = []  # kinds run since the last edit, with their outcome
@@ -139,6 +140,12 @@ def _git(view: View, records: list[Record], edits: list[Record]) -> None:
     when the latest `git status` (after that commit) listed it and no commit came since."""
     vcs = {r.key: r for r in sorted((r for r in records if r.kind == "vcs"), key=lambda r: r.at)}
     view.commit, view.pushed = vcs.get("commit"), vcs.get("push")
+    conflict = vcs.get("conflict")
+    view.conflict = (
+        conflict
+        if conflict and conflict.at > max((r.at for r in (view.commit, vcs.get("clean")) if r), default="")
+        else None
+    )
     view.commits = [r for key, r in vcs.items() if key.startswith("commit:")][-6:]
     last_commit = max((r.at for r in (view.commit, view.pushed, vcs.get("clean")) if r), default="")
     view.committed = view.commit is not None or view.pushed is not None
@@ -274,6 +281,10 @@ def state_items(view: View) -> list[Item]:
                 value=_UNCOMMITTED,
                 source="git",
             )
+        )
+    if view.conflict is not None:
+        items.append(
+            Item("state", f"Not concluded: {view.conflict.text}", value=r"conflict|merge|rebase", source="git")
         )
     for check in view.checks:
         kind = check.key.split(":", 1)[0]
