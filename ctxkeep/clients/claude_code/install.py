@@ -43,18 +43,21 @@ PORTABLE_COMMAND = "ctxkeep"
 # event -> (ctxkeep hook, matcher): every tool call and prompt, stops, and the compaction cycle
 HOOKS: dict[str, tuple[str, str | None]] = {
     "PreCompact": ("pre-compact", None),
-    "SessionStart": ("session-start", "compact|resume"),
+    "SessionStart": ("session-start", None),  # every source: startup gets the brief, clear nothing
     "PostCompact": ("post-compact", None),
     "PostToolUse": ("post-tool-use", "*"),
     "PostToolUseFailure": ("post-tool-use-failure", "*"),
     "UserPromptSubmit": ("user-prompt-submit", None),
     "Stop": ("stop", None),
 }
+# matchers earlier versions wrote: a reinstall or uninstall takes those groups for ours too
+EARLIER_MATCHERS = {"session-start": ("compact|resume",)}
 LISTING = {
     "files": ".claude/settings.local.json + `claude mcp add --scope local` (local); .claude/settings.json + .mcp.json "
     "(project); <config>/settings.json + `claude mcp add --scope user` (user)",
     "events": "SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, PreCompact, PostCompact, Stop",
-    "injects": "the records' view (9,000 characters) at resume; the repair of the compaction summary (4,000)",
+    "injects": "a new session's brief of the project's open work (2,000 characters); the records' view (9,000) at "
+    "resume; the repair of the compaction summary (4,000); what the summary must keep, to the summarizer (PreCompact)",
     "offload": "large outputs replaced by their shaped view and ref",
     "gate": "Stop blocks once",
 }
@@ -94,12 +97,14 @@ def _is_our_command(command: Any, hook: str) -> bool:
 
 
 def _is_our_group(group: Any, hook: str, matcher: str | None) -> bool:
-    """A hook group exactly as install writes it (same keys, same matcher, one command of ours)."""
-    if not isinstance(group, dict) or set(group) != ({"hooks", "matcher"} if matcher else {"hooks"}):
+    """A hook group exactly as install writes it, or as an earlier version wrote it (same keys, the matcher, one
+    command of ours)."""
+    matchers = (matcher, *EARLIER_MATCHERS.get(hook, ()))
+    if not isinstance(group, dict) or set(group) != ({"hooks", "matcher"} if group.get("matcher") else {"hooks"}):
         return False
     inner = group["hooks"]
     return (
-        group.get("matcher") == matcher
+        group.get("matcher") in matchers
         and isinstance(inner, list)
         and len(inner) == 1
         and isinstance(inner[0], dict)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from pathlib import PurePath
 
@@ -46,9 +47,13 @@ def load_records(conn: HotSession, w: Where, kinds: tuple[str, ...] = ()) -> lis
 def known_of(conn: HotSession, w: Where) -> Known:
     """Task ids and open errors the session's records already hold (capture needs them to pair later events)."""
     known = Known()
-    for record in load_records(conn, w, ("task", "error")):
+    for record in load_records(conn, w, ("task", "error", "env", "prompt")):
         if record.kind == "task":
             known.tasks[record.key] = record.text
+        elif record.kind == "env":
+            known.env[record.key] = (record.status, record.source)
+        elif record.kind == "prompt":
+            known.heard(record.text)
         elif record.status == "open":
             known.open_errors.add(record.key)
     return known
@@ -147,6 +152,43 @@ def _task(conn: HotSession, w: Where) -> tuple[str, int, dict[str, object], list
     return bound[0], found[0], state if isinstance(state, dict) else {}, conn.open_intents(bound[0])
 
 
+def compaction_brief(conn: HotSession, w: Where, budget: int, measure: Callable[[str], int] = len) -> str:
+    """What the client's summarizer should carry, from this session's records and the task the agent saved."""
+    from ctxkeep.clients.core.briefs import compaction_brief as brief
+    from ctxkeep.clients.core.session_view import must_keep, task_items
+
+    task = _task(conn, w)
+    return brief(must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), budget, measure)
+
+
+# the tasks a client's hooks keep for its sessions (`<prefix><session id>`): the startup brief shows those sessions'
+# records instead
+SESSION_TASK_PREFIXES = ("cc-", "codex-", "gemini-", "cursor-", "vscode-", "windsurf-", "cline-")
+
+
+def startup_brief(conn: HotSession, w: Where, days: float, budget: int, measure: Callable[[str], int] = len) -> str:
+    """Where this project's work stopped, for a new session: the latest earlier session that left something open,
+    and the open tasks the agent saved, touched within `days`; "" when there is none."""
+    from ctxkeep.clients.core import briefs
+    from ctxkeep.clients.core.session_view import derive
+
+    moment = time.time() - days * 86_400
+    since = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(moment)) + f"{int(moment % 1 * 1_000_000):06d}Z"
+    parts = []
+    for session_id, ended in conn.other_sessions(since):
+        view = derive([Record(*row) for row in conn.records_of(session_id)])
+        if briefs.worth_resuming(view):
+            parts.append(briefs.session_lines(view, ended))
+            break
+    for task_id, _, state_json, saved in conn.recent_tasks(since):
+        state = json.loads(state_json)
+        if task_id.startswith(SESSION_TASK_PREFIXES) or not isinstance(state, dict):
+            continue
+        if state.get("pending") or state.get("next_action") or conn.open_intents(task_id):
+            parts.append(briefs.task_lines(task_id, state, saved))
+    return briefs.startup_brief(parts[:3], budget, measure)
+
+
 def view_of(conn: HotSession, w: Where) -> View:
     from ctxkeep.clients.core.session_view import derive
 
@@ -183,9 +225,11 @@ def injection(
     session_task_id: str,
     footer: str = "",
     measure: Callable[[str], int] = len,
+    after_compaction: bool = True,
 ) -> tuple[str, int]:
     """What a session start injects (the repair of `summary`, kept as the task's summary, or the records' view
-    without one) and how many losses the summary had (0 without one)."""
+    without one) and how many losses the summary had (0 without one); "" for the view the log says was injected last,
+    unless a compaction replaced the context since (`after_compaction`)."""
     from ctxkeep.clients.core.injection import records_view, repair
     from ctxkeep.clients.core.session_view import must_keep, task_items
     from ctxkeep.tools.compaction_check import check_summary
@@ -203,6 +247,9 @@ def injection(
     state = conn.hook_state()
     cached = task is None and state["injection"] and state["injection_generation"] == state["generation"]
     text = str(state["injection"]) if cached else records_view(view, header, budget, extra, measure, footer)
+    last = next((row[2] for row in reversed(conn.shown()) if row[0] == "injected"), None)
+    if not after_compaction and last == text:
+        return "", 0
     if cached:
         conn.log_shown("injected", text, w.now(), SHOWN_VIEW, "", "")
         return text, 0

@@ -131,8 +131,9 @@ class SqliteHotSession:
         self._conn.close()
 
     def put_records(self, rows: Iterable[RecordRow]) -> int:
-        """Upsert records (the latest write of a kind and key wins); bumps the session's generation when any changed.
-        Returns how many changed."""
+        """Upsert records (the latest write of a kind and key wins; the same record again refreshes its time, so a
+        repeated test run counts when it ran last); bumps the session's generation when any changed. Returns how many
+        changed."""
         changed = 0
         self._conn.execute("BEGIN IMMEDIATE")
         try:
@@ -141,8 +142,8 @@ class SqliteHotSession:
                     "INSERT INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, session_id, kind, key) DO UPDATE SET "
                     "text = excluded.text, at = excluded.at, status = excluded.status, source = excluded.source, "
-                    "ref = excluded.ref WHERE at <= excluded.at AND (text, status, source, ref) IS NOT "
-                    "(excluded.text, excluded.status, excluded.source, excluded.ref)",
+                    "ref = excluded.ref WHERE at < excluded.at OR (at = excluded.at AND (text, status, source, ref) IS NOT "
+                    "(excluded.text, excluded.status, excluded.source, excluded.ref))",
                     (self.project, self.session_id, *row),
                 )
                 changed += cursor.rowcount
@@ -178,6 +179,34 @@ class SqliteHotSession:
             f"SELECT kind, key, text, at, status, source, ref FROM session_records WHERE {where} "
             "ORDER BY at, kind, key",
             params,
+        ).fetchall()
+
+    def other_sessions(self, since: str, limit: int = 3) -> list[tuple[str, str]]:
+        """(session id, time of its latest record) of this project's other sessions with a record since `since`,
+        the most recent first."""
+        return self._conn.execute(
+            "SELECT session_id, max(at) AS last FROM session_records WHERE project = ? AND session_id != ? AND "
+            f"kind NOT IN ('hook', {','.join('?' * len(SHOWN_KINDS))}) GROUP BY session_id HAVING last >= ? "
+            "ORDER BY last DESC LIMIT ?",
+            (self.project, self.session_id, *SHOWN_KINDS, since, limit),
+        ).fetchall()
+
+    def records_of(self, session_id: str) -> list[RecordRow]:
+        """Another session's records of this project, oldest first."""
+        return self._conn.execute(
+            "SELECT kind, key, text, at, status, source, ref FROM session_records WHERE project = ? AND "
+            f"session_id = ? AND kind NOT IN ({','.join('?' * len(SHOWN_KINDS))}) ORDER BY at, kind, key",
+            (self.project, session_id, *SHOWN_KINDS),
+        ).fetchall()
+
+    def recent_tasks(self, since: str, limit: int = 5) -> list[tuple[str, int, str, str]]:
+        """(task id, version, state JSON, saved at) of this project's tasks saved since `since`, the most recent
+        first."""
+        return self._conn.execute(
+            "SELECT t.task_id, c.version, c.state_json, t.updated_at FROM tasks t JOIN checkpoints c ON "
+            "c.project = t.project AND c.task_id = t.task_id AND c.version = t.latest_version "
+            "WHERE t.project = ? AND t.updated_at >= ? ORDER BY t.updated_at DESC LIMIT ?",
+            (self.project, since, limit),
         ).fetchall()
 
     @contextmanager
