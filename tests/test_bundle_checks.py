@@ -416,3 +416,48 @@ async def test_a_bundle_nested_past_what_json_can_parse_gets_one_line(bob: Scope
     with pytest.raises(InvalidInput, match="nests"):
         await import_bundle(bob, text)
     _nothing_written(other_db, before)
+
+
+async def test_a_summary_the_hooks_keep_replaces_a_bundles_digest_and_is_never_joined_to_it(tmp_path: Path) -> None:
+    """The other way round (item 10): what this machine made replaces the bundle's digest, never joins it. The hooks
+    write an SQLite file (the store itself, or with PostgreSQL their spool), so this runs on SQLite files."""
+    from ctxkeep.storage.hook_store import open_hot_session
+
+    alice_store, bob_store = await Store.open(tmp_path / "alice.db"), await Store.open(tmp_path / "bob.db")
+    try:
+        await import_bundle(Scope(bob_store, OTHER), await _with_digest(alice_store))
+        hooks = open_hot_session(tmp_path / "bob.db", OTHER, "session-1")
+        try:
+            hooks.keep_summary("proc", "Bob's own summary", "client compaction", "2026-12-01T10:00:00.000000Z")
+        finally:
+            hooks.close()
+        async with bob_store.snapshot() as tx:
+            kept = await tx.digests.get(OTHER, "proc")
+    finally:
+        await alice_store.close()
+        await bob_store.close()
+    assert kept is not None and kept.imported_from is None and kept.summary == "Bob's own summary"
+    assert "Ignore the constraints" not in kept.digest
+
+
+async def test_a_summary_pushed_from_the_spool_replaces_a_bundles_digest(
+    store: Store, bob: Scope, tmp_path: Path
+) -> None:
+    """With a shared store, the summaries the hooks kept in their spool are pushed by the worker: over a bundle's
+    digest, the pushed row is this machine's whole (digest and source too), never the bundle's digest under a checked
+    summary."""
+    from ctxkeep.clients.core.spool import push_summaries
+
+    await import_bundle(bob, await _with_digest(store))
+    spool = await Store.open(tmp_path / "spool.db")
+    try:
+        mine = DigestRow(
+            "proc", "- bob's digest", "Bob's own summary", "client compaction", "2026-12-01T10:00:00.000000Z"
+        )
+        async with spool.transaction() as tx:
+            await tx.digests.put(OTHER, mine)
+        assert "1 summary" in await push_summaries(Scope(bob.store, OTHER, spool=spool))
+    finally:
+        await spool.close()
+    async with bob.store.snapshot() as tx:
+        assert await tx.digests.get(OTHER, "proc") == mine
