@@ -214,3 +214,21 @@ def test_a_merge_that_stopped_on_conflicts_is_open_until_a_commit() -> None:
     assert "Not concluded: `git merge origin/main` stopped on conflicts (app.py): resolve them, then commit" in s.text()
     s.edit("/p/app.py").bash("git commit -am 'Merge origin/main'", "[main 3c3c3c3] Merge origin/main")
     assert "Not concluded" not in s.text()
+
+
+def test_the_users_answers_and_refusals_are_decisions() -> None:
+    answered = (
+        'User has answered your questions: "Which rig do these beads belong to?"="No rig", '
+        '"Which tools should we set up?"="Credo + Dialyxir". You can now continue with the user\'s answers in mind.'
+    )
+    s = _session().tool("AskUserQuestion", {"questions": []}, answered)
+    s.tool(
+        "ExitPlanMode",
+        {"plan": "1. Rewrite everything"},
+        "The user doesn't want to proceed with this tool use.",
+        error=True,
+    )
+    decisions = [d.text for d in s.view().decisions]
+    assert "Asked: Which rig do these beads belong to? — the user answered: No rig" in decisions
+    assert "The user refused the plan the agent proposed (ExitPlanMode)" in decisions
+    assert "Failed, and not run again" not in s.text()

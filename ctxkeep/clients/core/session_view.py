@@ -213,15 +213,16 @@ _PUSHBACK = re.compile(
 
 
 def _decisions(records: list[Record], prompts: list[str]) -> list[Record]:
-    """Choices stated in the conversation: the person's pushback (a prompt that redirects) and the agent's own
-    sentences that choose, the latest last (at most 8)."""
-    said = sorted((r for r in records if r.kind == "decision"), key=lambda r: r.at)
+    """Choices made in the conversation, the latest of each kind: the person's answers and refusals (at most 6),
+    their pushback (a prompt that redirects, 4) and the agent's own sentences that choose (3)."""
+    made = sorted((r for r in records if r.kind == "decision"), key=lambda r: r.at)
     pushed = [
         Record("decision", p, one_line(p, 300), "", source="the user")
         for p in prompts[1:]
         if len(p) <= 600 and _PUSHBACK.search(p)
     ]
-    return (pushed[-4:] + said[-4:])[-8:]
+    by_user = [r for r in made if r.source == "the user"]
+    return by_user[-6:] + pushed[-4:] + [r for r in made if r.source != "the user"][-3:]
 
 
 def derive(records: list[Record]) -> View:
