@@ -392,7 +392,8 @@ def test_half_sent_requests_time_out_are_capped_and_never_lock_an_authenticated_
         try:
             started = time.monotonic()
             status, _ = http_probe.session(served.url, TOKEN)
-            assert status == 200 and time.monotonic() - started < 5, served.stderr()
+            # served before the half-sent heads could time out: not locked out behind them (it was, for 25 s)
+            assert status == 200 and time.monotonic() - started < READ_TIMEOUT_S, served.stderr()
             closed = sum(_closed_by_server(head, 0.05) for head in heads[:200])
             assert closed >= 150, f"{closed} of the oldest 200 half-sent heads closed to make room"
             last = heads[-1]
