@@ -142,3 +142,33 @@ def test_redaction_is_linear_on_hostile_text() -> None:
         started = time.perf_counter()
         redact_secrets(text)
         assert time.perf_counter() - started < 2, text[:40]
+
+
+# One secret-named key per config syntax; each must be redacted wherever its line stands in the file.
+CONFIG_LINES = [
+    ("PASSWORD=pR0d-9Lx!mQ2v", "pR0d-9Lx!mQ2v"),
+    ("TOKEN=tk_8f2c9a1e7b4d6f3a", "tk_8f2c9a1e7b4d6f3a"),
+    ("password: y4ml-Top-Pw-31", "y4ml-Top-Pw-31"),
+    ("password=1n1-Db-Pw-88", "1n1-Db-Pw-88"),
+    ('secret = "t0ml-Secr3t-Value"', "t0ml-Secr3t-Value"),
+    ("token: 'yml_7c1e9a4f2b8d'", "yml_7c1e9a4f2b8d"),
+    ("passwd = ini-Pw-5x9q", "ini-Pw-5x9q"),
+]
+PLACES = {
+    "first line": "{line}\nHOST=db\n",
+    "second line": "HOST=db\n{line}\n",
+    "after a blank line": "[db]\n\n{line}\n",
+    "after a comment": "# prod\n{line}\n",
+    "indented": "db:\n  {line}\n",
+    "crlf": "HOST=db\r\n{line}\r\n",
+    "read prefix": "     1→HOST=db\n     2→{line}\n",
+}
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+@pytest.mark.parametrize(("line", "secret"), CONFIG_LINES, ids=[line.split()[0] for line, _ in CONFIG_LINES])
+def test_a_secret_named_key_is_redacted_on_any_line(line: str, secret: str, place: str) -> None:
+    text = PLACES[place].format(line=line)
+    redacted, count = redact_secrets(text)
+    assert secret not in redacted, redacted
+    assert count == 1, redacted

@@ -26,12 +26,12 @@ _URL_PASSWORD = (
     r"(?=\[|[\w.-]+(?::\d+)?(?:[/?#\s\"'<>`)\],;]|\Z))"
 )
 _QUERY = r"(?P<name>[\w.-]{1,60})=(?P<value>[^&\s#\"'<>;`]+)"
-_QUERY_NAME = LazyPattern(rf"(?:{SECRET_NAME}|sig|signature|x-amz-credential)$")
+_QUERY_NAME = LazyPattern(rf"(?:{SECRET_NAME}|sig|signature|x-amz-credential)\Z")
 _HEADER_VALUE = r"[ \t]*:[ \t]*(?P<value>[^\s\"'`,;]+)"
 _HEADER_KEY = (
     r"(?P<tail>key)(?:" + "|".join(f"(?<={w}key)" for w in ("api-", "api", "access-", "access", "auth-", "auth")) + ")"
 )
-_HEADER_NAME = LazyPattern(r"[A-Za-z0-9-]*$")
+_HEADER_NAME = LazyPattern(r"[A-Za-z0-9-]*\Z")  # `\Z`: `$` also matches before a newline
 _AUTH = r"authorization(?<!\wauthorization)[\"']?\s*[:=]\s*[\"']?"
 _OTHER_SCHEMES = r"(?:token|bot|apikey|api-key|key|sso-key|ssws|splunk|geniekey)"
 _FLAG = (
