@@ -296,6 +296,94 @@ SECRETS: list[Sample] = [
         ("AIzaGTN83ZJH7YxLA60W5Jxf9KqnCecvpspE-Av",),
     ),
     Sample("bearer_header", f"Authorization: Bearer {JWT}", (JWT,)),
+    # Provider formats and command-line shapes seen in real configs and shell history (issue 24, item 3): each under
+    # a key or in a command whose name does not say "secret", so the format itself must be recognised.
+    Sample(
+        "shopify_token",
+        "shop.myshopify.com admin token: X-Shopify-Access-Token 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 (expires never)",
+        ("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",),
+        ("shop.myshopify.com admin token:", "(expires never)"),
+    ),
+    Sample(
+        "vault_token",
+        "$ vault login hvs.8r856BjRRLyYFtKu_ich-jTk237Qx7CzzV0xJ6lFxtk4AxuteYAS1GISyCQKPOtXbPdZj5RSkDJlN5SHd5aAovgRlLA\n"
+        "Success! You are now authenticated.\n",
+        ("hvs.8r856BjRRLyYFtKu_ich-jTk237Qx7CzzV0xJ6lFxtk4AxuteYAS1GISyCQKPOtXbPdZj5RSkDJlN5SHd5aAovgRlLA",),
+        ("$ vault login ", "Success! You are now authenticated."),
+    ),
+    Sample(
+        "databricks_token",
+        "[DEFAULT]\nhost = https://adb-4471120938.12.azuredatabricks.net\ncluster = dapi16715b17bc3d176da893e72ff4c473f9\n",
+        ("dapi16715b17bc3d176da893e72ff4c473f9",),
+        ("host = https://adb-4471120938.12.azuredatabricks.net",),
+    ),
+    Sample(
+        "doppler_tokens",
+        "doppler configure set dp.pt.R9viNkpgk8v5z7p1z3aIQQTGOh4tgiOJpLbX1xWLrCa --scope /srv/app\n"
+        "DOPPLER=dp.st.prd.7RwVUWn8yJzGBuLZwx2YR8LgbD8mQKQ4FPXrpo84 doppler run -- ./start\n",
+        ("dp.pt.R9viNkpgk8v5z7p1z3aIQQTGOh4tgiOJpLbX1xWLrCa", "7RwVUWn8yJzGBuLZwx2YR8LgbD8mQKQ4FPXrpo84"),
+        ("--scope /srv/app", "doppler run -- ./start"),
+    ),
+    Sample(
+        "linear_key",
+        "gh secret set LINEAR --body lin_api_Z9OzcRkr1lFWZdMrGwbTNr59TADF1DvxFRKog2BA --repo acme/api",
+        ("lin_api_Z9OzcRkr1lFWZdMrGwbTNr59TADF1DvxFRKog2BA",),
+        ("gh secret set LINEAR --body ", " --repo acme/api"),
+    ),
+    Sample(
+        "discord_webhook",
+        "ALERTS_URL=https://discord.com/api/webhooks/1824164964283867935/"
+        "fZ5_8vybQcMHqjsmvg-rhx-ky736glNfgmU1A54Bk2tZIpQyxMLgvGOfGxmG3bZm-sTc\n",
+        ("fZ5_8vybQcMHqjsmvg-rhx-ky736glNfgmU1A54Bk2tZIpQyxMLgvGOfGxmG3bZm-sTc",),
+        ("ALERTS_URL=https://discord.com/api/webhooks/",),
+    ),
+    Sample(
+        "telegram_bot_token",
+        "curl -s https://api.telegram.org/bot6130485110:AA2pklDNoZzPyMDqW2m1lgO1tAZlX0RNjh5/getMe\n"
+        "bot = Bot('6130485110:AA2pklDNoZzPyMDqW2m1lgO1tAZlX0RNjh5')\n",
+        ("AA2pklDNoZzPyMDqW2m1lgO1tAZlX0RNjh5",),
+        ("curl -s https://api.telegram.org/bot", "/getMe"),
+    ),
+    Sample(
+        "azure_sas_url",
+        "az storage blob download --blob-url 'https://acmeprod.blob.core.windows.net/backups/db.bak?sv=2022-11-02"
+        "&ss=b&srt=o&sp=r&se=2025-03-01T00:00:00Z&spr=https&sig=mh9znwDjbBrTyX7Ccq0D%2F6nzSwJQZczZhO7RorY%2F3pF%3D'",
+        ("mh9znwDjbBrTyX7Ccq0D%2F6nzSwJQZczZhO7RorY%2F3pF%3D", "mh9znwDjbBrTyX7Ccq0D"),
+        ("https://acmeprod.blob.core.windows.net/backups/db.bak?sv=2022-11-02", "&spr=https&sig="),
+    ),
+    Sample(
+        "docker_config_auth",
+        '{\n\t"auths": {\n\t\t"registry.acme.io": {\n\t\t\t"auth": "Y2ktYm90OmRja3JfcGF0X3cxeDdyYjF6alhjR3BTRjlXYkRoMnpqS3ZuSQ=="\n'
+        "\t\t}\n\t}\n}\n",
+        ("Y2ktYm90OmRja3JfcGF0X3cxeDdyYjF6alhjR3BTRjlXYkRoMnpqS3ZuSQ==",),
+        ('"registry.acme.io": {',),
+    ),
+    Sample(
+        "aws_configure_set",
+        "aws configure set aws_access_key_id AKIACR9POVIODRLA906R --profile prod\n"
+        "aws configure set aws_secret_access_key anZe3AdrIN9VOLuiLtzTp/osIbpt3U/WuUrs5NmO --profile prod\n",
+        ("AKIACR9POVIODRLA906R", "anZe3AdrIN9VOLuiLtzTp/osIbpt3U/WuUrs5NmO"),
+        ("aws configure set aws_secret_access_key ", " --profile prod"),
+    ),
+    Sample(
+        "url_encoded_github_token",
+        "GET /ci/hook?redirect=https%3A%2F%2Fci.acme.io%2Fauth%3Dghp_f5SALOwsNl05vuX9NobHHMoqcYoLUW5gpVJt%26next%3D1 200",
+        ("ghp_f5SALOwsNl05vuX9NobHHMoqcYoLUW5gpVJt",),
+        ("GET /ci/hook?redirect=https%3A%2F%2Fci.acme.io", "%26next%3D1 200"),
+    ),
+    Sample(
+        "twine_bare_token",
+        "twine upload --non-interactive -u __token__ -p AgEIcHlwaS5vcmc9ipIhuqgKiKHNMAzBkbx89vgL7zSQgv49cYxtf8wk2_4ELiX"
+        " dist/*\n",
+        ("AgEIcHlwaS5vcmc9ipIhuqgKiKHNMAzBkbx89vgL7zSQgv49cYxtf8wk2_4ELiX",),
+        ("-u __token__ -p ", " dist/*"),
+    ),
+    Sample(
+        "twine_password",
+        "python -m twine upload -r internal -u deploy -p 'Tw1ne-Upl0ad-Pw' dist/acme-1.2.0.tar.gz",
+        ("Tw1ne-Upl0ad-Pw",),
+        ("-u deploy -p ", "dist/acme-1.2.0.tar.gz"),
+    ),
     # Whole config files: the secret-named keys that start a line after the first (issue 24, item 1).
     Sample(
         "dotenv_file",
@@ -400,6 +488,18 @@ ORDINARY: list[str] = [
     "gemini mcp add slack node server.js --env SLACK_TOKEN=xoxb-xxx",
     "password = ENV.fetch('DB_PASSWORD') { 'secret' }",
     "export TOKEN=$(vault read -field=token secret/ci)",
+    "aws configure set region eu-west-1 --profile prod",
+    'aws configure set aws_secret_access_key "$AWS_SECRET_ACCESS_KEY"',
+    "npm config set //registry.npmjs.org/:_authToken ${NPM_TOKEN}",
+    '    "auth": "oauth2",',
+    '{"auth": {"type": "bearer"}}',
+    "twine upload -u __token__ -p $PYPI_TOKEN dist/*",
+    "WEBHOOK = f'https://discord.com/api/webhooks/{webhook_id}/{webhook_token}'",
+    "https://api.telegram.org/bot<token>/sendMessage",
+    "url = f'{base}?sv={version}&sig={signature}'",
+    "Vault tokens start with hvs. (service), hvb. (batch) or hvr. (recovery).",
+    "SHOPIFY_TOKEN=shpat_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "dapi_version = 2",
 ]
 
 

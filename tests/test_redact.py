@@ -137,6 +137,12 @@ def test_redaction_is_linear_on_hostile_text() -> None:
         "\\n" * 100_000 + "DB_PASSWORD=x",
         "a" * 200_000 + "password",
         ("Cookie: " + "a=b; " * 40_000),
+        "aws configure set " + "a" * 200_000,
+        "dp.pt." + "a" * 200_000 + "_",
+        ":AA" * 60_000,
+        "1" * 200_000 + ":AA",
+        '"auth": "' + "A" * 200_000,
+        "twine upload " + "x " * 100_000,
     ]
     for text in hostile:
         started = time.perf_counter()
@@ -172,3 +178,20 @@ def test_a_secret_named_key_is_redacted_on_any_line(line: str, secret: str, plac
     redacted, count = redact_secrets(text)
     assert secret not in redacted, redacted
     assert count == 1, redacted
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "ghp_f5SALOwsNl05vuX9NobHHMoqcYoLUW5gpVJt",
+        "sk-ant-api03-cfy7PxFKI81y-Bx_DI9ufkXQ_xx3OK2RagTeFdchQjuQ",
+        "sk_live_RZIzryAu0gg7JGEuhoAk5zCb",
+        "xoxb-157704848482-5844711774046-r3uTRjjfrMN4H3k7mWFM38mT",
+        "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",
+        "AKIACR9POVIODRLA906R",
+    ],
+)
+@pytest.mark.parametrize("around", ["state%3D{}%26x", "%22{}%22", "q=a%20{}"])
+def test_a_provider_token_after_a_url_encoded_byte_is_redacted(token: str, around: str) -> None:
+    redacted, count = redact_secrets("GET /callback?" + around.format(token))
+    assert token not in redacted and count == 1, redacted
