@@ -187,7 +187,13 @@ async def test_an_idempotency_key_with_a_secret_stays_one_entry(client: Client) 
 
 async def test_a_memory_key_with_a_secret_is_found_and_forgotten_by_the_key_sent(client: Client) -> None:
     await client.call_tool("checkpoint_save", {"task_id": "rotate", "state": {"goal": "rotate the token"}})
-    write = {"kind": "task_fact", "key": f"token {GITHUB}", "content": "rotated", "task_id": "rotate", "source_version": 1}
+    write = {
+        "kind": "task_fact",
+        "key": f"token {GITHUB}",
+        "content": "rotated",
+        "task_id": "rotate",
+        "source_version": 1,
+    }
     assert not (await client.call_tool("memory_write", write)).is_error
     found = await client.call_tool("memory_search", {"key": f"token {GITHUB}"})
     assert [m["key"] for m in found.structured_content["memories"]] == ["token [REDACTED:github_token]"]

@@ -126,7 +126,8 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
         )
         await tx.checkpoints.insert(scope.project, row)
-    _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
+    saved = _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
+    _cache(_saved_now, row.hash, saved)  # as a save stores it now: it was redacted above
     return _save_result(row, violations)
 
 
@@ -193,25 +194,25 @@ async def load_version(tx: Tx, scope: Scope, task_id: str, version: int | None) 
 _parsed: OrderedDict[str, TaskState] = OrderedDict()
 
 
-def _remember(hash_: str, state: TaskState) -> TaskState:
-    _parsed[hash_] = state
-    while len(_parsed) > 256:
-        _parsed.popitem(last=False)
+_saved_now: OrderedDict[str, TaskState] = OrderedDict()
+
+
+def _cache(cache: OrderedDict[str, TaskState], hash_: str, state: TaskState) -> TaskState:
+    cache[hash_] = state
+    while len(cache) > 256:
+        cache.popitem(last=False)
     return state
 
 
-_saved_now: OrderedDict[str, TaskState] = OrderedDict()
+def _remember(hash_: str, state: TaskState) -> TaskState:
+    return _cache(_parsed, hash_, state)
 
 
 def _as_saved_now(row: CheckpointRow) -> TaskState:
     """A stored version's state as a save stores it now, redacted (a version saved before every field was redacted
     holds its secrets in clear, and the same state saved again must not read as changed). Cached by hash."""
     state = _saved_now.get(row.hash)
-    if state is None:
-        state = _saved_now[row.hash] = redacted(parse_state(row))[0]
-        while len(_saved_now) > 256:
-            _saved_now.popitem(last=False)
-    return state
+    return state if state is not None else _cache(_saved_now, row.hash, redacted(parse_state(row))[0])
 
 
 def parse_state(row: CheckpointRow) -> TaskState:

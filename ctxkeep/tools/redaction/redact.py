@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ctxkeep.tools.redaction import RULES, Context
 
@@ -35,11 +35,21 @@ _SEARCHES = [(_searcher(need), need == need.lower()) for need in _NEEDS]
 _RULE_NEEDS = [frozenset(_NEEDS.index(need) for need in rule.needs) for rule in RULES]
 
 
-def _found(context: Context) -> list[tuple[int, int, int, str]]:
-    """Every span the rules find, as (start, end, rule order, kind)."""
-    text, lowered = context.text, context.lowered
-    present = {i for i, (holds, folded) in enumerate(_SEARCHES) if holds(lowered if folded else text)}
-    found = []
+def _present(text: str, lowered: str, among: Iterable[int]) -> set[int]:
+    """Which of the needs `among` (indexes into _NEEDS) the text holds."""
+    return {i for i in among if _SEARCHES[i][0](lowered if _SEARCHES[i][1] else text)}
+
+
+_EVERY_NEED = range(len(_NEEDS))
+
+
+def _found(context: Context, among: Iterable[int] = _EVERY_NEED) -> list[tuple[int, int, int, str]]:
+    """Every span the rules find, as (start, end, rule order, kind); only the needs `among` are looked for (the others
+    are known to be absent)."""
+    present = _present(context.text, context.lowered, among)
+    found: list[tuple[int, int, int, str]] = []
+    if not present:
+        return found
     for order, (rule, needs) in enumerate(zip(RULES, _RULE_NEEDS, strict=True)):
         if needs.isdisjoint(present):
             continue
@@ -65,9 +75,23 @@ def _merged(found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, str]
 
 def redact_secrets(text: str) -> tuple[str, int]:
     """The text with every recognised secret replaced by a marker, and how many were replaced."""
+    return _redacted(text, _EVERY_NEED)
+
+
+def redact_each(texts: list[str]) -> list[tuple[str, int]]:
+    """`redact_secrets` of each text, for many short texts at once (the fields of a task state): a need none of them
+    holds is looked for once, in all of them, instead of once in each. The same results, in the same order."""
+    if len(texts) < 2:
+        return [redact_secrets(text) for text in texts]
+    joined = "\n".join(texts)  # a need absent from the joined text is absent from each part
+    among = sorted(_present(joined, joined.lower(), _EVERY_NEED))
+    return [_redacted(text, among) for text in texts] if among else [(text, 0) for text in texts]
+
+
+def _redacted(text: str, among: Iterable[int]) -> tuple[str, int]:
     if len(text) < 8:
         return text, 0
-    spans = _merged(_found(Context(text)))
+    spans = _merged(_found(Context(text), among))
     if not spans:
         return text, 0
     parts, last = [], 0
