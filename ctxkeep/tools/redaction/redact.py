@@ -9,7 +9,9 @@ placeholders and documentation examples are never touched, so code read back thr
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from collections.abc import Callable, Iterable
 
@@ -31,7 +33,20 @@ def _found_by(pattern: re.Pattern[str], text: str) -> bool:
     return pattern.search(text) is not None
 
 
+def _finder(need: str) -> Callable[[str, int], int]:
+    """Where a need next occurs in a text from a position (-1: nowhere)."""
+    if _REGEX_SYNTAX.isdisjoint(need):
+        return lambda text, start: text.find(need, start)
+    return functools.partial(_next_match, re.compile(need))
+
+
+def _next_match(pattern: re.Pattern[str], text: str, start: int) -> int:
+    match = pattern.search(text, start)
+    return match.start() if match else -1
+
+
 _SEARCHES = [(_searcher(need), need == need.lower()) for need in _NEEDS]
+_FINDERS = [_finder(need) for need in _NEEDS]
 _RULE_NEEDS = [frozenset(_NEEDS.index(need) for need in rule.needs) for rule in RULES]
 
 
@@ -84,8 +99,31 @@ def redact_each(texts: list[str]) -> list[tuple[str, int]]:
     if len(texts) < 2:
         return [redact_secrets(text) for text in texts]
     joined = "\n".join(texts)  # a need absent from the joined text is absent from each part
-    among = sorted(_present(joined, joined.lower(), _EVERY_NEED))
-    return [_redacted(text, among) for text in texts] if among else [(text, 0) for text in texts]
+    lowered = joined.lower()
+    if len(lowered) != len(joined):  # rare letters change length when lowered: offsets would not line up
+        among = sorted(_present(joined, lowered, _EVERY_NEED))
+        return [_redacted(text, among) for text in texts]
+    needs = _needs_by_text(texts, joined, lowered)
+    return [_redacted(text, needs[i]) if i in needs else (text, 0) for i, text in enumerate(texts)]
+
+
+def _needs_by_text(texts: list[str], joined: str, lowered: str) -> dict[int, list[int]]:
+    """For each text (by index) that may hold a need, the needs found where it stands in `joined`; a need is looked
+    for at most once per text (after a hit, the search goes on from the next text)."""
+    starts = list(itertools.accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
+    found: dict[int, list[int]] = {}
+    for need, ((holds, folded), find) in enumerate(zip(_SEARCHES, _FINDERS, strict=True)):
+        where = lowered if folded else joined
+        if not holds(where):
+            continue
+        at = find(where, 0)
+        while at != -1:
+            index = bisect.bisect_right(starts, at) - 1
+            found.setdefault(index, []).append(need)
+            if index + 1 == len(starts):
+                break
+            at = find(where, starts[index + 1])
+    return found
 
 
 def _redacted(text: str, among: Iterable[int]) -> tuple[str, int]:
