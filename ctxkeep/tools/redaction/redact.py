@@ -112,10 +112,8 @@ def _needs_by_text(texts: list[str], joined: str, lowered: str) -> dict[int, lis
     for at most once per text (after a hit, the search goes on from the next text)."""
     starts = list(itertools.accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
     found: dict[int, list[int]] = {}
-    for need, ((holds, folded), find) in enumerate(zip(_SEARCHES, _FINDERS, strict=True)):
+    for need, ((_, folded), find) in enumerate(zip(_SEARCHES, _FINDERS, strict=True)):
         where = lowered if folded else joined
-        if not holds(where):
-            continue
         at = find(where, 0)
         while at != -1:
             index = bisect.bisect_right(starts, at) - 1
