@@ -195,3 +195,13 @@ def test_a_secret_named_key_is_redacted_on_any_line(line: str, secret: str, plac
 def test_a_provider_token_after_a_url_encoded_byte_is_redacted(token: str, around: str) -> None:
     redacted, count = redact_secrets("GET /callback?" + around.format(token))
     assert token not in redacted and count == 1, redacted
+
+
+def test_redacting_many_texts_at_once_gives_what_each_alone_gives() -> None:
+    from ctxkeep.tools.redaction.redact import redact_each
+
+    texts = [sample.text for sample in SECRETS] + ORDINARY + LOOK_ALIKES + ["", "short", "İstanbul DB_PASSWORD=x9"]
+    for size in (2, 3, 7, len(texts)):
+        for start in range(0, len(texts), size):
+            group = texts[start : start + size]
+            assert redact_each(group) == [redact_secrets(text) for text in group]

@@ -215,3 +215,15 @@ async def test_facts_stored_in_clear_before_still_verify_against_the_redacted_st
     saved = await client.call_tool("checkpoint_save", {"task_id": "rotate", "state": secret_state(), "strict": True})
     assert not saved.is_error, tool_text(saved)
     assert saved.structured_content["version"] == 2 and saved.structured_content["verification"]["ok"]
+
+
+async def test_fact_keys_that_differ_only_by_a_secret_are_refused_with_what_to_send(client: Client) -> None:
+    other = "ghp_Mm3xQ8rT2vL9pK4wZ7nB5cY1dF6gH0jS2aE4"
+    facts = [{"key": f"token {GITHUB}", "value": 1}, {"key": f"token {other}", "value": 2}]
+    refused = await client.call_tool("checkpoint_save", {"task_id": "rotate", "state": {"goal": "g", "facts": facts}})
+    assert refused.is_error
+    message = tool_text(refused)
+    assert "[REDACTED:…] markers" in message and "facts" in message and "Keep secrets out" in message, message
+    assert GITHUB not in message and other not in message and "Traceback" not in message
+    fine = await client.call_tool("checkpoint_save", {"task_id": "rotate", "state": {"goal": "g"}})
+    assert not fine.is_error and fine.structured_content["version"] == 1
