@@ -13,6 +13,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ctxkeep.db_location import is_database_url
+
 
 def resolve_project(env: Mapping[str, str], hook_cwd: str | None = None, cwd: str | None = None) -> str:
     """The project key: an absolute, symlink-free directory path."""
@@ -40,11 +42,6 @@ def default_db_path(env: Mapping[str, str]) -> Path:
     else:
         base = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
     return base / "ctxkeep" / "ctxkeep.db"
-
-
-def is_database_url(location: str) -> bool:
-    """Whether CTXKEEP_DB names a PostgreSQL server rather than an SQLite file."""
-    return location.startswith(("postgresql://", "postgres://"))
 
 
 def spool_path(url: str, folder: Path) -> Path:

@@ -22,7 +22,7 @@ from ctxkeep.tokens import encoding_name
 
 def store_location(settings: Settings) -> str:
     """The database as people should see it: the file, or the PostgreSQL URL without its password."""
-    from ctxkeep.storage.interface import shown_location
+    from ctxkeep.db_location import shown_location
 
     return shown_location(settings.location)
 

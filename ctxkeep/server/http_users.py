@@ -123,7 +123,7 @@ def serve_with_users(
     import uvicorn
 
     from ctxkeep.server.http import http_app, is_loopback
-    from ctxkeep.storage.interface import shown_location
+    from ctxkeep.db_location import shown_location
 
     if token is not None or no_token:
         raise InvalidInput(
