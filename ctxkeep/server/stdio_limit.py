@@ -10,6 +10,7 @@ one error per request it holds, and the server keeps serving. Blank lines are sk
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -95,6 +96,28 @@ class LimitedLines:
             await self.on_reject(errors)
 
 
+def _is_text(value: object) -> bool:
+    """Whether a value can be written as UTF-8 text (an id holding a lone surrogate cannot)."""
+    if not isinstance(value, str):
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class _Escaped:
+    """An answer whose id holds a lone surrogate: JSON can carry it (escaped, as the request sent it), UTF-8 cannot, so
+    the SDK's serializer would fail and the request go unanswered. The SDK's writer asks a message only for its JSON."""
+
+    def __init__(self, error: JSONRPCError) -> None:
+        self.error = error
+
+    def model_dump_json(self, **options: Any) -> str:
+        return json.dumps(self.error.model_dump(mode="json", **options), separators=(",", ":"))
+
+
 async def serve_stdio(server: MCPServer[Any], limit: int) -> None:
     """Run the server over stdin/stdout: requests over `limit` bytes are refused, every request is answered."""
     guard_handshake(server)
@@ -104,7 +127,7 @@ async def serve_stdio(server: MCPServer[Any], limit: int) -> None:
 
         async def answer(errors: list[JSONRPCError]) -> None:
             for error in errors:
-                await write_stream.send(SessionMessage(error))
+                await write_stream.send(SessionMessage(error if _is_text(error.id) else _Escaped(error)))  # type: ignore[arg-type]
 
         lines.on_reject = answer
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
