@@ -30,6 +30,7 @@ class Agent:
         self.home, self.project, self.db = tmp / "home", tmp / "project", tmp / "data" / "ctxkeep.db"
         self.project.mkdir(parents=True)
         self.home.mkdir(parents=True)
+        self.db.parent.mkdir(mode=0o700)  # CTXKEEP_DB must name a file in an existing folder
         self.session = session
         self.log = self.db.parent / "ctxkeep-hooks.log"
 

@@ -152,7 +152,6 @@ def _start(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("ui")
     claude = Claude(tmp)
-    claude.db.parent.mkdir(mode=0o700, parents=True)
     env = {"CTXKEEP_DB": str(claude.db), "CTXKEEP_PROJECT": str(claude.project)}
     demo = subprocess.run(
         [sys.executable, "-m", "ctxkeep", "demo", "--db", str(claude.db)],

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ctxkeep import __version__
 from ctxkeep.clients.claude_code.doctor import claude_code_checks
+from ctxkeep.cli.console import say_if_created
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
@@ -32,6 +33,7 @@ async def _database_checks(settings: Settings) -> list[Check]:
         store = await Store.open(settings.location, settings.busy_timeout_ms)
     except CtxkeepError as exc:
         return [Check("database", "fail", str(exc))]
+    say_if_created(store)
     try:
         verdict = await store.integrity_check()
         checks = [

@@ -66,6 +66,8 @@ def build_server(settings: Settings) -> MCPServer[Any]:
             runtime.failure = exc
             yield None
             return
+        if store.created:
+            logger.warning("ctxkeep created a new database at %s", store.location)
         try:
             spool = await open_spool(settings)  # with PostgreSQL: the hooks' local offloads, taken in on demand
         except CtxkeepError as exc:

@@ -277,6 +277,7 @@ class Store(ABC):
 
     path: Path  # the SQLite file (a PostgreSQL store has none: Path())
     location: str  # what to show people: the file, or the URL without its password
+    created = False  # this open made the SQLite file (the CLI and the server say where, once)
 
     @classmethod
     async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> Store:

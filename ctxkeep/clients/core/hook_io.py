@@ -14,7 +14,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from ctxkeep.project import hook_db_path, resolve_project
+from ctxkeep.db_location import LocationError
+from ctxkeep.project import default_db_path, hook_db_path, resolve_project
 from ctxkeep.text import without_bad_characters
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
@@ -88,7 +89,10 @@ def log_path(env: Mapping[str, str]) -> Path:
     in the data folder)."""
     if env.get("CTXKEEP_HOOK_LOG"):
         return Path(env["CTXKEEP_HOOK_LOG"]).expanduser()
-    return hook_db_path(env).parent / LOG_NAME
+    try:
+        return hook_db_path(env).parent / LOG_NAME
+    except LocationError:  # a wrong CTXKEEP_DB: the line that says so goes to the default data folder
+        return default_db_path(env).parent / LOG_NAME
 
 
 def write_log(env: Mapping[str, str], line: str) -> None:
