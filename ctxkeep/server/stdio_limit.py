@@ -58,13 +58,27 @@ class LimitedLines:
     def __init__(self, fd: int, limit: int) -> None:
         self.fd, self.limit = fd, limit
         self.on_reject: Reject | None = None
+        self._watchable = True
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
+    async def _read(self) -> bytes:
+        """The next chunk of input (b"" at its end). Waits in the event loop until the descriptor is readable, so
+        Ctrl-C (which cancels the server) is never stuck behind a thread blocked in read() on a terminal or a pipe;
+        a regular file (which the loop cannot watch, and which never blocks) is read in a worker thread."""
+        if self._watchable:
+            try:
+                await anyio.wait_readable(self.fd)
+            except (OSError, NotImplementedError):  # a regular file (epoll refuses it), or a loop without readers
+                self._watchable = False
+            else:
+                return os.read(self.fd, CHUNK)
+        return await anyio.to_thread.run_sync(os.read, self.fd, CHUNK)
+
     async def _lines(self) -> AsyncIterator[str]:
         line = _Line()
-        while chunk := await anyio.to_thread.run_sync(os.read, self.fd, CHUNK):
+        while chunk := await self._read():
             start = 0
             while (end := chunk.find(b"\n", start)) >= 0:
                 line.add(chunk[start : end + 1], self.limit)
