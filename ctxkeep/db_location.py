@@ -8,14 +8,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ctxkeep.errors import InvalidInput
-from ctxkeep.text import LazyPattern
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 # libpq's keywords whose values are secrets, in a URL's query (`?password=…`, `&sslpassword=…`)
-_QUERY_SECRET = LazyPattern(r"(?i)([?&](?:ssl)?password=)[^&]*")
-_QUERY_VALUE = LazyPattern(r"(?i)[?&]((?:ssl)?password)=([^&]*)")
-_SCHEME = LazyPattern(r"([A-Za-z][A-Za-z0-9+.-]*):")
+# (patterns as strings: `re` compiles each the first time it is used, and the hooks import this module)
+_QUERY_SECRET = r"(?i)([?&](?:ssl)?password=)[^&]*"
+_QUERY_VALUE = r"(?i)[?&]((?:ssl)?password)=([^&]*)"
+_SCHEME = r"([A-Za-z][A-Za-z0-9+.-]*):"
 _WHAT_TO_SEND = (
     "send the path of an SQLite file in an existing folder (/home/me/ctxkeep.db; sqlite:///relative.db and "
     "sqlite:////absolute/path.db name one too), or a PostgreSQL URL (postgresql://user:password@host:5432/database); "
@@ -23,8 +22,9 @@ _WHAT_TO_SEND = (
 )
 
 
-class LocationError(InvalidInput):
-    """CTXKEEP_DB names no place a database can be; the message says what to send instead."""
+class LocationError(ValueError):
+    """CTXKEEP_DB names no place a database can be; the message says what to send instead. (Settings raises it as
+    ctxkeep.errors.InvalidInput; this module stays free of imports the hooks' fast path would pay for.)"""
 
 
 def database_location(value: str | None, default: Path) -> Path | str:
@@ -38,7 +38,7 @@ def database_location(value: str | None, default: Path) -> Path | str:
         return default
     if is_database_url(value):
         return value
-    scheme = _SCHEME.match(value)
+    scheme = re.match(_SCHEME, value)
     if scheme and not re.match(r"[A-Za-z]:[\\/]", value):  # (a Windows drive is a path, not a scheme)
         if scheme.group(1).lower() != "sqlite":
             raise LocationError(
@@ -98,13 +98,13 @@ def shown_location(location: Path | str) -> str:
     credentials, at, place = rest.rpartition("@")
     if at and ":" in credentials:
         credentials = credentials.split(":", 1)[0] + ":***"
-    return _QUERY_SECRET.sub(r"\1***", f"{scheme}://{credentials}{at}{place}")
+    return re.sub(_QUERY_SECRET, r"\1***", f"{scheme}://{credentials}{at}{place}")
 
 
 def scrubbed(message: str, url: str) -> str:
     """A driver's message about `url` with the URL's secrets (the user's password, `password=` values in the query,
     and every piece of them between `#`, `/`, `?`, `@` or `:`, as a URL parser splits them) replaced by `***`."""
-    secrets = [value for _, value in _QUERY_VALUE.findall(url)]
+    secrets = [value for _, value in re.findall(_QUERY_VALUE, url)]
     credentials, at, _ = url.partition("://")[2].rpartition("@")
     if at and ":" in credentials:
         secrets.append(credentials.split(":", 1)[1])

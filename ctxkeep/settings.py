@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from ctxkeep.db_location import database_location
+from ctxkeep.db_location import LocationError, database_location
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.common import Model
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
@@ -109,7 +109,10 @@ class Settings(Model):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
         env = os.environ if env is None else env
-        location = database_location(env.get("CTXKEEP_DB"), default_db_path(env))  # LocationError: what to send
+        try:
+            location = database_location(env.get("CTXKEEP_DB"), default_db_path(env))
+        except LocationError as exc:
+            raise InvalidInput(str(exc)) from None
         return cls(
             db_path=location if isinstance(location, Path) else default_db_path(env),
             db_url=location if isinstance(location, str) else None,
