@@ -11,6 +11,7 @@ from pathlib import Path
 from pydantic import Field, model_validator
 
 from ctxkeep.db_location import LocationError, database_location
+from ctxkeep.environment import whole_number
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.common import Model
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
@@ -20,10 +21,10 @@ from ctxkeep.storage.interface import is_postgres
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
-    raw = env.get(name, str(default)).strip()
-    if not raw.isdigit() or int(raw) < minimum:
-        raise InvalidInput(f"{name} must be a whole number of at least {minimum}, not {raw!r}")
-    return int(raw)
+    try:
+        return whole_number(env, name, default, minimum)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
 
 
 MAX_TTL_DAYS = 36_500

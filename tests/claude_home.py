@@ -147,6 +147,16 @@ class Claude:
     def logged(self) -> str:
         return self.log.read_text() if self.log.exists() else ""
 
+    def wait_for_log(self, *parts: str, nth: int = 1, timeout: float = 60.0) -> str:
+        """The `nth` line of the hook log holding every one of `parts`, once some process wrote it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = [line for line in self.logged().splitlines() if all(part in line for part in parts)]
+            if len(found) >= nth:
+                return found[nth - 1]
+            time.sleep(0.05)
+        raise AssertionError(f"no line of the hook log holds {parts}:\n{self.logged()}")
+
 
 def bash(command: str, stdout: str, **response: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
     return (

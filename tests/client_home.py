@@ -28,9 +28,9 @@ class Agent:
 
     def __init__(self, tmp: Path, session: str = "s-1") -> None:
         self.home, self.project, self.db = tmp / "home", tmp / "project", tmp / "data" / "ctxkeep.db"
-        self.project.mkdir(parents=True)
-        self.home.mkdir(parents=True)
-        self.db.parent.mkdir(mode=0o700)  # CTXKEEP_DB must name a file in an existing folder
+        self.project.mkdir(parents=True, exist_ok=True)  # a second session shares the project
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.db.parent.mkdir(mode=0o700, exist_ok=True)  # CTXKEEP_DB must name a file in an existing folder
         self.session = session
         self.log = self.db.parent / "ctxkeep-hooks.log"
 

@@ -55,8 +55,8 @@ def test_install_keeps_everything_else_and_uninstall_restores_the_bytes(tmp_path
         {"hooks": [{"type": "command", "command": "ctxkeep hook pre-compact"}]}
     ]
     assert after["hooks"]["SessionStart"] == SETTINGS["hooks"]["SessionStart"] + [
-        {"matcher": "compact|resume", "hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}
-    ]
+        {"hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}
+    ]  # every source: a new session (startup) gets the brief of the project's open work
     assert set(after["hooks"]) == {
         "PreCompact",
         "SessionStart",
@@ -271,28 +271,38 @@ def test_a_settings_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
 
 
 def test_doctor_reads_odd_settings_without_a_traceback(tmp_path: Path) -> None:
-    from ctxkeep.clients.claude_code.doctor import claude_code_checks
+    from ctxkeep.clients.claude_code.doctor import checks as claude_code_checks
 
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".mcp.json").write_text('{"mcpServers": ["ctxkeep"]}')
     (tmp_path / ".claude" / "settings.json").write_text(
         '{"hooks": {"PreCompact": [7, {"hooks": "x"}, {"hooks": [{"command": "/nowhere/ctxkeep hook pre-compact"}]}]}}'
     )
-    checks = {c.name: c for c in claude_code_checks(tmp_path, tmp_path / "home", {"HOME": str(tmp_path / "home")})}
+    checks = {c.name: c for c in claude_code_checks(tmp_path, {"HOME": str(tmp_path / "home")})}
     assert checks["mcp server"].status == "warn"
     missing = next(c for name, c in checks.items() if name.startswith("PreCompact hook"))
     assert missing.status == "fail" and "is missing or not executable" in missing.detail
 
 
 def test_doctor_says_a_project_server_still_waits_for_approval_until_it_is_approved(tmp_path: Path) -> None:
-    from ctxkeep.clients.claude_code.doctor import claude_code_checks
+    from ctxkeep.clients.claude_code.doctor import checks as claude_code_checks
 
     home = tmp_path / "home"
     _run("install", tmp_path, home)
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", "")}
-    approval = {c.name: c for c in claude_code_checks(tmp_path, home, env)}["project server"]
+    approval = {c.name: c for c in claude_code_checks(tmp_path, env)}["project server"]
     assert approval.status == "warn" and "pending approval" in approval.detail
     _write(home / ".claude.json", {"projects": {str(tmp_path): {"enabledMcpjsonServers": ["ctxkeep"]}}})
-    assert {c.name: c for c in claude_code_checks(tmp_path, home, env)}["project server"].status == "ok"
+    assert {c.name: c for c in claude_code_checks(tmp_path, env)}["project server"].status == "ok"
     _write(tmp_path / ".claude" / "settings.local.json", {"disabledMcpjsonServers": ["ctxkeep"]})
-    assert {c.name: c for c in claude_code_checks(tmp_path, home, env)}["project server"].status == "fail"
+    assert {c.name: c for c in claude_code_checks(tmp_path, env)}["project server"].status == "fail"
+
+
+def test_a_reinstall_replaces_the_session_start_group_an_earlier_version_wrote(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    earlier = {"matcher": "compact|resume", "hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}
+    _write(settings, {"hooks": {"SessionStart": [earlier]}})
+    _run("install", tmp_path, tmp_path / "home")
+    assert json.loads(settings.read_text())["hooks"]["SessionStart"] == [
+        {"hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}
+    ]

@@ -3,7 +3,8 @@
 Allowed:
 - `server` → tools, models, prompts, storage (the thin MCP adapter); only it (and the demo's client) imports the MCP SDK;
 - `cli` → tools, clients, models, storage, and `server` only to serve;
-- `clients/<client>` → `clients/core`, tools, models, storage (never `server`, never another client's folder);
+- `clients/<client>` → `clients/core`, `clients/table`, tools, models, storage (never `server`, never another client's
+  folder);
 - `prompts` → models and the capabilities' `__init__` exports;
 - `tools/<capability>` → another capability only through its `__init__`, `tools.scope`/`stats`/`users`, `tools.shared`, `tools.redaction`, models,
   storage, shared helpers; never server, cli, clients or prompts;
@@ -116,6 +117,7 @@ def clients_never_import_the_server(module: str, imports: set[str]) -> list[str]
         for n in imports
         if within(n, "ctxkeep.clients")
         and len(n.split(".")) > 2
+        and (PACKAGE / "clients" / n.split(".")[2]).is_dir()  # a folder; `clients/table.py` is everyone's
         and not within(n, own)
         and not within(n, "ctxkeep.clients.core")
     ]

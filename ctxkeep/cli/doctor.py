@@ -1,17 +1,15 @@
-"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether Claude Code and the other clients it is
-installed in are set up to use it."""
+"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether the clients it is installed in are set
+up to use it (only those: a client ctxkeep is not installed in is not mentioned; with none, how to install one)."""
 
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from ctxkeep import __version__
-from ctxkeep.clients.claude_code.doctor import claude_code_checks
 from ctxkeep.cli.console import say_if_created
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.errors import CtxkeepError
@@ -85,10 +83,18 @@ async def run_doctor(settings: Settings, as_json: bool = False) -> int:
         Check("tokenizer", "info", encoding_name()),
     ]
     checks += await _database_checks(settings)
-    checks += claude_code_checks(Path(settings.project), Path(os.environ.get("HOME") or Path.home()))
     from ctxkeep.cli.clients import doctor_checks
+    from ctxkeep.clients.table import CLIENTS
 
-    checks += doctor_checks(Path(settings.project))  # every other client ctxkeep is installed in
+    others = ", ".join(client.name for client in CLIENTS[1:])
+    checks += doctor_checks(Path(settings.project)) or [  # every client ctxkeep is installed in, Claude Code's first
+        Check(
+            "clients",
+            "info",
+            f"ctxkeep is not installed in any agent client here: ctxkeep install {CLIENTS[0].name} (or {others}; "
+            "ctxkeep install --list shows what each gets)",
+        )
+    ]
     if as_json:
         print(json.dumps([asdict(c) for c in checks], indent=2))
     else:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Record, ToolEvent
 from ctxkeep.clients.core.transcripts import TAIL_BYTES, Reading, latest, tail_from_last
+from ctxkeep.tool_names import SAVE_TOOL
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ _NOT_A_PROMPT = (
 )
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
-_SAVE_TOOL = re.compile(r"^mcp__.+__checkpoint_save$")
+_SAVE_TOOL = re.compile(rf"^mcp__.+__{SAVE_TOOL}$")  # the agent may have named the server otherwise
 _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
 PlanReader = Callable[[str], "str | None"]
 
@@ -113,7 +114,7 @@ class _Reader:
             and record.get("operation") == "enqueue"
             and isinstance(record.get("content"), str)
         ):
-            self.out.records += capture.from_prompt(record["content"], self.at)
+            self.out.records += capture.from_prompt(record["content"], self.at, self.known)
         message = record.get("message")
         if kind in ("user", "assistant") and isinstance(message, dict):
             self._message(record, message.get("content"))
@@ -146,7 +147,7 @@ class _Reader:
         prompt = prompt_text(content)
         if prompt:
             self.last_command = len(self.out.records) if _COMMAND.search(text_of(content)) else None
-            self.out.records += capture.from_prompt(prompt, self.at)
+            self.out.records += capture.from_prompt(prompt, self.at, self.known)
 
     def _tool_use(self, block: dict[str, Any]) -> None:
         name, given = str(block.get("name", "")), block.get("input")

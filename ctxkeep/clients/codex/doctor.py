@@ -8,9 +8,9 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from ctxkeep.clients.codex.install import BEGIN, EVENTS, SCOPES, paths
+from ctxkeep.clients.codex.install import BEGIN, EVENTS, paths, Scope
 from ctxkeep.clients.core.checks import Check, json_file
 from ctxkeep.clients.core.install_files import found_hooks, resolves
 
@@ -45,7 +45,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     """One check a line for every scope where ctxkeep is installed in Codex (none when it is not installed)."""
     found_checks: list[Check] = []
     user_config = _toml(paths("user", project, env)[0])
-    for scope in SCOPES:
+    for scope in get_args(Scope):
         config, hooks = paths(scope, project, env)
         text = config.read_text(encoding="utf-8", errors="replace") if config.exists() else ""
         data = json_file(hooks) if hooks.exists() else None

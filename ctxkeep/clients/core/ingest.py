@@ -24,7 +24,8 @@ from typing import IO, Any
 import anyio
 
 from ctxkeep.clients.core import live
-from ctxkeep.clients.core.hook_io import Where, describe, read_input, where, write_log
+from ctxkeep.clients.core.hook_config import hook_config
+from ctxkeep.clients.core.hook_io import Where, describe, log_for, read_input, where
 from ctxkeep.clients.core.session_task import merge_todos, session_state
 from ctxkeep.clients.core.session_view import View
 from ctxkeep.clients.core.spool import spool_notes
@@ -165,7 +166,7 @@ async def ingest(
     """Steps 1–5 above for the transcript at `path`; a note saying how each went."""
     data = await anyio.to_thread.run_sync(path.read_bytes)
     reading = client.read(data.decode("utf-8", "replace").splitlines(), hook)
-    with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+    with closing(open_hot_session(w.db, w.project, w.session_id, w.config.busy_timeout_ms)) as conn:
         conn.put_records([(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref) for r in reading.latest_records()])
         view = live.view_of(conn, w)
     task_id, bound = await bind(scope, w, path, hashlib.sha256(data).hexdigest(), reading.bound_task, client.prefix)
@@ -177,7 +178,7 @@ async def ingest(
     notes += await _steps(scope, task_id, view, bound, client.compress(path, reading, task_id), client.name, env)
     notes += await spool_notes(scope, w.session_id)  # with PostgreSQL: what the hooks read, back into their spool
     stat = path.stat()
-    with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+    with closing(open_hot_session(w.db, w.project, w.session_id, w.config.busy_timeout_ms)) as conn:
         conn.set_hook_state(transcript_size=stat.st_size, transcript_mtime_ns=stat.st_mtime_ns)
     return "; ".join(notes)
 
@@ -186,7 +187,7 @@ async def _work(client: Client, data: dict[str, Any], env: Mapping[str, str]) ->
     from ctxkeep.tokens import use_estimate
 
     use_estimate()
-    w = where(data, env)
+    w = where(data, hook_config(env))
     note = "failed"
     try:
         settings = Settings.from_env(env, hook_cwd=data.get("cwd") if isinstance(data.get("cwd"), str) else None)
@@ -196,7 +197,7 @@ async def _work(client: Client, data: dict[str, Any], env: Mapping[str, str]) ->
         async with open_scope(settings) as scope:
             note = await ingest(scope, w, path, client, data, env)
     finally:
-        with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+        with closing(open_hot_session(w.db, w.project, w.session_id, w.config.busy_timeout_ms)) as conn:
             conn.set_hook_state(worker_done_at=w.now(), worker_note=note[:1000])
     return f"session {w.session_id}: {note}"
 
@@ -206,9 +207,9 @@ def run_worker(client: Client, stdin: IO[bytes], env: Mapping[str, str]) -> int:
     started = time.perf_counter()
     try:
         note = anyio.run(_work, client, read_input(stdin), env)
-        write_log(env, f"{client.name} worker ok in {(time.perf_counter() - started) * 1000:.0f} ms, {note}")
+        log_for(env, f"{client.name} worker ok in {(time.perf_counter() - started) * 1000:.0f} ms, {note}")
     except Exception as exc:
-        write_log(env, f"{client.name} worker failed: {type(exc).__name__}: {describe(exc)}")
+        log_for(env, f"{client.name} worker failed: {type(exc).__name__}: {describe(exc)}")
     return 0
 
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Known, Record, ToolEvent
+from ctxkeep.tool_names import SAVE_TOOL, SERVER_NAME
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from typing import Any
 
-SAVE_TOOL = "checkpoint_save"
 TAIL_BYTES = 16 * 1024 * 1024
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 
@@ -40,7 +40,7 @@ class Reading:
         self.cwd: str | None = None
 
     def prompt(self, text: str, at: str) -> None:
-        self.records += capture.from_prompt(text, at)
+        self.records += capture.from_prompt(text, at, self.known)
         self._message("user", [{"type": "text", "text": text}])
 
     def said(self, text: str, at: str) -> None:
@@ -52,7 +52,7 @@ class Reading:
         result as messages."""
         self.records += capture.from_tool(event, self.known)
         if (
-            server_tool == ("ctxkeep", SAVE_TOOL)
+            server_tool == (SERVER_NAME, SAVE_TOOL)
             and isinstance(event.input.get("task_id"), str)
             and event.input["task_id"].strip()
         ):

@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from ctxkeep.clients.core.checks import Check, json_file
 from ctxkeep.clients.core.install_files import found_hooks, resolves
 from ctxkeep.clients.gemini.hooks import CLIENT, gemini_home
-from ctxkeep.clients.gemini.install import EVENTS, SCOPES, settings_path
+from ctxkeep.clients.gemini.install import EVENTS, settings_path, Scope
 
 TRUSTED = ("TRUST_FOLDER", "TRUST_PARENT")
 
@@ -51,7 +51,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     """One check a line for every scope where ctxkeep is installed in Gemini CLI (none when it is not installed)."""
     found_checks: list[Check] = []
     user = json_file(settings_path("user", project, env))
-    for scope in SCOPES:
+    for scope in get_args(Scope):
         path = settings_path(scope, project, env)
         data = json_file(path) if path.exists() else None
         if path.exists() and data is None:

@@ -30,9 +30,7 @@ from ctxkeep.clients.core.install_files import (
 )
 from ctxkeep.clients.gemini.hooks import CLIENT, gemini_home
 
-TITLE = "Gemini CLI"
 Scope = Literal["user", "project"]
-SCOPES: tuple[Scope, ...] = ("user", "project")
 EVENTS = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd")
 LISTING = {
     "files": "~/.gemini/settings.json (user) or .gemini/settings.json (project): mcpServers.ctxkeep and hooks; "

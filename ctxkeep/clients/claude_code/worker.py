@@ -1,4 +1,4 @@
-"""`ctxkeep hook pre-compact-worker`: the heavy half of PreCompact, run detached so Claude Code never waits for it.
+"""`ctxkeep hook claude-code worker`: the heavy half of PreCompact, run detached so Claude Code never waits for it.
 
 The steps are every client's (`clients.core.ingest`: records, binding, offloads, a strict `pre_compact` checkpoint,
 compress_history), each logged as it really went. Claude Code's part: its transcript is read only under this
@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from ctxkeep.clients.claude_code.hooks import TASK_PREFIX
 from ctxkeep.clients.claude_code.transcript import read_transcript
 from ctxkeep.clients.core import ingest
 from ctxkeep.clients.core.hook_io import Where
@@ -21,7 +22,6 @@ from ctxkeep.models.compress import CompressRequest
 from ctxkeep.tools.compression import allowed_roots, resolve_transcript
 
 MAX_PLAN_BYTES = 200_000
-TASK_PREFIX = "cc-"
 
 
 def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
