@@ -111,3 +111,6 @@ class LazyPattern:
 
     def sub(self, replacement: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
         return self.compiled.sub(replacement, text, count)
+
+    def split(self, text: str, maxsplit: int = 0) -> list[str | Any]:
+        return self.compiled.split(text, maxsplit)

@@ -32,6 +32,7 @@ from ctxkeep.clients.core.capture import ToolEvent
 from ctxkeep.clients.core.hook_io import HookInputError, Where
 from ctxkeep.project import transcript_roots
 from ctxkeep.storage.hook_store import HotSession
+from ctxkeep.text import LazyPattern
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 CLIENT = "claude-code"
 TASK_PREFIX = "cc-"
-_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+_SUMMARY = LazyPattern(r"<summary>(.*?)</summary>", re.DOTALL)
 
 
 def _wrapper(event: str) -> int:

@@ -17,6 +17,7 @@ from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Record, ToolEvent
 from ctxkeep.clients.core.transcripts import TAIL_BYTES, Reading, latest, tail_from_last
 from ctxkeep.tool_names import SAVE_TOOL
+from ctxkeep.text import LazyPattern
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -32,10 +33,10 @@ _NOT_A_PROMPT = (
     "<bash-",
     "<user-prompt-submit-hook>",
 )
-_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
-_SAVE_TOOL = re.compile(rf"^mcp__.+__{SAVE_TOOL}$")  # the agent may have named the server otherwise
-_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+_COMMAND = LazyPattern(r"<command-name>(.*?)</command-name>", re.DOTALL)
+_COMMAND_ARGS = LazyPattern(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_SAVE_TOOL = LazyPattern(rf"^mcp__.+__{SAVE_TOOL}$")  # the agent may have named the server otherwise
+_SUMMARY = LazyPattern(r"<summary>(.*?)</summary>", re.DOTALL)
 PlanReader = Callable[[str], "str | None"]
 
 

@@ -8,7 +8,6 @@ Standard library only (per-event hooks).
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from pathlib import PurePath
@@ -18,13 +17,14 @@ from ctxkeep.clients.core.capture import Known, Record, ToolEvent
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.shaping import Offload, Shaping, family_of, over_limit
 from ctxkeep.storage.hook_store import HotSession, RecordRow
+from ctxkeep.text import LazyPattern
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from ctxkeep.clients.core.session_view import View
     from ctxkeep.tools.compaction_check import Finding
 
-_RUNS_FILE = re.compile(r"[\w./-]+")
+_RUNS_FILE = LazyPattern(r"[\w./-]+")
 # what the log of what the model was shown (ctxkeep.storage.shown) says each entry was
 SHOWN_VIEW = "the records' view (session start or resume)"
 SHOWN_COMPACT_VIEW = "the records' view (after a compaction, no summary visible yet)"

@@ -27,7 +27,7 @@ _DECISION = LazyPattern(
     r"switch to)\b|\bgoing with\b|决定|改用",
     re.I,
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_SENTENCE = LazyPattern(r"(?<=[.!?。！？])\s+|\n+")
 
 
 def next_steps(text: str) -> list[str]:

@@ -69,9 +69,9 @@ _MARKER = "|".join(
     + [re.escape(m) for m in sorted(_CHINESE, key=len, reverse=True)]
     + [_BARE_BU]
 )
-_MARKER_RE = re.compile(_MARKER)
+_MARKER_RE = LazyPattern(_MARKER)
 # A clause runs to the end of its sentence part: punctuation, "and"/"or"/"but", or the next negation.
-_CLAUSE_END = re.compile(r"[.;:!?,，。；：！？、\n]|\s(?:and|or|but)\s")
+_CLAUSE_END = LazyPattern(r"[.;:!?,，。；：！？、\n]|\s(?:and|or|but)\s")
 _ENDS_WITH_MARKER = LazyPattern(rf"(?:{_MARKER})\s*$")  # only checkpoint verification needs it
 _LOOKBEHIND = 24  # longer than any marker plus a space: where a marker before a clause can start
 
