@@ -28,7 +28,7 @@ def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
     """Reads a plan file under the Claude Code config folder's plans/ (where plan mode keeps plans), nothing elsewhere."""
     from ctxkeep.project import claude_config_dir
 
-    plans = (claude_config_dir(env) / "plans").resolve()
+    plans = (Path(claude_config_dir(env)) / "plans").resolve()
 
     def read(path: str) -> str | None:
         try:

@@ -44,7 +44,7 @@ from ctxkeep.tools.evidence import evidence_put, take_offloads
 from ctxkeep.tools.scope import Scope, open_scope
 
 Reader = Callable[[list[str], dict[str, Any]], Reading]  # (transcript lines, hook input) -> what they hold
-Locate = Callable[[Where, dict[str, Any]], "Path | None"]
+Locate = Callable[[Where, dict[str, Any]], "Path | str | None"]
 Compression = Callable[[Path, Reading, str], "CompressRequest | None"]  # (transcript, reading, task) -> the request
 
 
@@ -191,11 +191,11 @@ async def _work(client: Client, data: dict[str, Any], env: Mapping[str, str]) ->
     note = "failed"
     try:
         settings = Settings.from_env(env, hook_cwd=data.get("cwd") if isinstance(data.get("cwd"), str) else None)
-        path = client.locate(w, data)
-        if path is None:
+        found = client.locate(w, data)
+        if found is None:
             raise ValueError(f"the hook input names no {client.name} transcript of this session ctxkeep may read")
         async with open_scope(settings) as scope:
-            note = await ingest(scope, w, path, client, data, env)
+            note = await ingest(scope, w, Path(found), client, data, env)
     finally:
         with closing(open_hot_session(w.db, w.project, w.session_id, w.config.busy_timeout_ms)) as conn:
             conn.set_hook_state(worker_done_at=w.now(), worker_note=note[:1000])

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import digest
@@ -42,13 +41,14 @@ TASK_PREFIX = "gemini-"
 _OPEN, _CLOSE = b"<state_snapshot>", b"</state_snapshot>"
 
 
-def gemini_home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home()) / ".gemini"
+def gemini_home(env: Mapping[str, str]) -> str:
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".gemini")
 
 
-def chat_file(w: Where, data: Mapping[str, Any]) -> Path | None:
+def chat_file(w: Where, data: Mapping[str, Any]) -> str | None:
     """The session's own chat file (under ~/.gemini/tmp, named with the session id's first 8 characters), or None."""
-    return under(data.get("transcript_path"), [Path(os.path.realpath(gemini_home(w.env) / "tmp"))], w.session_id[:8])
+    roots = [os.path.realpath(os.path.join(gemini_home(w.env), "tmp"))]
+    return under(data.get("transcript_path"), roots, w.session_id[:8])
 
 
 def escaped(text: str) -> str:
@@ -157,7 +157,7 @@ def session_end(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Repl
     path = chat_file(w, data)
     if path is None:
         return None, "no chat file of this session under ~/.gemini/tmp: nothing to ingest"
-    return None, events.spawn_worker(conn, w, {**data, "transcript_path": str(path)}, CLIENT)
+    return None, events.spawn_worker(conn, w, {**data, "transcript_path": path}, CLIENT)
 
 
 HANDLERS: dict[str, events.Handler] = {
