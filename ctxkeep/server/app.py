@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -26,6 +27,7 @@ from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
 from ctxkeep.settings import Settings, configure_logging
 from ctxkeep.storage import Store
+from ctxkeep.storage.interface import shown_location
 from ctxkeep.tools.scope import Scope, open_spool
 
 INSTRUCTIONS = """\
@@ -94,6 +96,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         lifespan=lifespan,
         log_level=settings.log_level,  # type: ignore[arg-type]
     )
+    server.server_paths = (shown_location(settings.location), str(settings.db_path.parent), str(Path.home()))
     register_checkpoint_tools(server, runtime)
     register_evidence_tools(server, runtime, settings)
     register_compress_tools(server, runtime)

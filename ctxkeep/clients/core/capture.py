@@ -13,7 +13,8 @@ key wins. Kinds:
 - `error` (key: tool and command, status open/resolved), `read` (a file read back) and `ran` (a command run):
   what verifies a write;
 - `env` (key: what was missing): a command the shell could not find, and how it ran later (`environment`);
-- `next` (the agent's latest list of next steps) and `decision` (a sentence that chooses), in its own words.
+- `next` (the agent's latest list of next steps), `decision` (a sentence that chooses) and `finding` (what the work
+  found out: a root cause, a limitation), in its own words.
 No record holds a secret in clear: prompts, commands, error lines and quoted rules are redacted as evidence is
 (`ctxkeep.tools.redaction.redact`), before anything is cut. Standard library only (per-event hooks).
 """
@@ -186,6 +187,9 @@ def from_assistant(text: str, at: str) -> list[Record]:
     for sentence in statements.decisions(text[:20_000]):
         body = clean(sentence, 300)
         out.append(Record("decision", digest(body), body, at, source="the agent"))
+    for sentence in statements.findings(text[:20_000]):
+        body = clean(sentence, 300)
+        out.append(Record("finding", digest(body), body, at, source="the agent"))
     return out
 
 

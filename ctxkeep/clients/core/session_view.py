@@ -62,6 +62,7 @@ class View:
         self.next_steps: list[str] = []  # the agent's latest "next steps" list, its words
         self.plan_superseded: bool = False  # a todo list written after the plan took its place
         self.decisions: list[Record] = []
+        self.findings: list[Record] = []  # the agent's latest findings, its words
         self.env: list[Record] = []
         self.edits: list[str] = []
         self.uncommitted: list[str] = []
@@ -251,6 +252,7 @@ def derive(records: list[Record]) -> View:
         view.pending += [s for s in view.plan if done.carrying(s) is None and pending.carrying(s) is None]
     _next_steps(view, records)
     view.decisions = _decisions(records, real)
+    view.findings = sorted((r for r in records if r.kind == "finding"), key=lambda r: r.at)[-6:]
     _work_state(view, records)
     said = sorted((r for r in records if r.kind == "said"), key=lambda r: r.at)
     view.said = [r.text for r in said[-MAX_SAID:]]
@@ -332,6 +334,7 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
     items += [Item("pending", text, source="todo list") for text in view.pending]
     items += [Item("pending", text, source="the agent's next steps") for text in view.next_steps]
     items += [Item("decision", r.text, source=r.source) for r in view.decisions]
+    items += [Item("decision", r.text, source="the agent's finding") for r in view.findings]
     items += state_items(view)
     if view.commit is not None:
         sha = view.commit.text.split(" ", 1)[0]
