@@ -56,7 +56,10 @@ def _claude_code(env: Mapping[str, str]) -> ingest.Client:
     def compress(path: Path, reading: Reading, task_id: str) -> CompressRequest:
         return CompressRequest(transcript_path=str(path), task_id=task_id)
 
-    return ingest.Client("Claude Code", TASK_PREFIX, locate, read, compress)
+    def resume(lines: list[str], data: dict[str, Any], state: dict[str, Any] | None) -> Reading:
+        return read_transcript(lines, _plan_reader(env), state)
+
+    return ingest.Client("Claude Code", TASK_PREFIX, locate, read, compress, resume)
 
 
 def run_worker(stdin: IO[bytes], env: Mapping[str, str]) -> int:

@@ -2,7 +2,9 @@
 waits for it: a transcript already read by the client's reader (`transcripts.Reading`) goes into the store.
 
 In order, each step noted as it really went (a failed step does not stop the later ones):
-1. the transcript's records join the ones the live hooks captured (same keys: nothing counted twice);
+1. the transcript's records join the ones the live hooks captured (same keys: nothing counted twice); a client whose
+   reader can resume (Claude Code's) reads only the lines appended since the last ingest, from the reader state that
+   ingest kept in the session's `transcript` hook record, and the whole file when it shrank or changed before there;
 2. the session is bound to its task: the agent's own when the transcript shows it calling ctxkeep's
    `checkpoint_save`, else `<client prefix><session id>`;
 3. tool outputs the live hooks offloaded are taken into the evidence store under the refs the model was shown;
@@ -15,6 +17,7 @@ The session's hook state says when it started and finished; a session-start hook
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping
 from contextlib import closing
@@ -36,7 +39,7 @@ from ctxkeep.models.compress import CompressRequest
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
-from ctxkeep.storage.hook_store import open_hot_session
+from ctxkeep.storage.hook_store import HotSession, open_hot_session
 from ctxkeep.text import utc_text
 from ctxkeep.tools.checkpoint import checkpoint_save, latest_state
 from ctxkeep.tools.compression import compress_history
@@ -46,6 +49,8 @@ from ctxkeep.tools.scope import Scope, open_scope
 Reader = Callable[[list[str], dict[str, Any]], Reading]  # (transcript lines, hook input) -> what they hold
 Locate = Callable[[Where, dict[str, Any]], "Path | str | None"]
 Compression = Callable[[Path, Reading, str], "CompressRequest | None"]  # (transcript, reading, task) -> the request
+# (lines appended, hook input, the state the last read saved or None) -> what they add, its `state` the next one's
+Resume = Callable[[list[str], dict[str, Any], "dict[str, Any] | None"], Reading]
 
 
 def _messages(path: Path, reading: Reading, task_id: str) -> CompressRequest | None:
@@ -54,11 +59,21 @@ def _messages(path: Path, reading: Reading, task_id: str) -> CompressRequest | N
 
 class Client:
     """What the worker needs of a client: its name (for the log and the goal of a prompt-less session), its task
-    prefix, where its transcript of a session is (None: not one it may read), its reader, and what compress_history
-    is given (by default the reading's messages)."""
+    prefix, where its transcript of a session is (None: not one it may read), its reader, what compress_history is
+    given (by default the reading's messages), and, for a reader that can go on from a saved state (`resume`: only
+    when compress_history does not need the reading's messages), the worker then reads only what was appended."""
 
-    def __init__(self, name: str, prefix: str, locate: Locate, read: Reader, compress: Compression = _messages) -> None:
+    def __init__(
+        self,
+        name: str,
+        prefix: str,
+        locate: Locate,
+        read: Reader,
+        compress: Compression = _messages,
+        resume: Resume | None = None,
+    ) -> None:
         self.name, self.prefix, self.locate, self.read, self.compress = name, prefix, locate, read, compress
+        self.resume = resume
 
 
 def _overflow(scope: Scope, task_id: str, stored: list[EvidenceItem]) -> Callable[[str, list[str]], str]:
@@ -160,24 +175,63 @@ async def _steps(
     return notes
 
 
+CURSOR = "transcript"  # the hook record that keeps where the last ingest stopped reading (`_read_appended`)
+
+
+def _read_appended(
+    conn: HotSession, data: bytes, client: Client, hook: dict[str, Any]
+) -> tuple[Reading, str, str, str]:
+    """The transcript's lines appended since the last ingest, read from the state that ingest saved (the same records a
+    read of the whole file gives); the whole file when there was none, or when the file shrank or changed before where
+    it stopped. Only whole lines are read (the last one may be half written: it waits for the next ingest). Returns
+    the reading, the file's sha256, the cursor to keep (JSON) and what was read (for the note)."""
+    assert client.resume is not None
+    saved = next((json.loads(r[2]) for r in conn.records(("hook",)) if r[1] == CURSOR), None)
+    end = data.rfind(b"\n") + 1
+    start, state, how = 0, None, "the whole transcript"
+    if isinstance(saved, dict) and isinstance(saved.get("offset"), int) and 0 < saved["offset"] <= end:
+        prefix = hashlib.sha256(data[: saved["offset"]])
+        if prefix.hexdigest() == saved.get("sha256"):
+            start, state = saved["offset"], saved.get("state")
+            how = f"the {end - start:,} byte(s) appended since the last ingest"
+        else:
+            how = "the whole transcript (it changed before where the last ingest stopped)"
+    elif isinstance(saved, dict):
+        how = "the whole transcript (it is shorter than where the last ingest stopped)"
+    reading = client.resume(data[start:end].decode("utf-8", "replace").splitlines(), hook, state)
+    cursor = {"offset": end, "sha256": hashlib.sha256(data[:end]).hexdigest(), "state": reading.state}
+    return reading, hashlib.sha256(data).hexdigest(), json.dumps(cursor, ensure_ascii=False), how
+
+
 async def ingest(
     scope: Scope, w: Where, path: Path, client: Client, hook: dict[str, Any], env: Mapping[str, str]
 ) -> str:
     """Steps 1–5 above for the transcript at `path`; a note saying how each went."""
+    stat = path.stat()  # before the read: a file that grows meanwhile differs from it, so the next pre-compact reads on
     data = await anyio.to_thread.run_sync(path.read_bytes)
-    reading = client.read(data.decode("utf-8", "replace").splitlines(), hook)
     with closing(open_hot_session(w.db, w.project, w.session_id, w.config.busy_timeout_ms)) as conn:
+        if client.resume is None:
+            reading, fingerprint, cursor, how = (
+                client.read(data.decode("utf-8", "replace").splitlines(), hook),
+                hashlib.sha256(data).hexdigest(),
+                None,
+                "",
+            )
+        else:
+            reading, fingerprint, cursor, how = _read_appended(conn, data, client, hook)
         conn.put_records([(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref) for r in reading.latest_records()])
+        if cursor is not None:
+            conn.keep(CURSOR, cursor, w.now())
         view = live.view_of(conn, w)
-    task_id, bound = await bind(scope, w, path, hashlib.sha256(data).hexdigest(), reading.bound_task, client.prefix)
+    task_id, bound = await bind(scope, w, path, fingerprint, reading.bound_task, client.prefix)
     notes = [
         f"{len(reading.records)} record(s) from {reading.lines} line(s), {reading.skipped} skipped",
+        *([f"read {how}"] if how else []),
         ("bound to the agent's task " if bound else "bound to ") + task_id,
     ]
     notes += await spool_notes(scope)  # with PostgreSQL: the summaries the hooks kept, first
     notes += await _steps(scope, task_id, view, bound, client.compress(path, reading, task_id), client.name, env)
     notes += await spool_notes(scope, w.session_id)  # with PostgreSQL: what the hooks read, back into their spool
-    stat = path.stat()
     with closing(open_hot_session(w.db, w.project, w.session_id, w.config.busy_timeout_ms)) as conn:
         conn.set_hook_state(transcript_size=stat.st_size, transcript_mtime_ns=stat.st_mtime_ns)
     return "; ".join(notes)

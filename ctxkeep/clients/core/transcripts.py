@@ -38,6 +38,8 @@ class Reading:
         self.lines = 0
         self.skipped = 0
         self.cwd: str | None = None
+        self.state: dict[str, Any] = {}  # a resumable reader's state after its last line (JSON data), for the next read
+        self.provisional: list[Record] = []  # records a later line may still change or take back
 
     def prompt(self, text: str, at: str) -> None:
         self.records += capture.from_prompt(text, at, self.known)

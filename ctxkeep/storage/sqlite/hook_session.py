@@ -190,6 +190,15 @@ class SqliteHotSession:
             raise
         return changed
 
+    def keep(self, key: str, text: str, at: str) -> None:
+        """Keep the hooks' own bookkeeping under `key` (a `hook` record, which no view reads): the generation stays,
+        so a view cached for the session's records is still good."""
+        self._conn.execute(
+            "INSERT OR REPLACE INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
+            "VALUES (?, ?, 'hook', ?, ?, ?, '', '', '')",
+            (self.project, self.session_id, key, text, at),
+        )
+
     def _bump(self) -> None:
         self._conn.execute(
             "INSERT INTO session_hooks (project, session_id, generation) VALUES (?, ?, 1) "
