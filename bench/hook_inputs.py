@@ -105,6 +105,23 @@ def outputs() -> dict[str, tuple[str, dict[str, Any]]]:
     return {"2 KB": small, "100 KB": (command, _response(result, cut))}
 
 
+def session_events(limit: int) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+    """The prompts people typed and the Bash calls (command, Claude Code's tool_response) of all the shared sessions,
+    in order, at most `limit` of each: a session of real size and content for the other clients' hooks."""
+    prompts: list[str] = []
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for path in TRANSCRIPTS:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            message = record.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            typed = record.get("type") == "user" and isinstance(content, str) and not record.get("isMeta")
+            if typed and not content.startswith(("<", "[Request interrupted", "This session is being continued")):
+                prompts.append(content)
+        calls += [(command, _response(result, result["stdout"])) for command, result in _bash_outputs(path)]
+    return prompts[:limit], calls[:limit]
+
+
 def describe() -> str:
     """What the outputs are, for the notes of a benchmark."""
     (small, small_out), (big, big_out) = outputs()["2 KB"], outputs()["100 KB"]

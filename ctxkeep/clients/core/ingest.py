@@ -7,7 +7,9 @@ In order, each step noted as it really went (a failed step does not stop the lat
    ingest kept in the session's `transcript` hook record, and the whole file when it shrank or changed before there;
 2. the session is bound to its task: the agent's own when the transcript shows it calling ctxkeep's
    `checkpoint_save`, else `<client prefix><session id>`;
-3. tool outputs the live hooks offloaded are taken into the evidence store under the refs the model was shown;
+3. with a shared PostgreSQL store, tool outputs the live hooks offloaded into this machine's spool are taken into
+   it under the refs the model was shown (counted with the tokenizer); an SQLite store's inbox is left to the
+   server, which counts them with the tokenizer as it takes them in;
 4. the task is saved as a strict `pre_compact` checkpoint when the records changed it (lists too long for a
    checkpoint overflow to evidence; the agent's own task is never saved non-strict);
 5. the conversation goes through compress_history for that task (outputs offloaded, the digest updated).
@@ -145,6 +147,22 @@ async def bind(
     return task_id, bound
 
 
+async def _take_offloads(scope: Scope) -> str:
+    """Step 3. With an SQLite store the offloaded outputs wait in its inbox for the server (or any tool that reads
+    evidence), which takes them in counting their tokens with the tokenizer: the worker counts with an estimate (it
+    never loads tiktoken) and would store a count ~30% short. A shared PostgreSQL store cannot read this machine's
+    spool, so the worker moves them there itself, counting with the tokenizer for them."""
+    if scope.spool is None:
+        return "offloaded outputs left in the inbox for the server (it counts their tokens)"
+    from ctxkeep.tokens import use_estimate, use_tokenizer
+
+    use_tokenizer()
+    try:
+        return f"{await take_offloads(scope)} offloaded output(s) taken in"
+    finally:
+        use_estimate()
+
+
 async def _steps(
     scope: Scope,
     task_id: str,
@@ -157,7 +175,7 @@ async def _steps(
     """Steps 3–5; each failure is noted and the later steps still run (what was done stands)."""
     notes = []
     try:
-        notes.append(f"{await take_offloads(scope)} offloaded output(s) taken in")
+        notes.append(await _take_offloads(scope))
     except Exception as exc:
         notes.append(f"taking in the offloaded outputs failed: {type(exc).__name__}: {str(exc)[:200]}")
     try:
