@@ -12,6 +12,8 @@ import os
 import sys
 from collections.abc import Mapping
 
+from ctxkeep.db_location import is_database_url
+
 TYPE_CHECKING = False  # pathlib costs a hook process ~4 ms (it imports urllib.parse and ipaddress): paths are str here
 if TYPE_CHECKING:
     from pathlib import Path
@@ -64,11 +66,6 @@ def default_db_path(env: Mapping[str, str]) -> Path:
     return Path(default_db_file(env))
 
 
-def is_database_url(location: str) -> bool:
-    """Whether CTXKEEP_DB names a PostgreSQL server rather than an SQLite file."""
-    return location.startswith(("postgresql://", "postgres://"))
-
-
 def spool_name(url: str) -> str:
     """The name of the SQLite file the per-event hooks write when CTXKEEP_DB is a PostgreSQL URL (they run on the
     standard library, which cannot talk to PostgreSQL): one per server, user, database and schema. The password is left
@@ -88,13 +85,25 @@ def spool_path(url: str, folder: Path) -> Path:
 
 def hook_db_path(env: Mapping[str, str]) -> str:
     """The SQLite file the hooks open: CTXKEEP_DB's file, the default one, or the spool beside the default one when
-    CTXKEEP_DB is a PostgreSQL URL."""
+    CTXKEEP_DB is a PostgreSQL URL. Raises LocationError when CTXKEEP_DB names no database location."""
     chosen = env.get("CTXKEEP_DB")
     if not chosen:
         return default_db_file(env)
     if is_database_url(chosen):
         return os.path.join(os.path.dirname(default_db_file(env)), spool_name(chosen))
-    return os.path.expanduser(chosen)
+    path = os.path.expanduser(chosen)
+    if not _has_scheme(chosen) and os.path.isdir(os.path.dirname(path) or "."):
+        return path  # a file in a folder that exists: what database_location says too, without its pathlib
+    from ctxkeep.db_location import database_location  # LocationError: a wrong CTXKEEP_DB
+
+    return str(database_location(chosen, default_db_path(env)))
+
+
+def _has_scheme(value: str) -> bool:
+    """Whether `value` starts like a URL (`name:`), as `db_location` reads a scheme."""
+    head, colon, _ = value.partition(":")
+    plain = all(c.isascii() and (c.isalnum() or c in "+.-") for c in head)
+    return bool(colon) and head[:1].isascii() and head[:1].isalpha() and plain
 
 
 def claude_config_dir(env: Mapping[str, str]) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
+from ctxkeep.db_location import LocationError, database_location
 from ctxkeep.environment import whole_number
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.common import Model
@@ -109,11 +110,13 @@ class Settings(Model):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
         env = os.environ if env is None else env
+        try:
+            location = database_location(env.get("CTXKEEP_DB"), default_db_path(env))
+        except LocationError as exc:
+            raise InvalidInput(str(exc)) from None
         return cls(
-            db_path=Path(env["CTXKEEP_DB"]).expanduser()
-            if env.get("CTXKEEP_DB") and not is_postgres(env["CTXKEEP_DB"])
-            else default_db_path(env),
-            db_url=env["CTXKEEP_DB"] if is_postgres(env.get("CTXKEEP_DB", "")) else None,
+            db_path=location if isinstance(location, Path) else default_db_path(env),
+            db_url=location if isinstance(location, str) else None,
             project=resolve_project(env, hook_cwd=hook_cwd),
             busy_timeout_ms=_whole_number(env, "CTXKEEP_BUSY_TIMEOUT_MS", 5_000),
             max_evidence_bytes=_whole_number(env, "CTXKEEP_MAX_EVIDENCE_BYTES", MAX_EVIDENCE_BYTES, minimum=1),

@@ -52,6 +52,7 @@ PROBE = (
 
 def _env(tmp: Path) -> dict[str, str]:
     (tmp / "project").mkdir(exist_ok=True)
+    (tmp / "data").mkdir(exist_ok=True)  # CTXKEEP_DB's folder must exist (a wrong one is refused)
     return {
         "HOME": str(tmp),
         "PATH": os.environ.get("PATH", ""),

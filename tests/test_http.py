@@ -106,6 +106,7 @@ async def test_the_same_tool_calls_over_http_on_loopback(db_path: Path) -> None:
 
 def test_loopback_http_requires_a_generated_token_by_default_kept_0600_beside_the_database(tmp_path: Path) -> None:
     db = tmp_path / "data" / "ctxkeep.db"
+    db.parent.mkdir()
     with _serving(db) as served:
         assert _initialize(served.url, None) == 401
         token_file = _token_file(db)

@@ -171,6 +171,7 @@ def test_invalid_settings_are_refused_and_nothing_is_written(tmp_path: Path, con
 
 
 def _ctxkeep(args: list[str], home: Path, project: Path, path: str) -> subprocess.CompletedProcess[str]:
+    home.mkdir(parents=True, exist_ok=True)  # CTXKEEP_DB names a file in an existing folder
     env = {"HOME": str(home), "PATH": path, "CTXKEEP_PROJECT": str(project), "CTXKEEP_DB": str(home / "db.sqlite")}
     return subprocess.run(
         [str(Path(sys.executable).parent / "ctxkeep"), *args], capture_output=True, text=True, env=env, timeout=60

@@ -27,7 +27,7 @@ from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
 from ctxkeep.settings import Settings, configure_logging
 from ctxkeep.storage import Store
-from ctxkeep.storage.interface import shown_location
+from ctxkeep.db_location import shown_location
 from ctxkeep.tools.scope import Scope, open_spool
 
 INSTRUCTIONS = """\
@@ -68,6 +68,8 @@ def build_server(settings: Settings) -> MCPServer[Any]:
             runtime.failure = exc
             yield None
             return
+        if store.created:
+            logger.warning("ctxkeep created a new database at %s", store.location)
         try:
             spool = await open_spool(settings)  # with PostgreSQL: the hooks' local offloads, taken in on demand
         except CtxkeepError as exc:

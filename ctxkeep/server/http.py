@@ -24,6 +24,7 @@ from typing import Any
 
 from mcp.types import JSONRPCError
 
+from ctxkeep.db_location import shown_location
 from ctxkeep.errors import InvalidInput
 from ctxkeep.server.http_token import MIN_TOKEN_CHARS, load_or_create_token, token_path
 from ctxkeep.server.jsonrpc_check import check, oversize
@@ -213,7 +214,7 @@ def serve_http(
         token_file = token_path(settings.db_path)
         token, where = load_or_create_token(token_file), str(token_file)
     bare = host.strip("[]")
-    database = settings.db_url.split("@")[-1] if settings.db_url else str(settings.db_path)  # never a URL's password
+    database = shown_location(settings.location)  # never a URL's password
     _announce(
         f"http://{f'[{bare}]' if ':' in bare else bare}:{port}/mcp",
         where,

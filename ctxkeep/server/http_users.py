@@ -154,8 +154,8 @@ def serve_with_users(
     import uvicorn
 
     from ctxkeep.server.http import http_app, is_loopback
+    from ctxkeep.db_location import shown_location
     from ctxkeep.server.http_limits import connection_limits
-    from ctxkeep.storage.interface import shown_location
 
     if token is not None or no_token:
         raise InvalidInput(

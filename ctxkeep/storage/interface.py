@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol
 
+from ctxkeep.db_location import is_database_url, shown_location  # noqa: F401 (shown_location: re-exported)
 from ctxkeep.storage.rows import (
     ActionRow,
     CheckpointRow,
@@ -33,8 +34,6 @@ from ctxkeep.storage.rows import (
     TombstoneRow,
     WorkingSetRow,
 )
-
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 class CheckpointsQueries(Protocol):
@@ -297,6 +296,7 @@ class Store(ABC):
 
     path: Path  # the SQLite file (a PostgreSQL store has none: Path())
     location: str  # what to show people: the file, or the URL without its password
+    created = False  # this open made the SQLite file (the CLI and the server say where, once)
 
     @classmethod
     async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> Store:
@@ -341,17 +341,4 @@ class Store(ABC):
 
 def is_postgres(location: Path | str) -> bool:
     """Whether a database location names a PostgreSQL server (postgresql:// or postgres://)."""
-    return isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
-
-
-def shown_location(location: Path | str) -> str:
-    """A database location as messages show it: a PostgreSQL URL without its password."""
-    if not is_postgres(location):
-        return str(location)
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(str(location))
-    if parts.password is None:
-        return str(location)
-    netloc = f"{parts.username or ''}@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return isinstance(location, str) and is_database_url(location)

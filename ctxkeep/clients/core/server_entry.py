@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxkeep.clients.core.checks import Check
-from ctxkeep.project import default_db_path, is_database_url
-from ctxkeep.storage.interface import shown_location
+from ctxkeep.db_location import is_database_url, shown_location
+from ctxkeep.project import default_db_path
 
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASS|KEY|AUTH|CREDENTIAL", re.IGNORECASE)
 _URL_CREDENTIALS = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)

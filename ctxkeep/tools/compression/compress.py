@@ -47,6 +47,7 @@ from ctxkeep.tools.shared.messages import (
 from ctxkeep.tools.shared.preview import shape_tool_output
 from ctxkeep.tools.shared.tool_outputs import says_nothing, view_ref
 from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 
 PINNED_TASK_TOKENS = 8_000
@@ -128,13 +129,7 @@ def _valid_text(text: str) -> str:
 def _redacted_json(value: Any) -> Any:
     """Every string in a JSON value with its secrets replaced. Text is redacted before it is encoded: in JSON a
     line break is `\\n`, so the rules that read lines would not see the lines of an encoded `.env`."""
-    if isinstance(value, str):
-        return redact_secrets(value)[0]
-    if isinstance(value, list):
-        return [_redacted_json(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _redacted_json(item) for key, item in value.items()}
-    return value
+    return redacted(value)[0]
 
 
 def _evidence_item(step: Step, task_id: str | None, redact: bool) -> EvidenceItem:

@@ -38,7 +38,7 @@ from ctxkeep.storage import EvidenceRow, NewEvidence, Tx
 from ctxkeep.text import utc_text
 from ctxkeep.tokens import count_tokens_many
 from ctxkeep.tools.shared.preview import shape_tool_output
-from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.shared.search_terms import INDEX_VERSION, evidence_terms
 
@@ -67,14 +67,10 @@ def evidence_ref(project: str, sha256: str, item: EvidenceItem) -> str:
 
 
 def _redacted(item: EvidenceItem, limit: int) -> tuple[EvidenceItem, str, int]:
-    """The item with secrets replaced in its source and title, its redacted content, and how many were replaced."""
-    if not item.redact:
-        content, redactions = item.content, 0
-    else:
-        content, redactions = redact_secrets(item.content)
-        source, in_source = redact_secrets(item.source) if item.source else (None, 0)
-        title, in_title = redact_secrets(item.title) if item.title else (None, 0)
-        item, redactions = item.model_copy(update={"source": source, "title": title}), redactions + in_source + in_title
+    """The item with secrets replaced in every field (unless it says redact=false), its content, and how many were
+    replaced."""
+    item, redactions = redacted(item, "the evidence item") if item.redact else (item, 0)
+    content = item.content
     size = len(content.encode("utf-8"))
     if size > limit:
         raise InvalidInput(
