@@ -17,6 +17,7 @@ from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.evidence.get import evidence_get
 from ctxkeep.tools.shared.messages import parse
 from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.shared.tool_outputs import says_nothing
 from ctxkeep.tools.scope import Scope
 from tests.conftest import tool_text
 
@@ -75,13 +76,29 @@ def pairs_intact(messages: list[dict[str, Any]]) -> bool:
     return True
 
 
+def _worth_keeping(messages: list[Any]) -> list[str]:
+    """The outputs compress_history keeps as evidence, in order: all but edit confirmations and answers to calls of
+    tools that do not exist (`tools.shared.tool_outputs.says_nothing`), each paired with its call as compress does."""
+    calls: dict[str | None, Any] = {}
+    last = None
+    kept = []
+    for message in messages:
+        for call in message.calls:
+            calls[call.id] = last = call
+        for output in message.outputs:
+            call = calls.get(output.call_id) if output.call_id is not None else last
+            if not says_nothing(call.name if call is not None else "unknown_tool", output.text, output.is_error):
+                kept.append(output.text)
+    return kept
+
+
 async def check_offloads(scope: Scope, raw: list[dict[str, Any]], result: CompressResult, fmt: str) -> None:
     parsed = parse(raw, fmt)  # type: ignore[arg-type]
     first, last = (
         result.bands["digest"][0] if result.bands["digest"] else result.bands["shaped"][0],
         result.bands["shaped"][1],
     )
-    outputs = [o.text for m in parsed[first : last + 1] for o in m.outputs]
+    outputs = _worth_keeping(parsed[first : last + 1])
     assert len(result.evidence_refs) == len(outputs)
     for ref, text in zip(result.evidence_refs, outputs, strict=True):
         assert await full_content(scope, ref) == redact_secrets(text)[0]

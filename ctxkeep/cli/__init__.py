@@ -29,11 +29,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def dispatch_hook(client: str, event: str) -> int:
     """A client's hook event, or its detached worker (`worker`). A hook never fails the user, not even when ctxkeep
     itself cannot be imported (a broken install): exit 0, one log line."""
-    from importlib import import_module
-
     row = BY_NAME[client]
+    name = row.module("worker" if event == "worker" else "hooks")
     try:
-        module = import_module(row.module("worker" if event == "worker" else "hooks"))
+        __import__(name)  # not importlib: its package costs a hook process warnings and more
+        module = sys.modules[name]
     except Exception as exc:
         try:
             from ctxkeep.clients.core.hook_io import log_for

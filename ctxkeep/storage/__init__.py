@@ -7,8 +7,6 @@ library only) loads neither the interface nor the rows.
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from typing import Any
@@ -92,6 +90,8 @@ def __getattr__(name: str) -> Any:
     module = _MODULE.get(name)
     if module is None:
         raise AttributeError(f"module 'ctxkeep.storage' has no attribute {name!r}")
+    import importlib  # here: the hooks' fast path imports this package, never its names
+
     value = getattr(importlib.import_module(f"ctxkeep.storage.{module}"), name)
     globals()[name] = value
     return value

@@ -256,6 +256,9 @@ class InboxQueries(Protocol):
     async def take(self, project: str, limit: int) -> list[InboxRow]:
         """The oldest offloaded outputs (they stay until `remove`)."""
 
+    async def holding(self, project: str, refs: Sequence[str]) -> set[str]:
+        """Which of `refs` wait in the project's inbox."""
+
     async def remove(self, project: str, refs: Sequence[str]) -> None: ...
 
 

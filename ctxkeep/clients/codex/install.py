@@ -172,7 +172,7 @@ def config_without_server(path: Path) -> FileChange:
 
 def paths(scope: Scope, project: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
     """(config.toml, hooks.json) of a scope."""
-    folder = codex_home(env) if scope == "user" else project / ".codex"
+    folder = Path(codex_home(env)) if scope == "user" else project / ".codex"
     return folder / "config.toml", folder / "hooks.json"
 
 

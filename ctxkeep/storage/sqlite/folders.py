@@ -4,18 +4,20 @@ hooks' fast path opens the database too; `files.py` costs it dataclasses and ins
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 PRIVATE_FOLDER = 0o700
 
 
-def make_private_folders(folder: Path) -> None:
-    """Create the missing folders one by one, each 0700 (Path.mkdir(parents=True) gives parents the umask's mode)."""
+def make_private_folders(folder: str | os.PathLike[str]) -> None:
+    """Create the missing folders one by one, each 0700 (os.makedirs gives parents the umask's mode)."""
     missing = []
-    for candidate in [folder, *folder.parents]:
-        if candidate.exists():
-            break
+    candidate = os.path.abspath(folder)
+    while not os.path.exists(candidate):
         missing.append(candidate)
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            break
+        candidate = parent
     for candidate in reversed(missing):
-        candidate.mkdir(mode=PRIVATE_FOLDER)
+        os.mkdir(candidate, PRIVATE_FOLDER)
         os.chmod(candidate, PRIVATE_FOLDER)  # the umask can take bits away from mkdir's mode, never add them

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 
 from ctxkeep.storage.sqlite.folders import make_private_folders
 from ctxkeep.storage.shown import KEEP_SHOWN, SHOWN_KINDS
@@ -39,11 +37,12 @@ class SchemaTooNewError(Exception):
     """The file was written by a newer ctxkeep."""
 
 
-def connect(path: Path, busy_timeout_ms: int = 5_000) -> sqlite3.Connection:
+def connect(path: str | os.PathLike[str], busy_timeout_ms: int = 5_000) -> sqlite3.Connection:
     """The database at `path` (created 0600 in 0700 folders and migrated when needed), in autocommit mode with
     busy_timeout set. A file another program made is refused before anything is written to it (ForeignFileError)."""
-    if not path.exists():
-        make_private_folders(path.parent)
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        make_private_folders(os.path.dirname(path) or ".")
         os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
     conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
     try:
@@ -61,7 +60,7 @@ class ForeignFileError(Exception):
     """The file at CTXKEEP_DB is another program's SQLite database."""
 
 
-def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
+def _check_ours(conn: sqlite3.Connection, path: str) -> None:
     """As the Store checks (`schema.check_ours`): ctxkeep's application id, or its first migration, or an empty file."""
     if int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID:
         return
@@ -109,12 +108,48 @@ def _migrate(conn: sqlite3.Connection) -> None:
             raise
 
 
+class _Batch:
+    """`SqliteHotSession.batch` (a class, not contextlib's decorator: contextlib costs a hook process its import)."""
+
+    def __init__(self, conn: sqlite3.Connection, durable: bool) -> None:
+        self._conn, self._durable = conn, durable
+        self._outer = False
+        self._sync: int | None = None
+
+    def __enter__(self) -> None:
+        self._outer = not self._conn.in_transaction
+        if not self._outer:
+            return
+        if not self._durable:
+            self._sync = int(self._conn.execute("PRAGMA synchronous").fetchone()[0])
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if not self._outer:
+            return
+        try:
+            if kind is not None:
+                self._conn.execute("ROLLBACK")
+                return
+            try:
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        finally:
+            if self._sync is not None:
+                self._conn.execute(f"PRAGMA synchronous = {self._sync}")
+
+
 InboxRow = tuple[
     str, str, str | None, str | None, str | None, bytes, int, str
 ]  # ref, kind, source, title, task, data, …
 
 
-def open_session(path: Path, project: str, session_id: str, busy_timeout_ms: int = 5_000) -> SqliteHotSession:
+def open_session(
+    path: str | os.PathLike[str], project: str, session_id: str, busy_timeout_ms: int = 5_000
+) -> SqliteHotSession:
     """A session on the file at `path` (created 0600 and migrated when needed)."""
     return SqliteHotSession(connect(path, busy_timeout_ms), project, session_id)
 
@@ -154,6 +189,15 @@ class SqliteHotSession:
             self._conn.execute("ROLLBACK")
             raise
         return changed
+
+    def keep(self, key: str, text: str, at: str) -> None:
+        """Keep the hooks' own bookkeeping under `key` (a `hook` record, which no view reads): the generation stays,
+        so a view cached for the session's records is still good."""
+        self._conn.execute(
+            "INSERT OR REPLACE INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
+            "VALUES (?, ?, 'hook', ?, ?, ?, '', '', '')",
+            (self.project, self.session_id, key, text, at),
+        )
 
     def _bump(self) -> None:
         self._conn.execute(
@@ -209,27 +253,11 @@ class SqliteHotSession:
             (self.project, since, limit),
         ).fetchall()
 
-    @contextmanager
-    def batch(self, durable: bool = True) -> Iterator[None]:
+    def batch(self, durable: bool = True) -> _Batch:
         """The single-statement writes inside (hook state, the log of what was shown, the inbox) as one transaction:
         one commit, so one sync of the file, instead of one each. Not `durable`: the commit is not synced (WAL with
         synchronous=NORMAL: the file stays whole, a power cut may lose this commit), for what only the viewer reads."""
-        if self._conn.in_transaction:
-            yield
-            return
-        sync = None if durable else int(self._conn.execute("PRAGMA synchronous").fetchone()[0])
-        if sync is not None:
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        finally:
-            if sync is not None:
-                self._conn.execute(f"PRAGMA synchronous = {sync}")
+        return _Batch(self._conn, durable)
 
     def log_shown(self, kind: str, text: str, at: str, label: str, source: str, ref: str) -> None:
         """Log what the model was shown (`kind` one of SHOWN_KINDS): not a record, so the generation stays; only the
