@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from ctxkeep.errors import CtxkeepError
 from ctxkeep.models.memory import DEFAULT_TTL_DAYS
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
@@ -34,11 +35,21 @@ class Scope:
 
 
 @asynccontextmanager
-async def open_scope(settings: Settings) -> AsyncIterator[Scope]:
-    """The settings' database opened (and closed afterwards) as a scope, for the CLI and hooks."""
+async def open_scope(
+    settings: Settings, spool_failed: Callable[[CtxkeepError], None] | None = None
+) -> AsyncIterator[Scope]:
+    """The settings' database opened (and closed afterwards) as a scope, for the server, the CLI and the hooks'
+    worker. With `spool_failed`, a hooks' spool that cannot be opened is reported to it and the scope has none (the
+    offloads wait there); without it, that failure is raised like the database's."""
     store = await Store.open(settings.location, settings.busy_timeout_ms)
     try:
         spool = await open_spool(settings)
+    except CtxkeepError as exc:
+        if spool_failed is None:
+            await store.close()
+            raise
+        spool_failed(exc)
+        spool = None
     except BaseException:
         await store.close()
         raise

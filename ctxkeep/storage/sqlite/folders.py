@@ -1,5 +1,5 @@
-"""Private folders for the database: each missing folder created 0700, under any umask. Standard library only (the
-hooks' fast path opens the database too; `files.py` costs it dataclasses and inspect)."""
+"""A private place for the database: each missing folder created 0700 under any umask, the file 0600. Standard
+library only (the hooks' fast path creates the database too; `files.py` costs it dataclasses and inspect)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,14 @@ import os
 from pathlib import Path
 
 PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+
+
+def create_private_file(path: Path) -> None:
+    """Make the missing folders (0700 each) and the file (0600) when absent; an existing file is left as it is.
+    OSError when that is not possible."""
+    make_private_folders(path.parent)
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE))
 
 
 def make_private_folders(folder: Path) -> None:
