@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from ctxkeep.errors import DatabaseUnavailable
-from ctxkeep.storage import LATEST_SCHEMA, Store
+from ctxkeep.storage import LATEST_SCHEMA, open_store
 from ctxkeep.storage.hook_store import open_hot_session
 
 OLD = Path(__file__).resolve().parent / "fixtures" / "schema6.db"  # a file ctxkeep really wrote at schema 6
@@ -29,7 +29,7 @@ def _versions(path: Path) -> list[tuple[int, str]]:
 
 
 async def _open_store(path: Path) -> None:
-    await (await Store.open(path)).close()
+    await (await open_store(path)).close()
 
 
 def test_the_hooks_and_the_store_migrate_an_old_file_to_the_same_schema(tmp_path: Path) -> None:

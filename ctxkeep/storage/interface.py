@@ -274,22 +274,10 @@ class Tx(Protocol):
 
 
 class Store(ABC):
-    """An open ctxkeep database. `await Store.open(location)` picks the backend; close with `await store.close()`."""
+    """An open ctxkeep database (`backends.open_store(location)` opens the right one); close with `await store.close()`."""
 
     path: Path  # the SQLite file (a PostgreSQL store has none: Path())
     location: str  # what to show people: the file, or the URL without its password
-
-    @classmethod
-    async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> Store:
-        """Open (creating when absent) and migrate: a postgresql:// URL opens the PostgreSQL store, anything else the
-        SQLite file at that path. Raises SchemaTooNew or DatabaseUnavailable."""
-        if is_postgres(location):
-            from ctxkeep.storage.postgres import PostgresStore
-
-            return await PostgresStore.open(str(location), busy_timeout_ms)
-        from ctxkeep.storage.sqlite import SqliteStore
-
-        return await SqliteStore.open(Path(location), busy_timeout_ms)
 
     @abstractmethod
     async def close(self) -> None: ...

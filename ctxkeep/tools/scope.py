@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.models.memory import DEFAULT_TTL_DAYS
 from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 
 
 def utc_now() -> datetime:
@@ -41,7 +41,7 @@ async def open_scope(
     """The settings' database opened (and closed afterwards) as a scope, for the server, the CLI and the hooks'
     worker. With `spool_failed`, a hooks' spool that cannot be opened is reported to it and the scope has none (the
     offloads wait there); without it, that failure is raised like the database's."""
-    store = await Store.open(settings.location, settings.busy_timeout_ms)
+    store = await open_store(settings.location, settings.busy_timeout_ms)
     try:
         spool = await open_spool(settings)
     except CtxkeepError as exc:
@@ -71,4 +71,4 @@ async def open_spool(settings: Settings) -> Store | None:
     """With a PostgreSQL store, the hooks' local spool (created when absent, so offloads written later are found);
     None with an SQLite store, whose file the hooks write directly."""
     path = settings.spool_path
-    return await Store.open(path, settings.busy_timeout_ms) if path is not None else None
+    return await open_store(path, settings.busy_timeout_ms) if path is not None else None
