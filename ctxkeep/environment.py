@@ -21,8 +21,8 @@ def whole_number(env: Mapping[str, str], name: str, default: int, minimum: int =
     return int(raw)
 
 
-def seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    """`name` as a number of seconds, at least 0 (`default` when unset); ValueError otherwise."""
+def seconds(env: Mapping[str, str], name: str, default: float, unit: str = "seconds") -> float:
+    """`name` as a number of seconds (or of `unit`), at least 0 (`default` when unset); ValueError otherwise."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -31,7 +31,7 @@ def seconds(env: Mapping[str, str], name: str, default: float) -> float:
     except ValueError:
         value = -1.0
     if not value >= 0 or value == float("inf"):
-        raise ValueError(f"{name} must be a number of seconds of at least 0, not {raw!r}")
+        raise ValueError(f"{name} must be a number of {unit} of at least 0, not {raw!r}")
     return value
 
 

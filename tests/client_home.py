@@ -28,8 +28,8 @@ class Agent:
 
     def __init__(self, tmp: Path, session: str = "s-1") -> None:
         self.home, self.project, self.db = tmp / "home", tmp / "project", tmp / "data" / "ctxkeep.db"
-        self.project.mkdir(parents=True)
-        self.home.mkdir(parents=True)
+        self.project.mkdir(parents=True, exist_ok=True)  # a second session shares the project
+        self.home.mkdir(parents=True, exist_ok=True)
         self.session = session
         self.log = self.db.parent / "ctxkeep-hooks.log"
 

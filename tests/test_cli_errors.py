@@ -100,7 +100,7 @@ def test_an_unknown_task_points_to_ctxkeep_tasks(tmp_path: Path) -> None:
 def test_an_unknown_version_names_the_versions_there_are(tmp_path: Path) -> None:
     env = project_env(tmp_path)
     assert ctxkeep("demo", "--db", env["CTXKEEP_DB"], env=env).returncode == 0
-    done = ctxkeep("show", "procurement", "--version", "9", env=env)
+    done = ctxkeep("show", "fix-rate-limiter", "--version", "9", env=env)
     assert done.returncode == 1 and "has versions 1 to 2" in one_line(done)
 
 

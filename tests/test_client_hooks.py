@@ -111,6 +111,40 @@ def test_codex_resume_injects_the_records_view_within_its_limit_and_a_new_or_cle
     assert "checkpoint_load" not in text and "evidence_search(query)" in text  # no task saved yet: none named
 
 
+def _earlier_session_with_open_work(tmp_path: Path, client: str) -> Agent:
+    """Session s-1 of `client`: 12 long prompts, each with a rule (`<` and `>` in it), and an edit not committed
+    since: more than the brief's 2,000 characters."""
+    earlier = Agent(tmp_path, session="s-1")
+    prompt = "UserPromptSubmit" if client == "codex" else "BeforeAgent"
+    for n in range(12):
+        rule = f"Step {n}: never put <script> or <iframe> tags in page {n}; " + "<b>keep</b> the markup as it is. " * 6
+        earlier.hook(client, prompt, earlier.base(prompt=rule))
+    if client == "codex":
+        edit = {"tool_name": "apply_patch", "tool_input": {"command": PATCH}, "tool_response": "Done"}
+        earlier.hook(client, "PostToolUse", earlier.base(tool_use_id="call_1", **edit))
+    else:
+        written = {"llmContent": "Created", "returnDisplay": {"filePath": str(earlier.project / "a.txt")}}
+        edit = {"tool_name": "write_file", "tool_input": {"file_path": "a.txt", "content": "x"}}
+        earlier.hook(client, "AfterTool", earlier.base(tool_response=written, **edit))
+    return earlier
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini"])
+def test_a_new_session_starts_with_the_brief_of_the_open_work_an_earlier_session_left(
+    tmp_path: Path, client: str
+) -> None:
+    earlier = _earlier_session_with_open_work(tmp_path, client)
+    new = Agent(tmp_path, session="s-2")
+    done = new.hook(client, "SessionStart", new.base(source="startup"))
+    text = _context(new.output(done), "SessionStart")
+    assert text.startswith("ctxkeep: this project's earlier work") and "Step 0: never put <script>" in text
+    assert ("a.py" if client == "codex" else "a.txt") in text  # the state then: edited, not committed
+    shown = text.replace("<", "&lt;").replace(">", "&gt;") if client == "gemini" else text  # Gemini escapes them
+    assert len(done.stdout) <= 2_000 and len(json.dumps(shown)) <= 2_000
+    off = new.hook(client, "SessionStart", new.base(source="startup"), CTXKEEP_START_BRIEF="off")
+    assert new.output(off) is None and "off (CTXKEEP_START_BRIEF)" in earlier.logged()
+
+
 # Gemini CLI
 
 

@@ -82,9 +82,8 @@ def test_codex_writes_its_documented_toml_table_and_hook_groups(tmp_path: Path) 
     }
     hooks = _json(home.home / ".codex" / "hooks.json")["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact"}
-    assert hooks["SessionStart"] == [
+    assert hooks["SessionStart"] == [  # every source: a new session (startup) gets the startup brief
         {
-            "matcher": "resume|compact",
             "hooks": [
                 {
                     "type": "command",
@@ -96,6 +95,38 @@ def test_codex_writes_its_documented_toml_table_and_hook_groups(tmp_path: Path) 
         }
     ]
     assert hooks["Stop"] == [{"hooks": [{"type": "command", "command": f"{QUOTED} hook codex Stop", "timeout": 30}]}]
+
+
+def test_a_codex_reinstall_takes_the_session_start_group_an_earlier_version_wrote_and_uninstall_restores_the_bytes(
+    tmp_path: Path,
+) -> None:
+    """Versions before the startup brief matched SessionStart on `resume|compact`: a reinstall replaces that group
+    (one SessionStart hook, not two), and uninstall still finds it and gives back the original file."""
+    home = Home(tmp_path)
+    hooks = home.home / ".codex" / "hooks.json"
+    mine = {"hooks": [{"type": "command", "command": "echo mine"}]}
+    original = _write(hooks, {"hooks": {"SessionStart": [mine]}})
+    earlier = {
+        "matcher": "resume|compact",
+        "hooks": [
+            {
+                "type": "command",
+                "command": f"{QUOTED} hook codex SessionStart",
+                "timeout": 30,
+                "additionalContextLimit": 4000,
+            }
+        ],
+    }
+    hooks.with_name("hooks.json.ctxkeep.bak").write_bytes(original)  # what the earlier install kept
+    _write(hooks, {"hooks": {"SessionStart": [mine, earlier]}})
+    home.run("install", "codex")
+    groups = _json(hooks)["hooks"]["SessionStart"]
+    assert len(groups) == 2 and groups[0] == mine and "matcher" not in groups[1]
+    home.run("uninstall", "codex")
+    assert hooks.read_bytes() == original and not hooks.with_name("hooks.json.ctxkeep.bak").exists()
+    _write(hooks, {"hooks": {"SessionStart": [earlier]}})  # an earlier install, uninstalled by this version
+    home.run("uninstall", "codex")
+    assert not hooks.exists() or "SessionStart" not in _json(hooks).get("hooks", {})
 
 
 def test_codex_project_scope_writes_only_committable_files_under_dot_codex(tmp_path: Path) -> None:
@@ -433,13 +464,10 @@ def test_doctor_says_gemini_does_not_trust_the_folder_yet_and_how_to_trust_it(tm
 
 @pytest.mark.parametrize("client", CLIENTS)
 def test_doctor_checks_each_installed_client_and_says_nothing_of_the_others(tmp_path: Path, client: str) -> None:
-    from ctxkeep.clients.claude_code.doctor import checks as claude_code_checks
-
     home = Home(tmp_path)
-    claude_code = claude_code_checks(home.project, home.env)  # always reported, installed or not
-    assert clients.doctor_checks(home.project, home.env) == claude_code
+    assert clients.doctor_checks(home.project, home.env) == []  # Claude Code too: it is not installed here
     home.run("install", client, "user")  # EXE does not exist here: every command it wrote is reported
-    found = clients.doctor_checks(home.project, home.env)[len(claude_code) :]
+    found = clients.doctor_checks(home.project, home.env)
     assert found and all(c.name.startswith(client) for c in found), found
     broken = [c for c in found if c.status == "fail"]
     assert broken and all(

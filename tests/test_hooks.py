@@ -52,7 +52,8 @@ def test_pre_compact_then_session_start_carries_the_goal(tmp_path: Path, name: s
     assert claude.rows("SELECT task_id, trigger FROM checkpoints") == [("cc-s-1", "pre_compact")]
     evidence = claude.rows("SELECT count(*) FROM evidence")
     again = claude.pre_compact()
-    assert (again.returncode, again.stdout) == (0, b"")
+    assert again.returncode == 0
+    assert again.stdout.startswith(b"ctxkeep: the session's records hold")  # for Claude Code's summarizer, as text
     assert claude.rows("SELECT count(*) FROM evidence") == evidence  # nothing new was ingested
     assert "transcript unchanged" in claude.logged().splitlines()[-1]
 

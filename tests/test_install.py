@@ -55,8 +55,8 @@ def test_install_keeps_everything_else_and_uninstall_restores_the_bytes(tmp_path
         {"hooks": [{"type": "command", "command": "ctxkeep hook pre-compact"}]}
     ]
     assert after["hooks"]["SessionStart"] == SETTINGS["hooks"]["SessionStart"] + [
-        {"matcher": "compact|resume", "hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}
-    ]
+        {"hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}
+    ]  # every source: a new session (startup) gets the brief of the project's open work
     assert set(after["hooks"]) == {
         "PreCompact",
         "SessionStart",
@@ -295,3 +295,13 @@ def test_doctor_says_a_project_server_still_waits_for_approval_until_it_is_appro
     assert {c.name: c for c in claude_code_checks(tmp_path, env)}["project server"].status == "ok"
     _write(tmp_path / ".claude" / "settings.local.json", {"disabledMcpjsonServers": ["ctxkeep"]})
     assert {c.name: c for c in claude_code_checks(tmp_path, env)}["project server"].status == "fail"
+
+
+def test_a_reinstall_replaces_the_session_start_group_an_earlier_version_wrote(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    earlier = {"matcher": "compact|resume", "hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}
+    _write(settings, {"hooks": {"SessionStart": [earlier]}})
+    _run("install", tmp_path, tmp_path / "home")
+    assert json.loads(settings.read_text())["hooks"]["SessionStart"] == [
+        {"hooks": [{"type": "command", "command": "ctxkeep hook session-start"}]}
+    ]

@@ -3,7 +3,7 @@ the database (its tables, TOAST, indexes), read from the server's data directory
 VACUUM is not enough; and a rewrite kept from running by another session's lock stays owed until the next write.
 
 PostgreSQL's write-ahead log (pg_wal) still holds the rows until its segments are recycled: not checked here, and
-said in the README.
+said in docs/storage.md.
 """
 
 from __future__ import annotations

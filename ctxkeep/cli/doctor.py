@@ -1,5 +1,5 @@
-"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether Claude Code and the other clients it is
-installed in are set up to use it."""
+"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether the clients it is installed in are set
+up to use it (only those: a client ctxkeep is not installed in is not mentioned; with none, how to install one)."""
 
 from __future__ import annotations
 
@@ -81,8 +81,17 @@ async def run_doctor(settings: Settings, as_json: bool = False) -> int:
     ]
     checks += await _database_checks(settings)
     from ctxkeep.cli.clients import doctor_checks
+    from ctxkeep.clients.table import CLIENTS
 
-    checks += doctor_checks(Path(settings.project))  # every client, Claude Code's first
+    others = ", ".join(client.name for client in CLIENTS[1:])
+    checks += doctor_checks(Path(settings.project)) or [  # every client ctxkeep is installed in, Claude Code's first
+        Check(
+            "clients",
+            "info",
+            f"ctxkeep is not installed in any agent client here: ctxkeep install {CLIENTS[0].name} (or {others}; "
+            "ctxkeep install --list shows what each gets)",
+        )
+    ]
     if as_json:
         print(json.dumps([asdict(c) for c in checks], indent=2))
     else:

@@ -130,20 +130,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=cmd_serve)
     demo = commands.add_parser(
         "demo",
-        help="run the procurement example end to end on a temporary database",
-        description="Run the procurement example end to end over real stdio: a verified save, a "
-        "refused lossy save, the resume brief, evidence found and brought back, a memory "
-        "with provenance, a journaled side effect and a working set. With --db it writes "
-        "into this project (then `ctxkeep tasks` and `ctxkeep ui` show it); run again, it "
-        "uses a task of its own (procurement-2, …).",
+        help="a coding agent's session with ctxkeep in the loop, on a temporary database",
+        description="Replay a coding agent's session (Claude Code's hook inputs fed to `ctxkeep hook`, an MCP "
+        "client talking to `ctxkeep serve` over stdio): the user's rule kept verbatim, a large log "
+        "shaped with its ref, a failing test and the stop gate, the task saved, a compaction summary "
+        "that lost the rule checked and repaired, a save that trusted it refused, and a resume that "
+        "gets the state back. With --db it writes into this project (then `ctxkeep tasks` and "
+        "`ctxkeep ui` show it); run again, it uses a task of its own (fix-rate-limiter-2, …).",
     )
     demo.add_argument("--db", help="use this database file (and this project) instead of a temporary one")
     demo.set_defaults(run=cmd_demo)
     doctor = commands.add_parser(
         "doctor",
-        help="check the database, the project, the tokenizer and the Claude Code set-up",
+        help="check the database, the project, the tokenizer and each client ctxkeep is installed in",
         description="Say which database, project and tokenizer ctxkeep uses here, check the "
-        "database (schema, integrity, file modes) and the Claude Code set-up; exit 1 "
+        "database (schema, integrity, file modes) and the set-up of each agent client ctxkeep is "
+        "installed in (a hook installed twice included; with none, how to install one); exit 1 "
         "when a check failed (its line says what to do).",
     )
     doctor.add_argument("--json", action="store_true", help="print JSON instead of text")

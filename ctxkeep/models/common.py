@@ -1,6 +1,6 @@
 """Field types and limits shared by every model.
 
-Limits (also in the README): a string field holds at most 4,000 characters (a task id 200, with no
+Limits (also in docs/tools.md): a string field holds at most 4,000 characters (a task id 200, with no
 invisible formatting characters or line breaks),
 a list at most 2,000 items, and a whole state at most 1,000,000 bytes of JSON. Strings are
 trimmed; list items are deduplicated in order under the matching rules of `ctxkeep.text`;

@@ -16,7 +16,7 @@ from ctxkeep.models.common import MAX_NUMBER, Model, RequiredText, StrictModel, 
 MemoryKind = Literal["user_preference", "task_fact", "project_policy", "skill", "speculation"]
 StoredKind = Literal["user_preference", "task_fact", "project_policy", "skill"]
 MemoryStatus = Literal["current", "superseded", "expired", "scheduled"]
-# which memory of a key is current: the more authoritative kind first, then the newer (documented in the README)
+# which memory of a key is current: the more authoritative kind first, then the newer (documented in docs/tools.md)
 AUTHORITY: dict[str, int] = {"project_policy": 3, "user_preference": 2, "task_fact": 1, "skill": 1}
 MAX_KEY_CHARS = 200
 DEFAULT_TTL_DAYS: dict[str, int | None] = {"user_preference": 180, "task_fact": 7, "project_policy": None, "skill": 90}

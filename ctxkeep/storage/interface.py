@@ -25,7 +25,9 @@ from ctxkeep.storage.rows import (
     MemoryRow,
     NewEvidence,
     SearchFilter,
+    SeenSessionRow,
     SessionRow,
+    ShownRow,
     TaskRow,
     TokenRow,
     TombstoneRow,
@@ -184,6 +186,12 @@ class SessionsQueries(Protocol):
 
     async def injections(self, project: str, limit: int) -> list[InjectionRow]:
         """The last injection of each session that had one, the sessions seen most recently first (ties by id)."""
+
+    async def seen(self, project: str, limit: int) -> list[SeenSessionRow]:
+        """The sessions the hooks saw (bound to a task or not), the one with the newest record first (ties by id)."""
+
+    async def shown(self, project: str, session_id: str, limit: int) -> list[ShownRow]:
+        """A session's log of what the hooks showed the model, oldest first (the newest `limit`)."""
 
 
 class StatsQueries(Protocol):

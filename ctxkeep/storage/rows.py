@@ -164,6 +164,36 @@ class InjectionRow:
 
 
 @dataclass(frozen=True)
+class ShownRow:
+    """One entry of a session's log of what the hooks showed the model (`ctxkeep.storage.shown`): its kind
+    (`injected`, `offloaded`, `blocked`), when, the text the model got (an injection, a tool output's view, a gate's
+    reason), what it was (`label`), the tool it came from (`source`, offloads) and the evidence ref (offloads)."""
+
+    session_id: str
+    kind: str
+    at: str
+    text: str
+    label: str
+    source: str
+    ref: str
+
+
+@dataclass(frozen=True)
+class SeenSessionRow:
+    """A session the hooks saw: the task it is bound to (None before a checkpoint binds it), its first and last
+    record, how many records it has and how many injections, offloads and gate blocks its log holds."""
+
+    session_id: str
+    task_id: str | None
+    first_at: str
+    last_at: str
+    records: int
+    injected: int
+    offloaded: int
+    blocked: int
+
+
+@dataclass(frozen=True)
 class WorkingSetRow:
     """`selection_json`: the evidence picked, in order, with how each was shown (and, under `shown`, the account of
     what was delivered: slots, tokens, refs, memory ids); `claims_json`: the state lines shown;

@@ -13,6 +13,7 @@ from ctxkeep.clients.claude_code.install import (
     HOOKS,
     PORTABLE_COMMAND,
     Scope,
+    double_install,
     registered,
     settings_path,
     state_file,
@@ -98,8 +99,17 @@ def _hooks(path: Path, data: dict[str, Any] | None, found: set[str]) -> list[Che
     return checks
 
 
+def _server_anywhere(project: Path, env: Mapping[str, str]) -> bool:
+    servers = (json_file(project / ".mcp.json") or {}).get("mcpServers")
+    scopes: tuple[Scope, ...] = ("local", "user")
+    return any(registered(scope, project, env) is not None for scope in scopes) or (
+        isinstance(servers, dict) and SERVER_NAME in servers
+    )
+
+
 def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
-    """Where the server is registered and which hooks are installed, with their commands checked."""
+    """Where the server is registered and which hooks are installed, with their commands checked, and a double
+    install; nothing when ctxkeep is not installed in Claude Code (no server, no hook of ours at any scope)."""
     config = claude_config_dir(env)
     checks: list[Check] = []
     settings: list[dict[str, Any]] = []
@@ -108,11 +118,16 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     for scope in scopes:
         path = settings_path(scope, project, config)
         data = json_file(path) if path.exists() else None
-        if path.exists() and data is None:
+        if path.exists() and data is None and "ctxkeep" in path.read_text(encoding="utf-8", errors="replace"):
             checks.append(Check(f"settings {path}", "fail", "not valid JSON: Claude Code ignores it"))
         settings.append(data or {})
         checks += _hooks(path, data, found)
+    if not checks and not _server_anywhere(project, env):
+        return []
     missing = [event for event in HOOKS if event not in found]
     if missing:
         checks.append(Check("hooks", "warn", f"not installed: {', '.join(missing)} (ctxkeep install claude-code)"))
+    doubled = double_install(project, config)
+    if doubled:
+        checks.append(Check("hooks twice", "warn", doubled))
     return _servers(project, env, settings) + checks

@@ -7,9 +7,11 @@ on the standard library only.
 - post-tool-use-failure: records the error (an output that failed cannot be replaced);
 - user-prompt-submit: records the prompt (instructions, negated ones verbatim);
 - stop: the verification gate: files written this turn and not checked since block the stop once, with a reason;
-- session-start: after a compaction, what the summary left out (read from the transcript, checked against the
-  records); on resume, or with no summary visible, the records' own view; nothing for a new, empty session;
-- pre-compact: nothing to do when the transcript is unchanged; else the detached worker ingests it (the heavy part,
+- session-start: a new session (`startup`) gets the brief of where this project's work stopped; after a compaction,
+  what the summary left out (read from the transcript, checked against the records); on resume, or with no summary
+  visible, the records' own view (not the same view twice); nothing after `/clear`;
+- pre-compact: prints what the summary must carry (Claude Code adds a PreCompact hook's stdout to the compaction's
+  instructions); when the transcript changed, the detached worker ingests it (the heavy part,
   `clients.claude_code.worker`);
 - post-compact: the summary Claude Code wrote is checked and kept as the task's semantic summary; its repair rides
   along (once) on the next hook that can add context (a prompt or a tool result).
@@ -69,6 +71,8 @@ def _tool(conn: HotSession, w: Where, data: dict[str, Any], failed: bool) -> eve
     )
     taken, note = events.tool(conn, w, event, TASK_PREFIX)
     shaped = replacement(tool, response, taken.view) if taken is not None and not failed else None
+    if shaped is not None:
+        live.note_shaped(conn)
     output, delivered = _with_pending(conn, w, "PostToolUseFailure" if failed else "PostToolUse", shaped)
     if taken is None or failed:
         return output, delivered.lstrip("; ")
@@ -96,6 +100,13 @@ def stop(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
 
 
 def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
+    if data.get("source") == "startup":
+        text, note = events.start_brief(conn, w, _wrapper("SessionStart"), events.printed)
+        return (
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None
+        ), note
+    if data.get("source") == "clear":
+        return None, "a cleared session asks for a fresh context: nothing injected"
     events.await_worker(conn, w)
     path, compact = data.get("transcript_path"), data.get("source") == "compact"
     summary = None
@@ -103,7 +114,9 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
         from ctxkeep.clients.claude_code.transcript import last_compact_summary
 
         summary = last_compact_summary(path)
-    text, note = events.start_context(conn, w, summary, TASK_PREFIX, _wrapper("SessionStart"), events.printed)
+    text, note = events.start_context(
+        conn, w, summary, TASK_PREFIX, _wrapper("SessionStart"), events.printed, after_compaction=compact
+    )
     if not text:
         return None, note
     if compact and summary is None:
@@ -122,11 +135,13 @@ def pre_compact(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Repl
         raise HookInputError(f"transcript {real} is outside the allowed roots ({', '.join(map(str, roots))})")
     if not real.is_file():
         raise HookInputError(f"transcript {real} is not a file")
+    # Claude Code adds it to the compaction's instructions
+    brief, said = events.compaction_brief(conn, w, manual=data.get("trigger") == "manual")
     stat = real.stat()
     state = conn.hook_state()
     if (state["transcript_size"], state["transcript_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
-        return None, "transcript unchanged since the last ingest"
-    return None, events.spawn_worker(conn, w, data, CLIENT)
+        return brief or None, "; ".join(n for n in ("transcript unchanged since the last ingest", said) if n)
+    return brief or None, "; ".join(n for n in (events.spawn_worker(conn, w, data, CLIENT), said) if n)
 
 
 def post_compact(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:

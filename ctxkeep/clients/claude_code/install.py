@@ -43,18 +43,21 @@ PORTABLE_COMMAND = "ctxkeep"
 # event -> (ctxkeep hook, matcher): every tool call and prompt, stops, and the compaction cycle
 HOOKS: dict[str, tuple[str, str | None]] = {
     "PreCompact": ("pre-compact", None),
-    "SessionStart": ("session-start", "compact|resume"),
+    "SessionStart": ("session-start", None),  # every source: startup gets the brief, clear nothing
     "PostCompact": ("post-compact", None),
     "PostToolUse": ("post-tool-use", "*"),
     "PostToolUseFailure": ("post-tool-use-failure", "*"),
     "UserPromptSubmit": ("user-prompt-submit", None),
     "Stop": ("stop", None),
 }
+# matchers earlier versions wrote: a reinstall or uninstall takes those groups for ours too
+EARLIER_MATCHERS = {"session-start": ("compact|resume",)}
 LISTING = {
     "files": ".claude/settings.local.json + `claude mcp add --scope local` (local); .claude/settings.json + .mcp.json "
     "(project); <config>/settings.json + `claude mcp add --scope user` (user)",
     "events": "SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, PreCompact, PostCompact, Stop",
-    "injects": "the records' view (9,000 characters) at resume; the repair of the compaction summary (4,000)",
+    "injects": "a new session's brief of the project's open work (2,000 characters); the records' view (9,000) at "
+    "resume; the repair of the compaction summary (4,000); what the summary must keep, to the summarizer (PreCompact)",
     "offload": "large outputs replaced by their shaped view and ref",
     "gate": "Stop blocks once",
 }
@@ -65,6 +68,7 @@ __all__ = [
     "Scope",
     "apply",
     "diff",
+    "double_install",
     "find_executable",
     "mcp_command",
     "plan",
@@ -93,12 +97,14 @@ def _is_our_command(command: Any, hook: str) -> bool:
 
 
 def _is_our_group(group: Any, hook: str, matcher: str | None) -> bool:
-    """A hook group exactly as install writes it (same keys, same matcher, one command of ours)."""
-    if not isinstance(group, dict) or set(group) != ({"hooks", "matcher"} if matcher else {"hooks"}):
+    """A hook group exactly as install writes it, or as an earlier version wrote it (same keys, the matcher, one
+    command of ours)."""
+    matchers = (matcher, *EARLIER_MATCHERS.get(hook, ()))
+    if not isinstance(group, dict) or set(group) != ({"hooks", "matcher"} if group.get("matcher") else {"hooks"}):
         return False
     inner = group["hooks"]
     return (
-        group.get("matcher") == matcher
+        group.get("matcher") in matchers
         and isinstance(inner, list)
         and len(inner) == 1
         and isinstance(inner[0], dict)
@@ -137,6 +143,39 @@ def settings_without_hooks(path: Path) -> FileChange:
         if not hooks:
             del data["hooks"]
     return FileChange(path, before, restored(path, before, data))
+
+
+def our_hook_commands(path: Path) -> set[str]:
+    """The commands of the hooks an install wrote in a settings file (none when it is missing or not JSON)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    found = set()
+    for event, (hook, matcher) in HOOKS.items():
+        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        for group in groups if isinstance(groups, list) else []:
+            if _is_our_group(group, hook, matcher):
+                found.add(str(group["hooks"][0]["command"]))
+    return found
+
+
+def double_install(project: Path, config: Path) -> str | None:
+    """What to say when ctxkeep's hooks are installed at more than one scope with different commands (an absolute path
+    at local or user scope, the bare `ctxkeep` at project scope): Claude Code then runs every hook twice, since it
+    merges the hooks of every settings file and deduplicates only identical commands. None when each runs once."""
+    scopes: tuple[Scope, ...] = ("project", "local", "user")
+    installed = {scope: our_hook_commands(settings_path(scope, project, config)) for scope in scopes}
+    installed = {scope: commands for scope, commands in installed.items() if commands}
+    if len(installed) < 2 or len({frozenset(c) for c in installed.values()}) < 2:
+        return None
+    keep = "project" if "project" in installed else "user"  # the team's file, else the one that covers every project
+    fixes = " and ".join(f"ctxkeep uninstall claude-code --scope {scope}" for scope in installed if scope != keep)
+    return (
+        f"ctxkeep's hooks are installed at {' and '.join(installed)} scope: Claude Code runs every hook twice (each "
+        f"tool call, prompt and injection recorded and shown twice); keep one: {fixes}"
+    )
 
 
 def mcp_with_server(path: Path, executable: str) -> FileChange:
@@ -277,4 +316,5 @@ def run(
         lines.append(
             f"the server is {'registered' if action == 'install' else 'not registered'} in Claude Code ({scope} scope)"
         )
-    return lines
+    doubled = double_install(project, claude_config_dir(env)) if action == "install" else None
+    return lines + ([f"note: {doubled}"] if doubled else [])

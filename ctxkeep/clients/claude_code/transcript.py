@@ -114,7 +114,7 @@ class _Reader:
             and record.get("operation") == "enqueue"
             and isinstance(record.get("content"), str)
         ):
-            self.out.records += capture.from_prompt(record["content"], self.at)
+            self.out.records += capture.from_prompt(record["content"], self.at, self.known)
         message = record.get("message")
         if kind in ("user", "assistant") and isinstance(message, dict):
             self._message(record, message.get("content"))
@@ -147,7 +147,7 @@ class _Reader:
         prompt = prompt_text(content)
         if prompt:
             self.last_command = len(self.out.records) if _COMMAND.search(text_of(content)) else None
-            self.out.records += capture.from_prompt(prompt, self.at)
+            self.out.records += capture.from_prompt(prompt, self.at, self.known)
 
     def _tool_use(self, block: dict[str, Any]) -> None:
         name, given = str(block.get("name", "")), block.get("input")

@@ -2,18 +2,21 @@
 
 Codex sends Claude-style JSON on stdin (`session_id`, `transcript_path` = the rollout, `cwd`, `hook_event_name`;
 verified with Codex CLI 0.171) and reads JSON on stdout:
-- SessionStart (`source` resume | compact; install does not match startup, which has nothing to restore, nor clear,
-  which asks for a fresh context): the records' view, or after a compaction the repair of
-  the summary Codex wrote (read from the rollout's last `compacted` record, checked against the records, kept as the
-  task's summary), as `hookSpecificOutput.additionalContext`: Codex puts it in a developer message. Past
-  2,500 tokens Codex spills it to a file unless the handler sets `additionalContextLimit` (install sets 4,000 tokens;
-  the view stays within 9,000 characters);
+- SessionStart (`source` startup | resume | compact | clear): a new session (`startup`) gets the brief of where this
+  project's work stopped (`events.start_brief`, 2,000 characters); a resume the records' view; after a compaction the
+  repair of the summary Codex wrote (read from the rollout's last `compacted` record, checked against the records,
+  kept as the task's summary); nothing after `clear`, which asks for a fresh context. All as
+  `hookSpecificOutput.additionalContext`: Codex puts it in a developer message. Past 2,500 tokens Codex spills it to
+  a file unless the handler sets `additionalContextLimit` (install sets 4,000 tokens; the view stays within 9,000
+  characters);
 - UserPromptSubmit: records the prompt;
 - PostToolUse: records the call (`Bash` commands, MCP tools, `apply_patch` edits); a large output is offloaded to
   evidence, but stays in the context: Codex ignores `updatedMCPToolOutput` and `updatedToolOutput` (openai/codex#38135);
 - Stop: the verification gate (`{"decision": "block", "reason": …}`; Codex runs one more turn with the reason);
 - PreCompact: the detached worker reads the rollout into records, binds the task, saves a checkpoint and compresses
-  the history (`ctxkeep hook codex worker`); SessionStart(compact) waits for it.
+  the history (`ctxkeep hook codex worker`); SessionStart(compact) waits for it. It prints nothing: Codex 0.171
+  hands no PreCompact output to its summarizer (plain text is not read; a JSON `systemMessage` is only shown to
+  the user as a warning; tests/e2e/test_briefs.py), so the compaction brief has nowhere to go.
 PostCompact carries no summary, so it is not used. Every failure exits 0 with nothing printed and one log line.
 """
 
@@ -102,7 +105,18 @@ def stop(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
     return ({"decision": "block", "reason": reason}, "blocked once: unverified changes") if reason else (None, "")
 
 
+def _context(text: str) -> dict[str, Any] | None:
+    """SessionStart's answer: `text` as additionalContext (Codex puts it in a developer message); None without text."""
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None
+
+
 def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
+    wrapper = events.printed(
+        json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}})
+    )
+    if data.get("source") == "startup":
+        text, note = events.start_brief(conn, w, wrapper, events.printed)
+        return _context(text), note
     if data.get("source") == "clear":
         return None, "the user cleared the context: nothing injected"
     summary = None
@@ -113,13 +127,8 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
             from ctxkeep.clients.codex.rollout import last_summary
 
             summary = last_summary(str(path))
-    wrapper = events.printed(
-        json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}})
-    )
     text, note = events.start_context(conn, w, summary, TASK_PREFIX, wrapper, events.printed)
-    if not text:
-        return None, note
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}, note
+    return _context(text), note
 
 
 def pre_compact(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:

@@ -36,7 +36,7 @@ from ctxkeep.errors import InvalidInput
 Scope = Literal["user", "project"]
 # event -> matcher (None: every occurrence)
 EVENTS: dict[str, str | None] = {
-    "SessionStart": "resume|compact",
+    "SessionStart": None,  # every source: startup gets the startup brief, clear nothing
     "UserPromptSubmit": None,
     "PostToolUse": None,
     "Stop": None,
@@ -45,12 +45,14 @@ EVENTS: dict[str, str | None] = {
 LISTING = {
     "files": "<codex>/config.toml [mcp_servers.ctxkeep] + <codex>/hooks.json (user); .codex/config.toml + .codex/hooks.json "
     "(project: Codex loads them only in a trusted project)",
-    "events": "SessionStart (resume|compact), UserPromptSubmit, PostToolUse, Stop, PreCompact",
-    "injects": "SessionStart additionalContext: the records' view (9,000 characters) or the repair of the compaction "
-    "summary (4,000); additionalContextLimit 4,000 tokens so Codex does not spill it to a file",
+    "events": "SessionStart, UserPromptSubmit, PostToolUse, Stop, PreCompact",
+    "injects": "SessionStart additionalContext: a new session's brief of the project's open work (2,000 characters), "
+    "the records' view at resume (9,000) or the repair of the compaction summary (4,000); additionalContextLimit "
+    "4,000 tokens so Codex does not spill it to a file",
     "offload": "large outputs go to evidence but stay in the context (Codex ignores updatedMCPToolOutput)",
     "gate": "Stop blocks once (decision block)",
     "missing": "hooks run only once trusted in Codex (/hooks); PostCompact carries no summary (read from the rollout); "
+    "PreCompact output does not reach Codex's summarizer (no compaction brief); "
     "the server is `required` (codex exec waits for it, and does not start without it)",
 }
 BEGIN = "# ctxkeep: added by `ctxkeep install codex`; `ctxkeep uninstall codex` removes it"
@@ -65,6 +67,15 @@ def entry(executable: str, event: str) -> dict[str, Any]:
         handler["additionalContextLimit"] = CONTEXT_LIMIT_TOKENS
     matcher = EVENTS.get(event)
     return {"matcher": matcher, "hooks": [handler]} if matcher else {"hooks": [handler]}
+
+
+def session_start_before_the_brief(executable: str, event: str) -> dict[str, Any]:
+    """The hook group versions before the startup brief wrote: SessionStart matched on `resume|compact` only."""
+    group = entry(executable, event)
+    return {"matcher": "resume|compact", **group} if event == "SessionStart" else group
+
+
+EARLIER = (session_start_before_the_brief,)  # entry shapes earlier versions wrote: reinstall and uninstall take them
 
 
 def server_block(executable: str) -> str:
@@ -172,8 +183,12 @@ def plan(
     config, hooks = paths(scope, project, env)
     command = PORTABLE_COMMAND if scope == "project" else executable
     if action == "install":
-        return [config_with_server(config, command), installed(hooks, add_hooks(command, CLIENT, list(EVENTS), entry))]
-    return [config_without_server(config), uninstalled(hooks, remove_hooks(CLIENT, list(EVENTS), entry))]
+        hooks_change = installed(hooks, add_hooks(command, CLIENT, list(EVENTS), entry, earlier=EARLIER))
+        return [config_with_server(config, command), hooks_change]
+    return [
+        config_without_server(config),
+        uninstalled(hooks, remove_hooks(CLIENT, list(EVENTS), entry, earlier=EARLIER)),
+    ]
 
 
 def notes(action: str, scope: Scope, project: Path) -> list[str]:

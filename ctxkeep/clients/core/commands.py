@@ -129,7 +129,8 @@ def may_run(command: str, what: str) -> bool:
 
 _FAILED = LazyPattern(
     r"\b(?:\d+ (?:failed|failures?|errors?)\b(?<!\b0 failed)(?<!\b0 failures)(?<!\b0 errors)|FAILED|FAIL:|--- FAIL|"
-    r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9])",
+    r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9]|"
+    r"[1-9]\d* (?:issues?|problems?)\b)",
     re.MULTILINE,
 )
 _PASSED = LazyPattern(
@@ -145,12 +146,14 @@ _SPEC_COMMANDS = LazyPattern(
 _SPEC_TOOL = LazyPattern(r"issue|ticket|story|pull_?request|get_pr|review|comment|spec|linear|jira|task", re.IGNORECASE)
 _SPEC_FILE = LazyPattern(
     r"(?:spec|plan|prd|design|requirement|rfc|adr|task|issue|ticket|agents|claude|contributing|"
-    r"guideline|convention|todo)[^/]*\.(?:md|mdx|txt|rst|adoc)$",
+    r"guideline|convention|todo|feedback|instruction|rules|brief|assignment)[^/]*\.(?:md|mdx|txt|rst|adoc)$",
     re.IGNORECASE,
 )
 _RULE_HEADING = LazyPattern(
-    r"^\s*(?:#+\s*)?(?:[\w ]*\b)?(?:constraints?|rules?|requirements?|guidelines?|scope|non-?goals?|"
-    r"do(?:'s| and don'?ts)|don'?ts|must|restrictions?|conventions?)\b[\w ]*:?\s*$",
+    r"^\s*(?:#+\s*)?(?:[\w ]*\b)?(?:constraints?|rules?|requirements?|guidelines?|scope|non-?goals?|goals?|"
+    r"do(?:'s| and don'?ts)|don'?ts|must|restrictions?|conventions?|deliverables?|objectives?|acceptance(?: criteria)?|"
+    r"success criteria|definition of done|red flags?|risks?|deadlines?|timeline|windows?|milestones?|expected (?:output|"
+    r"results?)|outputs?)\b[\w ]*:?\s*$",
     re.IGNORECASE,
 )
 _HEADING = LazyPattern(r"^\s*(?:#+\s+\S|[A-Z][A-Za-z /&-]{2,40}:\s*$|[A-Z][A-Z /&-]{3,40}\s*$)")
@@ -185,6 +188,19 @@ def check_outcome(output: str, is_error: bool) -> str:
     return "passed"
 
 
+_FAILING_TEST = LazyPattern(
+    r"^(?:FAILED\s+(?P<pytest>\S+)|--- FAIL: (?P<go>\S+)|\s*(?:✕|×)\s+(?P<jest>.+?)(?:\s+\(\d+ ?m?s\))?$|"
+    r"FAIL\s+(?P<file>\S+\.\w+))",
+    re.MULTILINE,
+)
+
+
+def failing_tests(output: str, most: int = 3) -> list[str]:
+    """The names of the tests a run reports failing (pytest, go test, jest/vitest), the first `most`."""
+    names = [next(g for g in m.groups() if g) for m in _FAILING_TEST.finditer(output[-30_000:])]
+    return list(dict.fromkeys(n.strip() for n in names))[:most]
+
+
 def failure_line(output: str) -> str:
     """The line that says how a check failed ("3 failed, 12 passed", "FAIL: …"), else its last line; whole (the
     caller cuts it, after redaction)."""
@@ -205,14 +221,18 @@ def tree_is_clean(output: str) -> bool:
     return _CLEAN_TREE.search(output) is not None
 
 
-def reads_spec(tool: str, data: dict[str, object]) -> str | None:
-    """A label for the spec a tool call reads ("Bash: gh issue view 42", "Read: docs/plan.md"), or None."""
+def reads_spec(tool: str, data: dict[str, object], named: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """A label for the spec a tool call reads ("Bash: gh issue view 42", "Read: docs/plan.md"), or None. A file
+    whose name the person's prompts mention (`named`, casefolded names) is a spec whatever it is called."""
     if tool == "Bash" and isinstance(data.get("command"), str):
         command = str(data["command"])
         found = _SPEC_COMMANDS.search(command) if may_run(command, "spec") else None
         return f"Bash: {_segment(command[found.start() :])}" if found else None
-    if tool == "Read" and isinstance(data.get("file_path"), str) and _SPEC_FILE.search(str(data["file_path"])):
-        return f"Read: {data['file_path']}"
+    path = data.get("file_path")
+    if tool == "Read" and isinstance(path, str) and path.rsplit("/", 1)[-1].casefold() in named:
+        return f"Read: {path} (the file the request names)"
+    if tool == "Read" and isinstance(path, str) and _SPEC_FILE.search(path):
+        return f"Read: {path}"
     if tool.startswith("mcp__") and _SPEC_TOOL.search(tool.rsplit("__", maxsplit=1)[-1]) and SERVER_NAME not in tool:
         target = next((str(v) for v in data.values() if isinstance(v, (str, int))), "")
         return f"{tool} {target}".strip()[:160]
@@ -244,6 +264,8 @@ def spec_rules(text: str) -> list[str]:
         if _HEADING.match(line) and not _BULLET.match(line):
             under_rules = bool(_RULE_HEADING.match(line))
             continue
+        if line.lstrip().startswith("|"):
+            continue  # a table row: a cell is no rule
         rule = _clean_line(line)
         if len(rule) < 12 or _INJECTION.search(rule) or rule.endswith(":"):
             continue
@@ -256,9 +278,14 @@ def spec_rules(text: str) -> list[str]:
 
 
 def command_head(command: str, words: int = 3) -> str:
-    """The first words of a command line, for labels ("mix test test/foo_test.exs" -> "mix test test/foo_test.exs")."""
+    """The first words of the command a command line runs, for labels: variable assignments and a leading `cd …`
+    left out ("cd app && FOO=1 mix test test/foo_test.exs" -> "mix test test/foo_test.exs")."""
     try:
         parts = shlex.split(command, posix=True)
     except ValueError:
         parts = command.split()
+    while parts and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", parts[0]) or parts[0] in ("&&", ";")):
+        parts = parts[1:]
+    if len(parts) > 2 and parts[0] == "cd" and parts[2] in ("&&", ";"):
+        return command_head(" ".join(parts[3:]), words) or " ".join(parts[:words])[:80]
     return " ".join(parts[:words])[:80]

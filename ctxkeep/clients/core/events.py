@@ -40,7 +40,7 @@ TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.
 if TYPE_CHECKING:
     from typing import IO, Any
 
-    Reply = tuple[dict[str, Any] | None, str]  # (what to print, a note for the log)
+    Reply = tuple[dict[str, Any] | str | None, str]  # (what to print: JSON, or plain text; a note for the log)
     Handler = Callable[[HotSession, Where, dict[str, Any]], Reply]
 
 MAX_CHARS = 9_000  # the records' view: what Claude Code keeps inline, and well under every other client's limit
@@ -80,7 +80,9 @@ def run(
         w = where(data, config, session_key(data, keys))
         with closing(open_hot_session(w.db, w.project, w.session_id, config.busy_timeout_ms)) as conn:
             output, note = handler(conn, w, data)
-        if output is not None or fallback is not None:
+        if isinstance(output, str):
+            stdout.write(output)
+        elif output is not None or fallback is not None:
             print_json(stdout, output if output is not None else fallback or {})
         if note:
             write_log(config.log, f"{label} {event} ok in {elapsed_ms(started)}, session {w.session_id}: {note}")
@@ -137,24 +139,62 @@ def start_context(
     prefix: str,
     wrapper: int = 0,
     measure: Callable[[str], int] = len,
+    after_compaction: bool = True,
 ) -> tuple[str, str]:
     """What a session start (or resume, or the first event after a compaction) injects, and the note for the log:
     the repair of `summary` (the client's compaction summary, checked against the records and kept as the task's
     summary) within REPAIR_CHARS, else the records' own view within MAX_CHARS; "" for a session with nothing
-    recorded. `measure` counts characters as the client will show them; `wrapper` is what the client's answer around
-    the text takes of the limit."""
+    recorded, or the same view again when the context holds it already (a session start that follows another
+    without a compaction between, `after_compaction` False). `measure` counts characters as the client will show
+    them; `wrapper` is what the client's answer around the text takes of the limit."""
     if not conn.records() and conn.binding() is None:
         return "", "no records for this session: nothing injected"
     task_id = live.session_task(conn, w, prefix)
     budget = (REPAIR_CHARS if summary is not None else MAX_CHARS) - wrapper
     saved = conn.latest_state_json(task_id) is not None
     text, losses = live.injection(
-        conn, w, summary, budget, header(summary is not None), task_id, footer(task_id, saved), measure
+        conn,
+        w,
+        summary,
+        budget,
+        header(summary is not None),
+        task_id,
+        footer(task_id, saved),
+        measure,
+        after_compaction,
     )
+    if not text and summary is None:
+        return "", "the same view is in the context already (injected at the last session start): nothing injected"
     if not text:
         return "", "the summary carries every record: nothing injected"
     what = f"repair of {losses} loss(es)" if summary is not None else "the records' view"
     return text, f"injected {what} ({measure(text):,} characters)"
+
+
+def start_brief(conn: HotSession, w: Where, wrapper: int = 0, measure: Callable[[str], int] = len) -> tuple[str, str]:
+    """A new session's brief of where this project's work stopped (CTXKEEP_START_BRIEF=off: none), and the note."""
+    if not w.config.start_brief:
+        return "", "the startup brief is off (CTXKEEP_START_BRIEF)"
+    from ctxkeep.clients.core.briefs import STARTUP_BRIEF_CHARS
+
+    text = live.startup_brief(conn, w, w.config.start_brief_days, STARTUP_BRIEF_CHARS - wrapper, measure)
+    return (
+        (text, f"injected the startup brief ({measure(text):,} characters)") if text else ("", "no open earlier work")
+    )
+
+
+def compaction_brief(
+    conn: HotSession, w: Where, manual: bool = False, measure: Callable[[str], int] = len
+) -> tuple[str, str]:
+    """What a pre-compaction hook prints for the client's summarizer (CTXKEEP_COMPACT_BRIEF=off: nothing); shorter
+    for a compaction the user asked for (`manual`), whose output the user reads and the transcript keeps."""
+    if not w.config.compact_brief:
+        return "", ""
+    from ctxkeep.clients.core.briefs import COMPACTION_BRIEF_CHARS, MANUAL_COMPACTION_BRIEF_CHARS
+
+    budget = MANUAL_COMPACTION_BRIEF_CHARS if manual else COMPACTION_BRIEF_CHARS
+    text = live.compaction_brief(conn, w, budget, measure)
+    return text, f"printed the brief for the summary ({measure(text):,} characters)" if text else ""
 
 
 def printed(text: str) -> int:

@@ -7,6 +7,9 @@ The variables a hook reads, and where:
 - CTXKEEP_GATE: the verification gate at a stop (on unless off/0/false/no);
 - CTXKEEP_SHAPE, CTXKEEP_SHAPE_READ, CTXKEEP_SHAPE_LIMITS: tool-output shaping (`shaping.shaping_from_env`);
 - CTXKEEP_WORKER_WAIT_S: how long a session start waits for the detached ingest (seconds, default 10);
+- CTXKEEP_START_BRIEF: a new session's brief of where the project's work stopped (on unless off/0/false/no), and
+  CTXKEEP_START_BRIEF_DAYS: how recent that work must be (days, default 14);
+- CTXKEEP_COMPACT_BRIEF: what a pre-compaction hook tells the client's summarizer to keep (on unless off);
 - CTXKEEP_PROJECT, CLAUDE_PROJECT_DIR (with the input's cwd: the project, `project.resolve_project`), and
   CTXKEEP_ALLOWED_ROOTS (`project.transcript_roots`), read with the hook input;
 - the clients' own folders (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME), read by each client's adapter from `env`.
@@ -33,6 +36,7 @@ else:
 LOG_NAME = "ctxkeep-hooks.log"
 BUSY_TIMEOUT_MS = 5_000
 WORKER_WAIT_S = 10.0
+START_BRIEF_DAYS = 14.0
 
 
 class HookConfig(NamedTuple):
@@ -45,6 +49,9 @@ class HookConfig(NamedTuple):
     gate: bool
     shaping: Shaping
     worker_wait_s: float
+    start_brief: bool = True
+    start_brief_days: float = START_BRIEF_DAYS
+    compact_brief: bool = True
 
 
 def log_path(env: Mapping[str, str]) -> Path:
@@ -65,4 +72,7 @@ def hook_config(env: Mapping[str, str]) -> HookConfig:
         switch(env, "CTXKEEP_GATE", True),
         shaping_from_env(env),
         seconds(env, "CTXKEEP_WORKER_WAIT_S", WORKER_WAIT_S),
+        switch(env, "CTXKEEP_START_BRIEF", True),
+        seconds(env, "CTXKEEP_START_BRIEF_DAYS", START_BRIEF_DAYS, unit="days"),
+        switch(env, "CTXKEEP_COMPACT_BRIEF", True),
     )

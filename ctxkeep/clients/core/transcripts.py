@@ -40,7 +40,7 @@ class Reading:
         self.cwd: str | None = None
 
     def prompt(self, text: str, at: str) -> None:
-        self.records += capture.from_prompt(text, at)
+        self.records += capture.from_prompt(text, at, self.known)
         self._message("user", [{"type": "text", "text": text}])
 
     def said(self, text: str, at: str) -> None:

@@ -2,9 +2,10 @@
 
 Gemini sends `session_id`, `transcript_path` (the chat JSONL), `cwd`, `hook_event_name`, `timestamp` and reads pure
 JSON on stdout (verified with Gemini CLI 0.61; geminicli.com/docs/hooks/reference):
-- SessionStart (`source` startup | resume; nothing after `clear`, which asks for a fresh context): the records' view
-  as `hookSpecificOutput.additionalContext`,
-  which Gemini wraps in `<hook_context>` with `<` and `>` HTML-escaped (the budget counts the escapes);
+- SessionStart (`source` startup | resume; nothing after `clear`, which asks for a fresh context): a new session
+  (`startup`) gets the brief of where this project's work stopped (`events.start_brief`, 2,000 characters), a resume
+  the records' view, as `hookSpecificOutput.additionalContext`, which Gemini puts before the first prompt in
+  `<hook_context>` with `<` and `>` HTML-escaped (`&` and quotes as they are; the budgets count the escapes);
 - BeforeAgent: records the prompt (without the `<hook_context>` Gemini prefixed to it);
 - AfterTool: records the call; a large output is offloaded to evidence but stays in the context (Gemini 0.61 ignores
   the documented `tool_output` replacement);
@@ -13,7 +14,9 @@ JSON on stdout (verified with Gemini CLI 0.61; geminicli.com/docs/hooks/referenc
   rides on the next of these two, once, as additionalContext;
 - AfterAgent: the verification gate (`{"decision": "deny", "reason": …}`: Gemini runs one more turn with the reason);
 - SessionEnd: the detached worker reads the chat file into records, binds and saves the task, compresses the history.
-PreCompress is not used: it fires before every model call and carries no summary.
+PreCompress is not used: it fires before every compression check (each model call) and carries no summary, and
+Gemini 0.61 drops its output (`ChatCompressionService.compress` awaits the hooks and ignores their result; a
+`systemMessage` only reaches the debug log), so the compaction brief has nowhere to go (tests/e2e/test_briefs.py).
 """
 
 from __future__ import annotations
@@ -105,7 +108,10 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
     if data.get("source") == "clear":
         return None, "the user cleared the context: nothing injected"
     wrapper = _shown(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}))
-    text, note = events.start_context(conn, w, None, TASK_PREFIX, wrapper, _shown)
+    if data.get("source") == "startup":
+        text, note = events.start_brief(conn, w, wrapper, _shown)
+    else:
+        text, note = events.start_context(conn, w, None, TASK_PREFIX, wrapper, _shown)
     if not text:
         return None, note
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}, note

@@ -10,13 +10,16 @@ passes through.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
+from ctxkeep.storage.shown import KEEP_SHOWN, SHOWN_KINDS
 from ctxkeep.storage.sqlite.folders import create_private_file
 from ctxkeep.storage.sqlite.opener import open_database
 
 RecordRow = tuple[str, str, str, str, str, str, str]  # kind, key, text, at, status, source, ref
+ShownEntry = tuple[str, str, str, str, str, str]  # kind, at, text, label, source, ref
 _HOOK_FIELDS = (
     "generation",
     "injection",
@@ -57,8 +60,9 @@ class SqliteHotSession:
         self._conn.close()
 
     def put_records(self, rows: Iterable[RecordRow]) -> int:
-        """Upsert records (the latest write of a kind and key wins); bumps the session's generation when any changed.
-        Returns how many changed."""
+        """Upsert records (the latest write of a kind and key wins; the same record again refreshes its time, so a
+        repeated test run counts when it ran last); bumps the session's generation when any changed. Returns how many
+        changed."""
         changed = 0
         self._conn.execute("BEGIN IMMEDIATE")
         try:
@@ -67,8 +71,8 @@ class SqliteHotSession:
                     "INSERT INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, session_id, kind, key) DO UPDATE SET "
                     "text = excluded.text, at = excluded.at, status = excluded.status, source = excluded.source, "
-                    "ref = excluded.ref WHERE at <= excluded.at AND (text, status, source, ref) IS NOT "
-                    "(excluded.text, excluded.status, excluded.source, excluded.ref)",
+                    "ref = excluded.ref WHERE at < excluded.at OR (at = excluded.at AND (text, status, source, ref) IS NOT "
+                    "(excluded.text, excluded.status, excluded.source, excluded.ref))",
                     (self.project, self.session_id, *row),
                 )
                 changed += cursor.rowcount
@@ -88,15 +92,101 @@ class SqliteHotSession:
         )
 
     def records(self, kinds: Sequence[str] = ()) -> list[RecordRow]:
-        """The session's records (of `kinds` when given), oldest first."""
+        """The session's records (of `kinds` when given), oldest first; never the log of what the model was shown
+        (`ctxkeep.storage.shown`)."""
         where, params = "project = ? AND session_id = ?", [self.project, self.session_id]
-        if kinds:
-            where += f" AND kind IN ({','.join('?' * len(kinds))})"
-            params += list(kinds)
+        chosen = [kind for kind in kinds if kind not in SHOWN_KINDS]
+        if kinds and not chosen:
+            return []
+        if chosen:
+            where += f" AND kind IN ({','.join('?' * len(chosen))})"
+            params += chosen
+        else:
+            where += f" AND kind NOT IN ({','.join('?' * len(SHOWN_KINDS))})"
+            params += list(SHOWN_KINDS)
         return self._conn.execute(
             f"SELECT kind, key, text, at, status, source, ref FROM session_records WHERE {where} "
             "ORDER BY at, kind, key",
             params,
+        ).fetchall()
+
+    def other_sessions(self, since: str, limit: int = 3) -> list[tuple[str, str]]:
+        """(session id, time of its latest record) of this project's other sessions with a record since `since`,
+        the most recent first."""
+        return self._conn.execute(
+            "SELECT session_id, max(at) AS last FROM session_records WHERE project = ? AND session_id != ? AND "
+            f"kind NOT IN ('hook', {','.join('?' * len(SHOWN_KINDS))}) GROUP BY session_id HAVING last >= ? "
+            "ORDER BY last DESC LIMIT ?",
+            (self.project, self.session_id, *SHOWN_KINDS, since, limit),
+        ).fetchall()
+
+    def records_of(self, session_id: str) -> list[RecordRow]:
+        """Another session's records of this project, oldest first."""
+        return self._conn.execute(
+            "SELECT kind, key, text, at, status, source, ref FROM session_records WHERE project = ? AND "
+            f"session_id = ? AND kind NOT IN ({','.join('?' * len(SHOWN_KINDS))}) ORDER BY at, kind, key",
+            (self.project, session_id, *SHOWN_KINDS),
+        ).fetchall()
+
+    def recent_tasks(self, since: str, limit: int = 5) -> list[tuple[str, int, str, str]]:
+        """(task id, version, state JSON, saved at) of this project's tasks saved since `since`, the most recent
+        first."""
+        return self._conn.execute(
+            "SELECT t.task_id, c.version, c.state_json, t.updated_at FROM tasks t JOIN checkpoints c ON "
+            "c.project = t.project AND c.task_id = t.task_id AND c.version = t.latest_version "
+            "WHERE t.project = ? AND t.updated_at >= ? ORDER BY t.updated_at DESC LIMIT ?",
+            (self.project, since, limit),
+        ).fetchall()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """The single-statement writes inside (hook state, the log of what was shown, the inbox) as one transaction:
+        one commit instead of one each. Commits are the Store's (WAL, synchronous NORMAL: a killed process loses
+        nothing committed, the file stays whole; a power cut may lose the last commits, never corrupt the file)."""
+        if self._conn.in_transaction:
+            yield
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def log_shown(self, kind: str, text: str, at: str, label: str, source: str, ref: str) -> None:
+        """Log what the model was shown (`kind` one of SHOWN_KINDS): not a record, so the generation stays; only the
+        newest KEEP_SHOWN entries of the kind stay."""
+        if kind not in SHOWN_KINDS:
+            raise ValueError(f"not a kind of what the model was shown: {kind!r} (one of {', '.join(SHOWN_KINDS)})")
+        key = (self.project, self.session_id, kind)
+        with self.batch():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, at, text, at, label, source, ref),
+            )
+            self._conn.execute(
+                "DELETE FROM session_records WHERE project = ? AND session_id = ? AND kind = ? AND key NOT IN "
+                "(SELECT key FROM session_records WHERE project = ? AND session_id = ? AND kind = ? "
+                "ORDER BY key DESC LIMIT ?)",
+                (*key, *key, KEEP_SHOWN),
+            )
+
+    def relabel_last_shown(self, kind: str, label: str) -> None:
+        """Change the label of the newest logged entry of `kind` (what a later step of the same hook learned)."""
+        self._conn.execute(
+            "UPDATE session_records SET status = ? WHERE project = ? AND session_id = ? AND kind = ? AND key = "
+            "(SELECT MAX(key) FROM session_records WHERE project = ? AND session_id = ? AND kind = ?)",
+            (label, self.project, self.session_id, kind, self.project, self.session_id, kind),
+        )
+
+    def shown(self) -> list[ShownEntry]:
+        """The session's log of what the model was shown, oldest first: (kind, at, text, label, source, ref)."""
+        return self._conn.execute(
+            f"SELECT kind, at, text, status, source, ref FROM session_records WHERE project = ? AND session_id = ? "
+            f"AND kind IN ({','.join('?' * len(SHOWN_KINDS))}) ORDER BY at, kind",
+            (self.project, self.session_id, *SHOWN_KINDS),
         ).fetchall()
 
     def hook_state(self) -> dict[str, object]:

@@ -4,7 +4,23 @@ from __future__ import annotations
 
 import aiosqlite
 
-from ctxkeep.storage.rows import InjectionRow, SessionRow
+from ctxkeep.storage.rows import InjectionRow, SeenSessionRow, SessionRow, ShownRow
+from ctxkeep.storage.shown import SHOWN_KINDS
+
+_KINDS = "(" + ", ".join(f"'{kind}'" for kind in SHOWN_KINDS) + ")"  # constants, not input
+_SEEN = (
+    "SELECT r.session_id, s.task_id, MIN(r.at), MAX(r.at), "
+    f"SUM(CASE WHEN r.kind NOT IN {_KINDS} THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN r.kind = 'injected' THEN 1 ELSE 0 END), SUM(CASE WHEN r.kind = 'offloaded' THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN r.kind = 'blocked' THEN 1 ELSE 0 END) FROM session_records r "
+    "LEFT JOIN sessions s ON s.project = r.project AND s.session_id = r.session_id WHERE r.project = ? "
+    "GROUP BY r.session_id, s.task_id ORDER BY MAX(r.at) DESC, r.session_id LIMIT ?"
+)
+_SHOWN = (
+    "SELECT session_id, kind, at, text, status, source, ref FROM (SELECT * FROM session_records "
+    f"WHERE project = ? AND session_id = ? AND kind IN {_KINDS} "
+    "ORDER BY at DESC, kind LIMIT ?) newest ORDER BY at, kind"
+)
 
 
 class Sessions:
@@ -58,3 +74,11 @@ class Sessions:
             (project, limit),
         )
         return [InjectionRow(*row) for row in await cursor.fetchall()]
+
+    async def seen(self, project: str, limit: int) -> list[SeenSessionRow]:
+        cursor = await self._conn.execute(_SEEN, (project, limit))
+        return [SeenSessionRow(*row) for row in await cursor.fetchall()]
+
+    async def shown(self, project: str, session_id: str, limit: int) -> list[ShownRow]:
+        cursor = await self._conn.execute(_SHOWN, (project, session_id, limit))
+        return [ShownRow(*row) for row in await cursor.fetchall()]

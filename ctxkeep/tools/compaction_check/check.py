@@ -24,7 +24,7 @@ import functools
 import math
 import re
 
-from ctxkeep.text import match_key
+from ctxkeep.text import match_key, one_line
 from ctxkeep.tools.shared.negation import has_negation, negated_clauses
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
@@ -181,7 +181,8 @@ _PASSAGE_BREAK = re.compile(r"\n+|(?<=[.!?;。；])\s+")
 
 
 class Item(NamedTuple):
-    """One thing a summary must carry. `kind`: goal | constraint | rule | request | pending | approval | fact | state.
+    """One thing a summary must carry. `kind`: goal | constraint | rule | request | env | decision | pending |
+    approval | fact | state.
     `value`: a fact's exact value in comparison form (`ctxkeep.text.value_key`), an approval's id, or for a state the
     pattern (a regex) a summary that says it matches; `source`: where the item comes from, shown in repairs."""
 
@@ -359,7 +360,7 @@ def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[
         finding: Finding | None = None
         if item.kind == "goal":
             finding = _check_goal(item, summary, found, exact)
-        elif item.kind in ("constraint", "rule", "request"):
+        elif item.kind in ("constraint", "rule", "request", "env", "decision"):
             finding = _check_rule(item, summary, found, exact)
         elif item.kind == "pending":
             finding = _check_pending(item, summary, found, exact)
@@ -382,7 +383,9 @@ def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[
             Finding(
                 "summary_claim_unverified",
                 Item("claim", claim.group(0)),
-                f"the summary says {claim.group(0)!r}, but {len(unfinished)} item(s) are still open or unverified",
+                f"the summary says {claim.group(0)!r}, but {len(unfinished)} item(s) are still open or unverified, "
+                + "among them: "
+                + "; ".join(one_line(i.text, 80) for i in unfinished[:3]),
             )
         )
     return out
