@@ -130,7 +130,7 @@ async def test_a_changed_bundle_is_refused_and_nothing_is_written(store: Store, 
         await import_bundle(bob, _resealed(data))
     assert await _chain(bob) == []
     async with bob.store.snapshot() as tx:
-        assert await tx.evidence.existing_refs(OTHER, [e["ref"] for e in data["evidence"]]) == set()
+        assert await tx.evidence.rows(OTHER, [e["ref"] for e in data["evidence"]]) == {}
 
 
 async def test_a_bundle_that_only_adds_versions_merges_them_and_a_second_import_adds_nothing(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxkeep.storage.interface import Store, is_postgres
+from ctxkeep.errors import DatabaseUnavailable
+from ctxkeep.storage.interface import Store, is_postgres, shown_location
 
 
 async def open_store(location: Path | str, busy_timeout_ms: int = 5_000) -> Store:
@@ -16,8 +17,16 @@ async def open_store(location: Path | str, busy_timeout_ms: int = 5_000) -> Stor
     SchemaTooNew or DatabaseUnavailable (also for a PostgreSQL URL when its driver, the `postgres` extra, is not
     installed)."""
     if is_postgres(location):
-        from ctxkeep.storage.postgres.db import PostgresStore
-
+        try:
+            from ctxkeep.storage.postgres.db import PostgresStore
+        except ModuleNotFoundError as exc:
+            if exc.name != "asyncpg":
+                raise
+            raise DatabaseUnavailable(
+                f"database {shown_location(location)} is a PostgreSQL URL, and PostgreSQL needs the asyncpg driver, "
+                "which is not installed: pip install 'ctxkeep[postgres]' (SQLite needs nothing more: point "
+                "CTXKEEP_DB at a file)"
+            ) from None
         return await PostgresStore.open(str(location), busy_timeout_ms)
     from ctxkeep.storage.sqlite.db import SqliteStore
 

@@ -81,8 +81,6 @@ class CursorsQueries(Protocol):
 
 
 class EvidenceQueries(Protocol):
-    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]: ...
-
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
         """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them
         (`terms`: the record's index terms, `ctxkeep.storage.index_terms`)."""

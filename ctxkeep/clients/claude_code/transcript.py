@@ -39,16 +39,6 @@ _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
 PlanReader = Callable[[str], "str | None"]
 
 
-class Transcript(Reading):
-    """What a Claude Code transcript holds for ctxkeep (a client's Reading): its records, the task the agent saved
-    itself, compaction summaries in order, and how many compactions it shows. Its messages stay empty:
-    compress_history reads the transcript file itself."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.boundaries = 0
-
-
 def normal_time(stamp: Any, fallback: str) -> str:
     """A transcript timestamp in ctxkeep's fixed-width UTC form (so records order by text), else `fallback`."""
     if not isinstance(stamp, str):
@@ -90,7 +80,7 @@ def prompt_text(content: Any) -> str | None:
 
 class _Reader:
     def __init__(self, read_plan: PlanReader) -> None:
-        self.out = Transcript()
+        self.out = Reading()  # its messages stay empty: compress_history reads the transcript file itself
         self.known = self.out.known
         self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self.read_plan = read_plan
@@ -105,9 +95,7 @@ class _Reader:
         if isinstance(branch, str) and branch and branch != self.branch:
             self.branch = branch
             self.out.records.append(Record("fact", "branch", capture.clean(branch, 200), self.at, source="git"))
-        if kind == "system" and record.get("subtype") == "compact_boundary":
-            self.out.boundaries += 1
-        elif kind == "system" and record.get("subtype") == "local_command":
+        if kind == "system" and record.get("subtype") == "local_command":
             self._drop_command()
         elif (
             kind == "queue-operation"
@@ -170,7 +158,7 @@ class _Reader:
         self.out.records += capture.from_tool(event, self.known)
 
 
-def read_transcript(lines: Iterable[str], read_plan: PlanReader = lambda path: None) -> Transcript:
+def read_transcript(lines: Iterable[str], read_plan: PlanReader = lambda path: None) -> Reading:
     """The records, bound task and compaction summaries of a transcript's lines."""
     reader = _Reader(read_plan)
     for line in lines:
@@ -215,4 +203,4 @@ def last_compact_summary(path: str, tail_bytes: int = TAIL_BYTES) -> str | None:
     return None
 
 
-__all__ = ["Transcript", "last_compact_summary", "latest", "normal_time", "prompt_text", "read_transcript", "text_of"]
+__all__ = ["last_compact_summary", "latest", "normal_time", "prompt_text", "read_transcript", "text_of"]
