@@ -296,7 +296,7 @@ def run(quick: bool) -> dict[str, Any]:
         "notes": [
             f"{Path(s).name[:28]}: shaped {r['shaped']}, needed again {r['needed_again']}, gate blocked {r['gate']['blocked']} "
             f"(false alarms {r['gate']['false_alarms']})"
-            for s, r in zip(SESSIONS, on, strict=True)
+            for s, r in zip(chosen, on, strict=True)
         ],
         "raw": {"off": off, "on": on},
         "checks": {"default_share_at_least_0.60": default_share >= 0.60, "lossless": same == offloaded},
