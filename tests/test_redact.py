@@ -139,6 +139,6 @@ def test_redaction_is_linear_on_hostile_text() -> None:
         ("Cookie: " + "a=b; " * 40_000),
     ]
     for text in hostile:
-        started = time.perf_counter()
+        started = time.process_time()  # this process's CPU time: a loaded machine does not inflate it
         redact_secrets(text)
-        assert time.perf_counter() - started < 2, text[:40]
+        assert time.process_time() - started < 2, text[:40]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -25,6 +26,7 @@ from ctxkeep.server.memory_tools import register_memory_tools
 from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
 from ctxkeep.settings import Settings, configure_logging
+from ctxkeep.storage.interface import shown_location
 from ctxkeep.tools.scope import open_scope
 
 INSTRUCTIONS = """\
@@ -82,6 +84,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
         lifespan=lifespan,
         log_level=settings.log_level,  # type: ignore[arg-type]
     )
+    server.server_paths = (shown_location(settings.location), str(settings.db_path.parent), str(Path.home()))
     register_checkpoint_tools(server, runtime)
     register_evidence_tools(server, runtime, settings)
     register_compress_tools(server, runtime)

@@ -3,8 +3,12 @@
 Every request must carry `Authorization: Bearer <token>` (the scheme in any case). The token is CTXKEEP_HTTP_TOKEN
 when set, else the generated one in `http-token` beside the database (`http_token`): on loopback another local user
 can connect too, and must not read or write what the server holds. `--no-token` turns the check off, on loopback
-only and said aloud. A non-loopback host needs `--allow-remote` and CTXKEEP_HTTP_TOKEN. A database with per-user
-tokens is served with those only (`http_users`). What each request goes through: `http_app`.
+only and said aloud. A non-loopback host needs `--allow-remote` and CTXKEEP_HTTP_TOKEN. What each request goes
+through, the body limit and the token check: `http_app`.
+
+Once the database holds user tokens (`ctxkeep token create`), only those are accepted (`http_users`), also by a
+server started before the first one was made: the mode is read while serving, not decided at start. Before any token
+check, `http_limits` times out unfinished requests and caps the connections.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ctxkeep.errors import InvalidInput
-from ctxkeep.server.http_app import http_app, is_loopback
+from ctxkeep.server.http_app import BearerToken, http_app, is_loopback
 from ctxkeep.server.http_token import MIN_TOKEN_CHARS, load_or_create_token, token_path
 from ctxkeep.settings import Settings
 
@@ -71,7 +75,8 @@ def serve_http(
     import anyio
     import uvicorn
 
-    from ctxkeep.server.http_users import has_users, serve_with_users
+    from ctxkeep.server.http_limits import connection_limits
+    from ctxkeep.server.http_users import UserTokens, has_users, serve_with_users
 
     if anyio.run(has_users, settings.location, settings.busy_timeout_ms):  # per-user tokens: only those are accepted
         serve_with_users(settings, host, port, token, allow_remote, no_token)
@@ -89,6 +94,7 @@ def serve_http(
         token_file,
         f" (database {database}, project {settings.project})",
     )
-    uvicorn.run(
-        http_app(settings, host, token, where or ""), host=bare, port=port, log_level=settings.log_level.lower()
-    )
+    inner = http_app(settings, host, None)
+    shared = BearerToken(inner, token, where or "") if token else inner
+    app = UserTokens(inner, settings.location, settings.busy_timeout_ms, shared=shared)  # the token mode, per request
+    uvicorn.run(app, host=bare, port=port, log_level=settings.log_level.lower(), **connection_limits())

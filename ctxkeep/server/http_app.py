@@ -1,4 +1,5 @@
-"""The ASGI app `serve --http` serves: the MCP server's Streamable HTTP app behind a body limit and a bearer token.
+"""The ASGI app `serve --http` serves: the MCP server's Streamable HTTP app behind a body limit, and the bearer token
+check it may sit behind.
 
 Request bodies may be as large as over stdio (CTXKEEP_MAX_REQUEST_BYTES, room for a 64 MiB evidence batch); a larger
 one is read past, never held, and answered 413 with a JSON-RPC error naming the limit, at the request's id. A body that

@@ -11,6 +11,7 @@ from mcp.types import Icon, Tool, ToolAnnotations
 from pydantic import ValidationError
 
 from ctxkeep.errors import CtxkeepError
+from ctxkeep.server.principal import PRINCIPAL
 from ctxkeep.server.schema import lean_schema
 from ctxkeep.server.text_arguments import keeping_text
 
@@ -84,7 +85,17 @@ class CtxkeepServer(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, CtxkeepError):
-                raise ToolError(str(cause)) from cause
+                raise ToolError(self._shown(str(cause))) from cause
             if isinstance(cause, ValidationError):
                 raise ToolError(describe_validation(name, cause)) from cause
             raise
+
+    server_paths: tuple[str, ...] = ()  # the database, its folder, the home folder: never shown to a remote user
+
+    def _shown(self, message: str) -> str:
+        """The message as the caller may see it: for a shared server's remote user, the server's own paths hidden."""
+        if PRINCIPAL.get() is None:
+            return message
+        for path in sorted((p for p in self.server_paths if len(p) > 1), key=len, reverse=True):
+            message = message.replace(path, "<a path on the server>")
+        return message

@@ -64,7 +64,8 @@ class CheckpointsQueries(Protocol):
 
 class DigestsQueries(Protocol):
     async def put(self, project: str, row: DigestRow) -> None:
-        """Store a task's digest; a new digest without a summary keeps the summary of the same source."""
+        """Store a task's digest; a new digest without a summary keeps the summary of the same source, when that one
+        was made here (an imported summary is never kept under a digest made here)."""
 
     async def get(self, project: str, task_id: str) -> DigestRow | None: ...
 
@@ -89,6 +90,10 @@ class EvidenceQueries(Protocol):
         self, project: str, refs: Sequence[str], where: SearchFilter | None = None
     ) -> dict[str, EvidenceRow]:
         """The records behind `refs` in the project (only those passing `where`, when given)."""
+
+    async def ref_projects(self, project: str, refs: Sequence[str]) -> dict[str, str]:
+        """For the records among `refs` imported from a bundle of another project: the project their ref was computed
+        in (records whose ref was computed here are left out)."""
 
     async def by_prefix(self, project: str, prefix: str, limit: int = 2) -> list[EvidenceRow]:
         """Records whose ref starts with `prefix` (at most `limit`), for short refs shown in working sets."""
@@ -233,11 +238,14 @@ class TokensQueries(Protocol):
     async def all(self) -> list[TokenRow]:
         """Every token ever created, revoked ones too, oldest first."""
 
+    async def any(self) -> bool:
+        """Whether any token was ever created (revoked ones count: tokens are never deleted)."""
+
     async def revoke(self, token_id: str, at: str) -> bool:
         """Mark a token revoked; False when there is no such token or it was revoked already."""
 
 
-LATEST_SCHEMA = 9  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
+LATEST_SCHEMA = 10  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
 
 
 class InboxQueries(Protocol):

@@ -27,7 +27,12 @@ from ctxkeep.text import canonical_json, utc_text
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint import latest_state, summary_request_text, verify_summary
 from ctxkeep.tools.compression.digest import Step, build_digest, command_of
-from ctxkeep.tools.compression.transcript import allowed_roots, read_transcript, resolve_transcript
+from ctxkeep.tools.compression.transcript import (
+    allowed_roots,
+    parse_transcript,
+    read_transcript,
+    resolve_transcript,
+)
 from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.shared.messages import (
     Call,
@@ -55,9 +60,17 @@ async def _load(
 ) -> tuple[list[dict[str, Any]], Format, int, str]:
     """The messages, their format, skipped transcript records, and a name for the source."""
     if req.transcript_path is not None:
+        if not scope.local_files:
+            raise InvalidInput(
+                "transcript_path names a file where the server runs, and a shared server never reads its files for a "
+                "remote user; send the transcript's text as transcript (its JSONL lines), or the history as messages"
+            )
         path = resolve_transcript(req.transcript_path, allowed_roots(env, scope.project), scope.project)
         transcript = await anyio.to_thread.run_sync(read_transcript, path)
         return transcript.messages, "claude_code", transcript.skipped, str(path)
+    if req.transcript is not None:
+        transcript = await anyio.to_thread.run_sync(parse_transcript, req.transcript.splitlines())
+        return transcript.messages, "claude_code", transcript.skipped, "transcript"
     messages = req.messages or []
     if any(not isinstance(m, dict) or not isinstance(m.get("role"), str) for m in messages):
         raise InvalidInput(
@@ -193,9 +206,10 @@ def _prefix_hash(raw: list[dict[str, Any]], count: int) -> str:
 
 
 def _source_key(source: str, fmt: str, raw: list[dict[str, Any]], pinned: int, task_id: str | None) -> str:
-    """One cursor per history: the transcript path, or the pinned messages; per task, since refs name the task."""
-    if source == "messages":
-        source = "messages:" + _prefix_hash(raw, max(pinned, 1))[:32]
+    """One cursor per history: the transcript path, or the pinned messages (of a list or a transcript's text); per
+    task, since refs name the task."""
+    if source in ("messages", "transcript"):
+        source = f"{source}:" + _prefix_hash(raw, max(pinned, 1))[:32]
     return f"{task_id or ''}\n{fmt}\n{source}"
 
 

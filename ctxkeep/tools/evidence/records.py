@@ -5,7 +5,9 @@ ref that brings it back byte for byte. A ref names a record — project, content
 title, task — so an identical put returns the existing ref (`deduplicated: true`) and leaves the
 record as first stored: the second put's tags, effective_at and expires_at are ignored, so an
 expired record stays expired (a refetched copy is stored under another title or source, or after
-evidence_delete). A project's records with the same content share one blob; projects never share.
+evidence_delete). A put deduplicates only against a record whose content hash and fields are its own: a record
+planted under the ref by a bundle import that did not check refs is replaced, never returned. A project's records
+with the same content share one blob; projects never share.
 """
 
 from __future__ import annotations
@@ -106,6 +108,22 @@ def _prepare_batch(
     ]
 
 
+def stored_record(
+    project: str, item: EvidenceItem, created_at: str, redactions: int = 0, limit: int = MAX_EVIDENCE_BYTES
+) -> NewEvidence:
+    """The record a put of `item` stores in `project` (redacted as a put redacts, unless `item.redact` is false; its
+    ref computed from the redacted text); `redactions` made earlier are added to the count. Raises InvalidInput."""
+    item, content, found = _redacted(item, limit)
+    (tokens,) = count_tokens_many([content])
+    return NewEvidence(
+        **_record_parts(project, item, content),
+        tokens=tokens,
+        chunk_chars=chunk_size(len(content), tokens),
+        redactions=redactions + found,
+        created_at=created_at,
+    )
+
+
 def _record_parts(project: str, item: EvidenceItem, content: str) -> dict[str, Any]:
     raw = content.encode("utf-8")
     sha256 = hashlib.sha256(raw).hexdigest()
@@ -163,12 +181,31 @@ async def evidence_put(
         first.setdefault(record.ref, record)
     async with scope.store.transaction() as tx:
         existing = await tx.evidence.rows(scope.project, list(first))
+        for ref in [ref for ref, row in existing.items() if _identity(row) != _identity(first[ref])]:
+            await _replace_stale(tx, scope, existing.pop(ref))
         await tx.evidence.insert(scope.project, [r for ref, r in first.items() if ref not in existing])
     stored, seen = [], set(existing)
     for record, preview in prepared:  # a ref fixes content, kind and source, so the preview is the stored one's
         stored.append(_stored(existing.get(record.ref) or record, preview, deduplicated=record.ref in seen))
         seen.add(record.ref)
     return EvidenceBatchResult(refs=[s.ref for s in stored], items=stored)
+
+
+def _identity(row: NewEvidence | EvidenceRow) -> tuple[str | None, ...]:
+    """What a ref names: a stored record that differs is not the record its ref stands for."""
+    return (row.sha256, row.kind, row.source, row.title, row.task_id)
+
+
+async def _replace_stale(tx: Tx, scope: Scope, row: EvidenceRow) -> None:
+    """Delete a record whose content is not what its ref names (only an import that did not check refs could store
+    one), so the put stores the record its ref stands for instead of returning the other text as deduplicated."""
+    if row.index_version != INDEX_VERSION:
+        raise InvalidInput(
+            f"evidence {row.ref!r} holds other content than this put gives it, and was indexed by another ctxkeep "
+            f"version ({row.index_version}); delete it with that version (evidence_delete), then put again"
+        )
+    await tx.evidence.delete(scope.project, row, evidence_terms(row.title, await CONTENTS.content(tx, row)))
+    CONTENTS.forget(row.sha256)
 
 
 class ContentCache:

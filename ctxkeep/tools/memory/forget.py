@@ -69,7 +69,7 @@ def _scrubbed(digest: DigestRow, patterns: list[re.Pattern[str]]) -> DigestRow |
         summary = pattern.sub(FORGOTTEN, summary) if summary is not None else None
     if text == digest.digest and summary == digest.summary:
         return None
-    return DigestRow(digest.task_id, text, summary, digest.source, digest.updated_at)
+    return DigestRow(digest.task_id, text, summary, digest.source, digest.updated_at, digest.imported_from)
 
 
 async def _scrub_digests(tx: Tx, scope: Scope, rows: list[MemoryRow]) -> int:
