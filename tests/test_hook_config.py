@@ -4,6 +4,9 @@ server's Settings (`ctxkeep/environment.py`): a variable means one thing everywh
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,11 +40,46 @@ def _env_reads(path: Path) -> list[str]:
     return found
 
 
-def test_only_the_hook_config_reads_ctxkeeps_variables_on_the_hook_path() -> None:
-    hook_path = [p for p in (PACKAGE / "clients").rglob("*.py") if p.name not in ("install.py", "doctor.py")]
-    readers = {
-        str(p.relative_to(PACKAGE)): _env_reads(p) for p in [*hook_path, PACKAGE / "project.py"] if _env_reads(p)
-    }
+_HOOK_RUNS = [
+    ("claude-code", "user-prompt-submit", {"prompt": "never push to main"}),
+    (
+        "claude-code",
+        "post-tool-use",
+        {"tool_name": "Bash", "tool_input": {"command": "make"}, "tool_response": "x" * 9000},
+    ),
+    ("claude-code", "stop", {"stop_hook_active": False}),
+    ("claude-code", "session-start", {"source": "resume"}),
+    ("codex", "PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "a"}),
+    ("gemini", "BeforeAgent", {"prompt": "go on"}),
+    ("cursor", "afterShellExecution", {"conversation_id": "s-1", "command": "make", "output": "ok"}),
+]
+
+
+def _hook_path_modules(tmp_path: Path) -> list[str]:
+    """The ctxkeep modules the per-event hooks load, as a hook process loads them."""
+    probe = (
+        "import io, json, sys\nfrom ctxkeep.cli import main\n"
+        "for client, event, data in json.loads(sys.argv[1]):\n"
+        "    sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(data).encode()))\n"
+        "    main(['hook', client, event])\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('ctxkeep'))))\n"
+    )
+    runs = [(client, event, {"session_id": "s-1", "cwd": str(tmp_path), **data}) for client, event, data in _HOOK_RUNS]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CTXKEEP_DB": str(tmp_path / "ctxkeep.db")}
+    done = subprocess.run([sys.executable, "-c", probe, json.dumps(runs)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_only_the_hook_config_reads_ctxkeeps_variables_on_the_hook_path(tmp_path: Path) -> None:
+    modules = _hook_path_modules(tmp_path)
+    assert "ctxkeep.clients.core.hook_config" in modules and len(modules) > 20
+    readers = {}
+    for module in modules:
+        path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+        path = path if path.exists() else path.with_suffix("") / "__init__.py"
+        if _env_reads(path):
+            readers[str(path.relative_to(PACKAGE))] = _env_reads(path)
     assert set(readers) <= READERS, readers
 
 
