@@ -72,6 +72,14 @@ def utc_text(moment: datetime | None) -> str | None:
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"
 
 
+def utc_moment(text: str) -> datetime:
+    """A stored time (`utc_text`'s form, or any RFC 3339 time with an offset) as an aware datetime, on every Python
+    (`datetime.fromisoformat` reads a trailing `Z` only from 3.11 on)."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+
+
 def inline_quote(text: str | None, limit: int | None = None) -> str:
     """Outside text (a path from a traceback, a command line) as one inline code span: one line, its backticks
     replaced, so it cannot close the span or start a heading of its own."""

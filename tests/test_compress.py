@@ -20,6 +20,7 @@ from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.shared.tool_outputs import says_nothing
 from ctxkeep.tools.scope import Scope
 from tests.conftest import tool_text
+from ctxkeep.storage import open_store
 
 pytestmark = pytest.mark.anyio
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -129,10 +130,8 @@ def test_swe_span_reduction_median_is_at_least_85_percent(tmp_path: Path) -> Non
 
     import anyio
 
-    from ctxkeep.storage import Store
-
     async def reductions() -> list[float]:
-        store = await Store.open(tmp_path / "r.db")
+        store = await open_store(tmp_path / "r.db")
         scope = Scope(store=store, project="/swe")
         out = []
         for run in SWE_RUNS:
@@ -388,7 +387,6 @@ async def _cursor_keys(scope: Scope) -> list[str]:
 
 
 async def test_compressing_a_grown_history_reuses_the_earlier_offloads(scope: Scope, tmp_path: Path) -> None:
-    from ctxkeep.storage import Store
 
     grown = GENERIC + [
         m
@@ -407,7 +405,7 @@ async def test_compressing_a_grown_history_reuses_the_earlier_offloads(scope: Sc
     )
     again = await compress_history(scope, CompressRequest(messages=grown, task_id="grow", keep_recent=2))
     assert again.evidence_refs[: len(first.evidence_refs)] == first.evidence_refs
-    other = await Store.open(tmp_path / "fresh.db")
+    other = await open_store(tmp_path / "fresh.db")
     try:
         fresh = await compress_history(
             Scope(store=other, project=scope.project), CompressRequest(messages=grown, task_id="grow", keep_recent=2)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 
-from ctxkeep.storage.sqlite.hook_session import InboxRow, RecordRow, SchemaTooNewError, SqliteHotSession, open_session
+from ctxkeep.storage.sqlite.hook_session import InboxRow, RecordRow, SqliteHotSession, open_session
 
 HotSession = SqliteHotSession
 
-__all__ = ["HotSession", "InboxRow", "RecordRow", "SchemaTooNewError", "open_hot_session"]
+__all__ = ["HotSession", "InboxRow", "RecordRow", "open_hot_session"]
 
 
 def open_hot_session(

@@ -47,10 +47,6 @@ class Transcript(Reading):
     the lines after that state add; its `provisional` records: tool calls without their result yet (recorded with
     an empty output, as at the end of any read) and a slash command not yet known to have run locally."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.boundaries = 0
-
 
 def normal_time(stamp: Any, fallback: str) -> str:
     """A transcript timestamp in ctxkeep's fixed-width UTC form (so records order by text), else `fallback`."""
@@ -139,9 +135,7 @@ class _Reader:
         if isinstance(branch, str) and branch and branch != self.branch:
             self.branch = branch
             self.out.records.append(Record("fact", "branch", capture.clean(branch, 200), self.at, source="git"))
-        if kind == "system" and record.get("subtype") == "compact_boundary":
-            self.out.boundaries += 1
-        elif kind == "system" and record.get("subtype") == "local_command":
+        if kind == "system" and record.get("subtype") == "local_command":
             self._drop_command()
         elif (
             kind == "queue-operation"

@@ -1,11 +1,19 @@
-"""Private folders for the database: each missing folder created 0700, under any umask. Standard library only (the
-hooks' fast path opens the database too; `files.py` costs it dataclasses and inspect)."""
+"""A private place for the database: each missing folder created 0700 under any umask, the file 0600. Standard
+library only (the hooks' fast path creates the database too; `files.py` costs it dataclasses and inspect)."""
 
 from __future__ import annotations
 
 import os
 
 PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+
+
+def create_private_file(path: str | os.PathLike[str]) -> None:
+    """Make the missing folders (0700 each) and the file (0600) when absent; an existing file is left as it is.
+    OSError when that is not possible."""
+    make_private_folders(os.path.dirname(os.path.abspath(path)))
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE))
 
 
 def make_private_folders(folder: str | os.PathLike[str]) -> None:
