@@ -99,11 +99,11 @@ def test_a_bad_busy_timeout_means_the_same_to_a_hook_and_to_the_server(tmp_path:
     assert not agent.db.exists()  # nothing opened with a setting it could not read
 
 
-def test_the_hook_config_reads_each_setting() -> None:
+def test_the_hook_config_reads_each_setting(tmp_path: Path) -> None:
     config = hook_config(
         {
             "HOME": "/home/u",
-            "CTXKEEP_DB": "/d/ctxkeep.db",
+            "CTXKEEP_DB": str(tmp_path / "ctxkeep.db"),
             "CTXKEEP_BUSY_TIMEOUT_MS": "250",
             "CTXKEEP_GATE": "off",
             "CTXKEEP_SHAPE": "no",
@@ -111,9 +111,9 @@ def test_the_hook_config_reads_each_setting() -> None:
             "CTXKEEP_WORKER_WAIT_S": "2.5",
         }
     )
-    assert (config.db, config.log, config.busy_timeout_ms, config.gate) == (
-        Path("/d/ctxkeep.db"),
-        Path("/d/ctxkeep-hooks.log"),
+    assert (str(config.db), str(config.log), config.busy_timeout_ms, config.gate) == (
+        str(tmp_path / "ctxkeep.db"),
+        str(tmp_path / "ctxkeep-hooks.log"),
         250,
         False,
     )
