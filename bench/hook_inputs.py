@@ -141,13 +141,13 @@ def build_store(db: Path, project: str) -> None:
     from bench.fixture import items
     from ctxkeep.models import CheckpointSaveRequest, TaskState
     from ctxkeep.models.evidence import EvidenceItem
-    from ctxkeep.storage import Store
+    from ctxkeep.storage import open_store
     from ctxkeep.tools.checkpoint.versions import checkpoint_save
     from ctxkeep.tools.evidence.records import evidence_put
     from ctxkeep.tools.scope import Scope
 
     async def fill() -> None:
-        store = await Store.open(db)
+        store = await open_store(db)
         scope = Scope(store=store, project=project)
         try:
             for start in range(0, EVIDENCE_ITEMS, 500):

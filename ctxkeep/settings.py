@@ -93,7 +93,7 @@ class Settings(Model):
 
     @property
     def location(self) -> Path | str:
-        """What `Store.open` takes: the PostgreSQL URL, else the SQLite file."""
+        """What `open_store` takes: the PostgreSQL URL, else the SQLite file."""
         return self.db_url or self.db_path
 
     @property

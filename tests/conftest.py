@@ -1,7 +1,7 @@
 """Shared fixtures: the database every storage test runs on twice (a real SQLite file in a temp dir, then a fresh
 schema of a real PostgreSQL server: tests/pg.py), the in-memory MCP client, stdio server params.
 
-`db_path` is the database's location, a Path or a postgresql:// URL: Store.open, Settings and CTXKEEP_DB take either.
+`db_path` is the database's location, a Path or a postgresql:// URL: open_store, Settings and CTXKEEP_DB take either.
 A test that reads the SQLite file itself (its bytes, its tables through sqlite3) runs on SQLite only: SQLITE_ONLY
 names it and why; the PostgreSQL side of that guarantee has its own test.
 """

@@ -15,7 +15,7 @@ import anyio
 from ctxkeep.clients.core.shaping import view_text
 from ctxkeep.models.compress import CompressRequest
 from ctxkeep.models.evidence import EvidenceSearchRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.compression import compress_history
 from ctxkeep.tools.evidence import evidence_search
@@ -80,7 +80,7 @@ def test_the_raw_output_is_the_item_a_view_and_a_confirmation_are_not(tmp_path: 
     assert raw_ref is not None
 
     async def run() -> tuple[list[str], list[tuple[str, str]], list[str]]:
-        store = await Store.open(claude.db)
+        store = await open_store(claude.db)
         try:
             scope = Scope(store=store, project=str(claude.project.resolve()))
             request = CompressRequest(messages=_history(view), format="anthropic", keep_recent=1, shape_window=100)
@@ -113,7 +113,7 @@ def test_an_offloaded_output_is_counted_with_the_tokenizer_when_it_is_taken_in(t
     assert "Claude Code worker ok" in claude.logged()
 
     async def search() -> None:
-        store = await Store.open(claude.db)
+        store = await open_store(claude.db)
         try:
             scope = Scope(store=store, project=str(claude.project.resolve()))
             await evidence_search(scope, EvidenceSearchRequest(query="module_2999"))  # takes the inbox in
