@@ -12,11 +12,9 @@ from pydantic import Field, model_validator
 
 from ctxkeep.environment import whole_number
 from ctxkeep.errors import InvalidInput
-from ctxkeep.models.common import Model
-from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
-from ctxkeep.models.memory import DEFAULT_TTL_DAYS
+from ctxkeep.models.common import DEFAULT_TTL_DAYS, MAX_EVIDENCE_BYTES, Model
 from ctxkeep.project import default_db_path, resolve_project, spool_path
-from ctxkeep.storage.interface import is_postgres
+from ctxkeep.storage.location import is_postgres
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:

@@ -9,7 +9,6 @@ from pydantic import AfterValidator, Field, model_validator
 
 from ctxkeep.models.common import MAX_NUMBER, Model, StrictModel, TaskId, Text, Timestamp
 
-MAX_EVIDENCE_BYTES = 16 * 1024 * 1024
 MAX_BATCH_ITEMS = 1_000
 MAX_BATCH_BYTES = 64 * 1024 * 1024
 DEFAULT_READ_TOKENS = 6_000

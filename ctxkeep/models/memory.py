@@ -19,7 +19,6 @@ MemoryStatus = Literal["current", "superseded", "expired", "scheduled"]
 # which memory of a key is current: the more authoritative kind first, then the newer (documented in docs/tools.md)
 AUTHORITY: dict[str, int] = {"project_policy": 3, "user_preference": 2, "task_fact": 1, "skill": 1}
 MAX_KEY_CHARS = 200
-DEFAULT_TTL_DAYS: dict[str, int | None] = {"user_preference": 180, "task_fact": 7, "project_policy": None, "skill": 90}
 
 MemoryKey = Annotated[
     RequiredText,

@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol
 
+from ctxkeep.storage.location import is_postgres
 from ctxkeep.storage.rows import (
     ActionRow,
     CheckpointRow,
@@ -33,8 +34,6 @@ from ctxkeep.storage.rows import (
     TombstoneRow,
     WorkingSetRow,
 )
-
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 class CheckpointsQueries(Protocol):
@@ -326,11 +325,6 @@ class Store(ABC):
     @abstractmethod
     def snapshot(self) -> AbstractAsyncContextManager[Tx]:
         """A read transaction: every query inside sees the same committed state."""
-
-
-def is_postgres(location: Path | str) -> bool:
-    """Whether a database location names a PostgreSQL server (postgresql:// or postgres://)."""
-    return isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
 
 
 def shown_location(location: Path | str) -> str:

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ctxkeep.models.memory import DEFAULT_TTL_DAYS
+from ctxkeep.models.common import DEFAULT_TTL_DAYS
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
 
