@@ -13,6 +13,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ctxkeep.db_location import database_location
+
 
 def resolve_project(env: Mapping[str, str], hook_cwd: str | None = None, cwd: str | None = None) -> str:
     """The project key: an absolute, symlink-free directory path."""
@@ -42,11 +44,6 @@ def default_db_path(env: Mapping[str, str]) -> Path:
     return base / "ctxkeep" / "ctxkeep.db"
 
 
-def is_database_url(location: str) -> bool:
-    """Whether CTXKEEP_DB names a PostgreSQL server rather than an SQLite file."""
-    return location.startswith(("postgresql://", "postgres://"))
-
-
 def spool_path(url: str, folder: Path) -> Path:
     """The SQLite file the per-event hooks write when CTXKEEP_DB is a PostgreSQL URL (they run on the standard library,
     which cannot talk to PostgreSQL): one per server, user, database and schema, in `folder`. The password is left out
@@ -61,13 +58,9 @@ def spool_path(url: str, folder: Path) -> Path:
 
 def hook_db_path(env: Mapping[str, str]) -> Path:
     """The SQLite file the hooks open: CTXKEEP_DB's file, the default one, or the spool beside the default one when
-    CTXKEEP_DB is a PostgreSQL URL."""
-    chosen = env.get("CTXKEEP_DB")
-    if not chosen:
-        return default_db_path(env)
-    if is_database_url(chosen):
-        return spool_path(chosen, default_db_path(env).parent)
-    return Path(chosen).expanduser()
+    CTXKEEP_DB is a PostgreSQL URL. Raises LocationError when CTXKEEP_DB names no database location."""
+    location = database_location(env.get("CTXKEEP_DB"), default_db_path(env))  # LocationError: a wrong CTXKEEP_DB
+    return spool_path(location, default_db_path(env).parent) if isinstance(location, str) else location
 
 
 def claude_config_dir(env: Mapping[str, str]) -> Path:

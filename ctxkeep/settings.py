@@ -10,11 +10,11 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
+from ctxkeep.db_location import LocationError, database_location, is_database_url
 from ctxkeep.environment import whole_number
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.common import DEFAULT_TTL_DAYS, MAX_EVIDENCE_BYTES, Model
 from ctxkeep.project import default_db_path, resolve_project, spool_path
-from ctxkeep.storage.location import is_postgres
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
@@ -84,7 +84,7 @@ class Settings(Model):
     def _url_as_db_path(cls, data: object) -> object:
         """A postgresql:// URL given as `db_path` (as CTXKEEP_DB may be) selects the PostgreSQL store; the local files
         then live in the default data folder."""
-        if isinstance(data, dict) and is_postgres(str(data.get("db_path", ""))) and not data.get("db_url"):
+        if isinstance(data, dict) and is_database_url(str(data.get("db_path", ""))) and not data.get("db_url"):
             data = {**data, "db_url": str(data["db_path"]), "db_path": default_db_path(os.environ)}
         return data
 
@@ -107,11 +107,13 @@ class Settings(Model):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
         env = os.environ if env is None else env
+        try:
+            location = database_location(env.get("CTXKEEP_DB"), default_db_path(env))
+        except LocationError as exc:
+            raise InvalidInput(str(exc)) from None
         return cls(
-            db_path=Path(env["CTXKEEP_DB"]).expanduser()
-            if env.get("CTXKEEP_DB") and not is_postgres(env["CTXKEEP_DB"])
-            else default_db_path(env),
-            db_url=env["CTXKEEP_DB"] if is_postgres(env.get("CTXKEEP_DB", "")) else None,
+            db_path=location if isinstance(location, Path) else default_db_path(env),
+            db_url=location if isinstance(location, str) else None,
             project=resolve_project(env, hook_cwd=hook_cwd),
             busy_timeout_ms=_whole_number(env, "CTXKEEP_BUSY_TIMEOUT_MS", 5_000),
             max_evidence_bytes=_whole_number(env, "CTXKEEP_MAX_EVIDENCE_BYTES", MAX_EVIDENCE_BYTES, minimum=1),

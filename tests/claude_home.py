@@ -33,6 +33,7 @@ class Claude:
     def __init__(self, tmp: Path, transcript: Path | None = None, session: str = "s-1") -> None:
         self.home, self.project, self.db = tmp / "home", tmp / "project", tmp / "data" / "ctxkeep.db"
         self.project.mkdir(parents=True)
+        self.db.parent.mkdir(mode=0o700)  # CTXKEEP_DB must name a file in an existing folder
         self.config = self.home / ".claude"
         self.session = session
         self.transcript = self.config / "projects" / transcript_slug(str(self.project.resolve())) / f"{session}.jsonl"

@@ -30,6 +30,7 @@ class Agent:
         self.home, self.project, self.db = tmp / "home", tmp / "project", tmp / "data" / "ctxkeep.db"
         self.project.mkdir(parents=True, exist_ok=True)  # a second session shares the project
         self.home.mkdir(parents=True, exist_ok=True)
+        self.db.parent.mkdir(mode=0o700, exist_ok=True)  # CTXKEEP_DB must name a file in an existing folder
         self.session = session
         self.log = self.db.parent / "ctxkeep-hooks.log"
 

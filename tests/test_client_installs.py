@@ -473,3 +473,31 @@ def test_doctor_checks_each_installed_client_and_says_nothing_of_the_others(tmp_
     assert broken and all(
         "missing or not executable" in c.detail and f"ctxkeep install {client}" in c.detail for c in broken
     )
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_uninstall_codex_removes_only_its_own_lines_and_keeps_comments_added_since(tmp_path: Path, scope: str) -> None:
+    """Issue 24 item 19: comments (which parsed TOML does not see) and settings added after install survive uninstall
+    byte for byte; only ctxkeep's block goes."""
+    home = Home(tmp_path)
+    folder = home.home / ".codex" if scope == "user" else home.project / ".codex"
+    config = folder / "config.toml"
+    original = '# my settings\nmodel = "gpt-5"  # the fast one\n\n[mcp_servers.github]\ncommand = "gh-mcp"\n'
+    _write(config, original)
+    home.run("install", "codex", scope)
+    installed = config.read_text()
+    comment_only = installed.replace('model = "gpt-5"', '# chosen by the team lead\nmodel = "gpt-5"')
+    config.write_text(comment_only)
+    home.run("uninstall", "codex", scope)
+    assert config.read_text() == original.replace('model = "gpt-5"', '# chosen by the team lead\nmodel = "gpt-5"')
+    assert (folder / "config.toml.ctxkeep.bak").exists()  # the file changed since install: its backup is kept
+    config.write_text(original)
+    (folder / "config.toml.ctxkeep.bak").unlink()
+    home.run("install", "codex", scope)
+    config.write_text(config.read_text() + '\n# added after ctxkeep\n[profiles.deep]\nmodel = "o3"\n')
+    home.run("uninstall", "codex", scope)
+    assert config.read_text() == original + '\n# added after ctxkeep\n[profiles.deep]\nmodel = "o3"\n'
+    home.run("install", "codex", scope)
+    home.run("uninstall", "codex", scope)  # nothing changed since install: the original bytes, the backup gone
+    assert config.read_text() == original + '\n# added after ctxkeep\n[profiles.deep]\nmodel = "o3"\n'
+    assert not (folder / "config.toml.ctxkeep.bak").exists()

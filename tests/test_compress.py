@@ -336,7 +336,9 @@ async def test_a_summary_is_checked_against_the_checkpoint(client: Client) -> No
 
 async def test_bad_compress_input_is_a_clear_error(client: Client) -> None:
     for args, expected in (
-        ({}, "send either messages"),
+        ({}, "send one of messages"),
+        ({"messages": GENERIC, "transcript": "{}"}, "send one of messages"),
+        ({"transcript": "not json\nat all"}, "the transcript is not a JSONL transcript"),
         ({"messages": [{"content": "no role"}]}, "string role"),
         ({"messages": GENERIC, "summary": "s"}, "send task_id of a task"),
         ({"messages": GENERIC, "keep_recent": -1}, "keep_recent: Input should be greater than or equal to 0"),

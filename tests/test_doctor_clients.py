@@ -19,6 +19,7 @@ EXE = "/opt/ctxkeep/bin/ctxkeep"
 
 def doctor(tmp: Path, project: Path) -> str:
     """`ctxkeep doctor` in `project`, HOME and every client's config folder inside `tmp`."""
+    (tmp / "data").mkdir(exist_ok=True)  # CTXKEEP_DB names a file in an existing folder
     env = {
         "HOME": str(tmp / "home"),
         "PATH": os.environ.get("PATH", ""),

@@ -208,7 +208,6 @@ def test_an_unknown_claude_code_version_with_new_fields_still_works(tmp_path: Pa
 
 def test_a_failing_offload_never_hides_or_alters_the_output(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
-    claude.db.parent.mkdir(parents=True)
     claude.db.write_bytes(b"this is not a database" * 100)
     done = claude.hook(
         "post-tool-use",
@@ -310,21 +309,18 @@ def test_a_foreign_sqlite_file_is_never_written_by_a_hook_and_new_folders_are_pr
     import stat
 
     claude = Claude(tmp_path)
-    claude.db.parent.mkdir(parents=True)
     with sqlite3.connect(claude.db) as conn:
         conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
     before = claude.db.read_bytes()
     assert claude.post_tool_use(*bash("make", BIG)) is None and claude.db.read_bytes() == before
     assert "not a ctxkeep database" in claude.logged()
-    deep = Claude(tmp_path / "other")
+    deep = Claude(tmp_path / "other")  # the only folders a hook makes: the default data folder's (CTXKEEP_DB unset)
+    data = tmp_path / "other" / "a"
     old = os.umask(0)
     try:
-        deep.db = tmp_path / "other" / "a" / "b" / "ctxkeep.db"
-        deep.log = deep.db.parent / "ctxkeep-hooks.log"
-        deep.prompt("hello there, new database")
+        prompt = deep.base("UserPromptSubmit", prompt="hello there, new database")
+        done = deep.hook("user-prompt-submit", prompt, CTXKEEP_DB="", XDG_DATA_HOME=str(data))
     finally:
         os.umask(old)
-    assert (
-        stat.S_IMODE(deep.db.parent.stat().st_mode) == 0o700
-        and stat.S_IMODE((tmp_path / "other" / "a").stat().st_mode) == 0o700
-    )
+    assert done.returncode == 0 and (data / "ctxkeep" / "ctxkeep.db").is_file()
+    assert stat.S_IMODE((data / "ctxkeep").stat().st_mode) == 0o700 and stat.S_IMODE(data.stat().st_mode) == 0o700

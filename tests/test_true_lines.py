@@ -8,9 +8,10 @@ import json
 from typing import Any
 
 from ctxkeep.clients.claude_code.transcript import latest, read_transcript
-from ctxkeep.clients.core.injection import records_view
+from ctxkeep.clients.core.events import printed
+from ctxkeep.clients.core.injection import records_view, repair
 from ctxkeep.clients.core.session_view import View, derive, must_keep
-from ctxkeep.tools.compaction_check import check_summary
+from ctxkeep.tools.compaction_check import Finding, Item, check_summary
 
 
 class Session:
@@ -214,3 +215,41 @@ def test_a_merge_that_stopped_on_conflicts_is_open_until_a_commit() -> None:
     assert "Not concluded: `git merge origin/main` stopped on conflicts (app.py): resolve them, then commit" in s.text()
     s.edit("/p/app.py").bash("git commit -am 'Merge origin/main'", "[main 3c3c3c3] Merge origin/main")
     assert "Not concluded" not in s.text()
+
+
+def test_the_users_answers_and_refusals_are_decisions() -> None:
+    answered = (
+        'User has answered your questions: "Which rig do these beads belong to?"="No rig", '
+        '"Which tools should we set up?"="Credo + Dialyxir". You can now continue with the user\'s answers in mind.'
+    )
+    s = _session().tool("AskUserQuestion", {"questions": []}, answered)
+    s.tool(
+        "ExitPlanMode",
+        {"plan": "1. Rewrite everything"},
+        "The user doesn't want to proceed with this tool use.",
+        error=True,
+    )
+    decisions = [d.text for d in s.view().decisions]
+    assert "Asked: Which rig do these beads belong to? — the user answered: No rig" in decisions
+    assert "The user refused the plan the agent proposed (ExitPlanMode)" in decisions
+    assert "Failed, and not run again" not in s.text()
+
+
+def test_what_the_work_found_out_is_kept_in_the_agents_words() -> None:
+    s = _session().say("I looked at the logs. The root cause is that initHookLogging() runs before stdin is parsed.")
+    s.say("Note: FindMostRecentSession must stay, it is still used by debug.go.")
+    found = [f.text for f in s.view().findings]
+    assert found == [
+        "The root cause is that initHookLogging() runs before stdin is parsed.",
+        "Note: FindMostRecentSession must stay, it is still used by debug.go.",
+    ]
+    assert "## What the work found out (the agent's words, quoted)\n> The root cause is" in s.text()
+
+
+def test_a_repair_never_prints_past_its_budget_with_its_counts_of_what_did_not_fit() -> None:
+    findings = [
+        Finding("summary_pending_missing", Item("pending", f"Step {n}: " + "x" * 50), "lost") for n in range(12)
+    ]
+    for budget in range(150, 1_000):  # every way the last line and the count of the rest can meet the budget
+        shown = repair(findings, "header", budget, printed)
+        assert printed(shown.rstrip("\n")) <= budget, budget

@@ -160,7 +160,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     hooks injected the records' view at resume and then the repair of a compaction summary."""
     tmp = tmp_path_factory.mktemp("ui")
     claude = Claude(tmp)
-    claude.db.parent.mkdir(mode=0o700, parents=True)
     env = {"CTXKEEP_DB": str(claude.db), "CTXKEEP_PROJECT": str(claude.project)}
     demo = subprocess.run(
         [sys.executable, "-m", "ctxkeep", "demo", "--db", str(claude.db)],

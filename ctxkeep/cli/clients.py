@@ -20,15 +20,24 @@ def module(client: str, part: str) -> ModuleType:
     return import_module(BY_NAME[client].module(part))
 
 
-def run(action: str, client: str, scope: str | None, project: Path, env: Mapping[str, str], dry_run: bool) -> list[str]:
-    """Install or uninstall `client` at `scope` (its default when None), or with `dry_run` show what would change."""
+def run(
+    action: str,
+    client: str,
+    scope: str | None,
+    project: Path,
+    env: Mapping[str, str],
+    dry_run: bool,
+    keep_env: bool = False,
+) -> list[str]:
+    """Install or uninstall `client` at `scope` (its default when None), or with `dry_run` show what would change;
+    `keep_env` (Claude Code): keep the settings a committed `.mcp.json` entry has that install did not write."""
     allowed = BY_NAME[client].scopes
     chosen = scope or allowed[0]
     if chosen not in allowed:
         raise InvalidInput(f"{client} has no {chosen!r} scope; use one of: {', '.join(allowed)}")
     installer = module(client, "install")
     if hasattr(installer, "run"):  # a client that registers its server with its own command (Claude Code)
-        return list(installer.run(action, chosen, project, env, dry_run))
+        return list(installer.run(action, chosen, project, env, dry_run, keep_env))
     changes = installer.plan(action, chosen, project, env, find_executable())
     if dry_run:
         return [diff(change) or f"unchanged {change.path}" for change in changes]

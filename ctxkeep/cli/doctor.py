@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ctxkeep import __version__
+from ctxkeep.cli.console import say_if_created
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
@@ -20,7 +21,7 @@ from ctxkeep.tokens import encoding_name
 
 def store_location(settings: Settings) -> str:
     """The database as people should see it: the file, or the PostgreSQL URL without its password."""
-    from ctxkeep.storage.interface import shown_location
+    from ctxkeep.db_location import shown_location
 
     return shown_location(settings.location)
 
@@ -30,6 +31,7 @@ async def _database_checks(settings: Settings) -> list[Check]:
         store = await Store.open(settings.location, settings.busy_timeout_ms)
     except CtxkeepError as exc:
         return [Check("database", "fail", str(exc))]
+    say_if_created(store)
     try:
         verdict = await store.integrity_check()
         checks = [

@@ -78,7 +78,10 @@ def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
     if args.client is None:
         print(f"ctxkeep: name the client: {', '.join(BY_NAME)} (or --list)", file=sys.stderr)
         return 2
-    for line in clients.run(args.command, args.client, args.scope, Path(settings.project), os.environ, args.dry_run):
+    keep_env = getattr(args, "keep_env", False)
+    for line in clients.run(
+        args.command, args.client, args.scope, Path(settings.project), os.environ, args.dry_run, keep_env
+    ):
         print(line)
     return 0
 
@@ -172,6 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
             help=scope_help(),
         )
         sub.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
+        if action == "install":
+            sub.add_argument(
+                "--keep-env",
+                action="store_true",
+                help="claude-code --scope project: keep the env (or cwd) a committed .mcp.json gives ctxkeep's entry; "
+                "without it install names them and stops",
+            )
         sub.add_argument("--list", action="store_true", help="list the clients, their files, events and limits")
         sub.set_defaults(run=cmd_install)
     hook = commands.add_parser(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import socket
 import sys
-from urllib.parse import urlsplit, urlunsplit
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.settings import Settings
@@ -38,13 +37,9 @@ def flags_without_http(args: argparse.Namespace) -> str | None:
 
 def shown_location(settings: Settings) -> str:
     """The database as people may see it: the file, or the PostgreSQL URL without its password."""
-    if not settings.db_url:
-        return str(settings.db_path)
-    parts = urlsplit(settings.db_url)
-    if parts.password is None:
-        return settings.db_url
-    host = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
+    from ctxkeep.db_location import shown_location as shown
+
+    return shown(settings.location)
 
 
 def stdio_line(settings: Settings) -> str:

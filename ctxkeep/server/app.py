@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -27,6 +28,7 @@ from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
+from ctxkeep.db_location import shown_location
 from ctxkeep.tools.scope import Scope, open_spool
 
 
@@ -47,6 +49,8 @@ def load_app(server: CtxkeepServer, settings: Settings) -> AppLifespan:
             runtime.failure = exc
             yield None
             return
+        if store.created:
+            logger.warning("ctxkeep created a new database at %s", store.location)
         try:
             spool = await open_spool(settings)  # with PostgreSQL: the hooks' local offloads, taken in on demand
         except CtxkeepError as exc:
@@ -67,6 +71,7 @@ def load_app(server: CtxkeepServer, settings: Settings) -> AppLifespan:
             if spool is not None:
                 await spool.close()
 
+    server.server_paths = (shown_location(settings.location), str(settings.db_path.parent), str(Path.home()))
     register_checkpoint_tools(server, runtime)
     register_evidence_tools(server, runtime, settings)
     register_compress_tools(server, runtime)

@@ -7,6 +7,10 @@ only and said aloud. A non-loopback host needs `--allow-remote` and CTXKEEP_HTTP
 as over stdio (CTXKEEP_MAX_REQUEST_BYTES, room for a 64 MiB evidence batch); a larger one is read past, never held,
 and answered 413 with a JSON-RPC error naming the limit, at the request's id. A body that is not one valid JSON-RPC
 message gets the same errors as over stdio (400), at the request's id when it can be read.
+
+Once the database holds user tokens (`ctxkeep token create`), only those are accepted (`http_users`), also by a
+server started before the first one was made: the mode is read while serving, not decided at start. Before any token
+check, `http_limits` times out unfinished requests and caps the connections.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from mcp.types import JSONRPCError
 
+from ctxkeep.db_location import shown_location
 from ctxkeep.errors import InvalidInput
 from ctxkeep.server.http_token import MIN_TOKEN_CHARS, load_or_create_token, token_path
 from ctxkeep.server.jsonrpc_check import check, oversize
@@ -197,7 +202,8 @@ def serve_http(
     import anyio
     import uvicorn
 
-    from ctxkeep.server.http_users import has_users, serve_with_users
+    from ctxkeep.server.http_limits import connection_limits
+    from ctxkeep.server.http_users import UserTokens, has_users, serve_with_users
 
     if anyio.run(has_users, settings.location, settings.busy_timeout_ms):  # per-user tokens: only those are accepted
         serve_with_users(settings, host, port, token, allow_remote, no_token)
@@ -208,13 +214,14 @@ def serve_http(
         token_file = token_path(settings.db_path)
         token, where = load_or_create_token(token_file), str(token_file)
     bare = host.strip("[]")
-    database = settings.db_url.split("@")[-1] if settings.db_url else str(settings.db_path)  # never a URL's password
+    database = shown_location(settings.location)  # never a URL's password
     _announce(
         f"http://{f'[{bare}]' if ':' in bare else bare}:{port}/mcp",
         where,
         token_file,
         f" (database {database}, project {settings.project})",
     )
-    uvicorn.run(
-        http_app(settings, host, token, where or ""), host=bare, port=port, log_level=settings.log_level.lower()
-    )
+    inner = http_app(settings, host, None)
+    shared = BearerToken(inner, token, where or "") if token else inner
+    app = UserTokens(inner, settings.location, settings.busy_timeout_ms, shared=shared)  # the token mode, per request
+    uvicorn.run(app, host=bare, port=port, log_level=settings.log_level.lower(), **connection_limits())

@@ -4,12 +4,17 @@ project the token grants, as that user.
 The project is the `X-Ctxkeep-Project` header, or the token's only project. A missing, malformed, unknown, wrong or
 revoked token gets one and the same 401, and a project the token does not grant one and the same 403 whether or not
 the project exists: a refusal reveals nothing about what the server holds. Tokens are looked up in the database on
-every request, so a revocation applies to the next request.
+every request, so a revocation applies to the next request. Whether the database holds user tokens at all is read per
+request too (`UserTokens(shared=…)`): a server started with its shared token takes the user tokens created while it
+runs, from the next request on, and refuses the shared token from then on.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +24,12 @@ from ctxkeep.errors import InvalidInput
 from ctxkeep.server.principal import PRINCIPAL, Principal
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store
-from ctxkeep.tools.users import User, authenticate
+from ctxkeep.tools.users import User, authenticate, users_exist
+
+logger = logging.getLogger("ctxkeep")
 
 PROJECT_HEADER = b"x-ctxkeep-project"
+MODE_CHECK_S = 1.0  # how stale the shared-or-user-tokens mode may be (a user token's request reads it at once)
 UNAUTHORIZED = "missing, wrong or revoked token: send Authorization: Bearer <your ckt_ token> (ctxkeep token create)"
 
 
@@ -44,6 +52,8 @@ def _project(user: User, header: bytes | None) -> tuple[str | None, str]:
         project = header.decode("utf-8").strip()
     except UnicodeDecodeError:
         return None, "the X-Ctxkeep-Project header is not UTF-8"
+    if project.startswith("/"):
+        project = os.path.normpath(project)  # as tokens store it: /acme/webapp/ is /acme/webapp (never the disk)
     if project not in user.projects:
         return (
             None,
@@ -53,12 +63,31 @@ def _project(user: User, header: bytes | None) -> tuple[str | None, str]:
 
 
 class UserTokens:
-    """ASGI middleware: authenticates each HTTP request by its user token and runs it as that user in its project."""
+    """ASGI middleware: authenticates each HTTP request by its user token and runs it as that user in its project.
 
-    def __init__(self, app: Any, location: Path | str, busy_timeout_ms: int) -> None:
+    `shared`: the app to serve while the database holds no user token (the server's shared token check, or none with
+    --no-token). Whether the database holds one is read again at most MODE_CHECK_S after the last read, and at once
+    for a request bearing a user token (`ckt_…`): the first user token works at its first request, and the shared
+    token stops working within MODE_CHECK_S of it. A read costs about a quarter of a ping over HTTP, so it is not made
+    on every request. Tokens are never deleted (only revoked), so once one exists the shared mode is over for good."""
+
+    def __init__(self, app: Any, location: Path | str, busy_timeout_ms: int, shared: Any | None = None) -> None:
         self.app, self._location, self._busy = app, location, busy_timeout_ms
         self._store: Store | None = None
         self._opening = anyio.Lock()
+        self._shared = shared
+        self._mode_read_at = -MODE_CHECK_S
+
+    async def _sharing(self, credentials: bytes) -> Any | None:
+        """The shared-token app while the database has no user token, else None (from then on, for good)."""
+        now = time.monotonic()
+        if self._shared is None or (now - self._mode_read_at < MODE_CHECK_S and not credentials.startswith(b"ckt_")):
+            return self._shared
+        self._mode_read_at = now
+        if await users_exist(await self._opened()):
+            self._shared = None
+            logger.warning("ctxkeep: the database has user tokens now: only they are accepted from this request on")
+        return self._shared
 
     async def _opened(self) -> Store:
         async with self._opening:
@@ -75,6 +104,10 @@ class UserTokens:
             return
         headers = dict(scope.get("headers") or [])
         scheme, _, credentials = headers.get(b"authorization", b"").strip().partition(b" ")
+        shared = await self._sharing(credentials.strip())
+        if shared is not None:
+            await shared(scope, receive, send)
+            return
         user = None
         if scheme.lower() == b"bearer":
             user = await authenticate(await self._opened(), credentials.strip().decode("ascii", "replace"))
@@ -104,8 +137,6 @@ class UserTokens:
 
 async def has_users(location: Path | str, busy_timeout_ms: int) -> bool:
     """Whether the database holds per-user tokens (then `serve --http` accepts only those)."""
-    from ctxkeep.tools.users import users_exist
-
     store = await Store.open(location, busy_timeout_ms)
     try:
         return await users_exist(store)
@@ -123,7 +154,8 @@ def serve_with_users(
     import uvicorn
 
     from ctxkeep.server.http import http_app, is_loopback
-    from ctxkeep.storage.interface import shown_location
+    from ctxkeep.db_location import shown_location
+    from ctxkeep.server.http_limits import connection_limits
 
     if token is not None or no_token:
         raise InvalidInput(
@@ -145,4 +177,4 @@ def serve_with_users(
         flush=True,
     )
     app = UserTokens(http_app(settings, host, None), settings.location, settings.busy_timeout_ms)
-    uvicorn.run(app, host=bare, port=port, log_level=settings.log_level.lower())
+    uvicorn.run(app, host=bare, port=port, log_level=settings.log_level.lower(), **connection_limits())

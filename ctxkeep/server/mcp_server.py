@@ -37,6 +37,32 @@ def _field(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "(arguments)"
 
 
+_ITEMS = {
+    "done_criteria": "criterion",
+    "plan": "plan step",
+    "completed": "completed item",
+    "pending": "pending item",
+    "assumptions": "assumption",
+    "open_questions": "question",
+    "evidence_refs": "ref",
+    "facts": "fact",
+}
+
+
+def _too_long(loc: tuple[Any, ...], size: int, limit: int) -> str:
+    """Where a task state's text over the limit can go: evidence, with a short item that names its ref."""
+    names = [part for part in loc if isinstance(part, str)]
+    name = names[-1] if names else "text"
+    if isinstance(loc[-1], int) and name in _ITEMS:
+        name = _ITEMS[name]
+    elif isinstance(loc[-1], int):
+        name = name.removesuffix("s")
+    return (
+        f"{size:,} characters, over the {limit:,}-character limit; put the long text in evidence (evidence_put) and "
+        f"keep a short {name.replace('_', ' ')} here that names the ref evidence_put returns"
+    )
+
+
 def describe_validation(tool: str, error: ValidationError) -> str:
     """One line per invalid field: where, and what is wrong (the rejected value is not echoed)."""
     lines = [f"invalid arguments for {tool}:"]
@@ -48,6 +74,8 @@ def describe_validation(tool: str, error: ValidationError) -> str:
             message = "must be a JSON object with the fields the input schema lists"
         elif err["type"] == "missing":
             message = "required field is missing"
+        elif err["type"] == "string_too_long" and err["loc"][:1] == ("state",) and isinstance(err.get("input"), str):
+            message = _too_long(tuple(err["loc"]), len(err["input"]), int(err.get("ctx", {}).get("max_length", 0)))
         lines.append(f"- {_field(tuple(err['loc']))}: {message}")
     lines.append("Fix these fields and call again; the tool's input schema lists every field.")
     return "\n".join(lines)
@@ -207,7 +235,19 @@ class CtxkeepServer(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, CtxkeepError):
-                raise ToolError(str(cause)) from cause
+                raise ToolError(self._shown(str(cause))) from cause
             if isinstance(cause, ValidationError):
                 raise ToolError(describe_validation(name, cause)) from cause
             raise
+
+    server_paths: tuple[str, ...] = ()  # the database, its folder, the home folder: never shown to a remote user
+
+    def _shown(self, message: str) -> str:
+        """The message as the caller may see it: for a shared server's remote user, the server's own paths hidden."""
+        from ctxkeep.server.principal import PRINCIPAL  # loaded with the tools (it needs their scope)
+
+        if PRINCIPAL.get() is None:
+            return message
+        for path in sorted((p for p in self.server_paths if len(p) > 1), key=len, reverse=True):
+            message = message.replace(path, "<a path on the server>")
+        return message

@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol
 
-from ctxkeep.storage.location import is_postgres
+from ctxkeep.db_location import is_database_url, shown_location  # noqa: F401 (shown_location: re-exported)
 from ctxkeep.storage.rows import (
     ActionRow,
     CheckpointRow,
@@ -63,7 +63,8 @@ class CheckpointsQueries(Protocol):
 
 class DigestsQueries(Protocol):
     async def put(self, project: str, row: DigestRow) -> None:
-        """Store a task's digest; a new digest without a summary keeps the summary of the same source."""
+        """Store a task's digest; a new digest without a summary keeps the summary of the same source, when that one
+        was made here (an imported summary is never kept under a digest made here)."""
 
     async def get(self, project: str, task_id: str) -> DigestRow | None: ...
 
@@ -90,6 +91,10 @@ class EvidenceQueries(Protocol):
         self, project: str, refs: Sequence[str], where: SearchFilter | None = None
     ) -> dict[str, EvidenceRow]:
         """The records behind `refs` in the project (only those passing `where`, when given)."""
+
+    async def ref_projects(self, project: str, refs: Sequence[str]) -> dict[str, str]:
+        """For the records among `refs` imported from a bundle of another project: the project their ref was computed
+        in (records whose ref was computed here are left out)."""
 
     async def by_prefix(self, project: str, prefix: str, limit: int = 2) -> list[EvidenceRow]:
         """Records whose ref starts with `prefix` (at most `limit`), for short refs shown in working sets."""
@@ -234,11 +239,14 @@ class TokensQueries(Protocol):
     async def all(self) -> list[TokenRow]:
         """Every token ever created, revoked ones too, oldest first."""
 
+    async def any(self) -> bool:
+        """Whether any token was ever created (revoked ones count: tokens are never deleted)."""
+
     async def revoke(self, token_id: str, at: str) -> bool:
         """Mark a token revoked; False when there is no such token or it was revoked already."""
 
 
-LATEST_SCHEMA = 9  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
+LATEST_SCHEMA = 10  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
 
 
 class InboxQueries(Protocol):
@@ -285,6 +293,7 @@ class Store(ABC):
 
     path: Path  # the SQLite file (a PostgreSQL store has none: Path())
     location: str  # what to show people: the file, or the URL without its password
+    created = False  # this open made the SQLite file (the CLI and the server say where, once)
 
     @classmethod
     async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> Store:
@@ -327,14 +336,6 @@ class Store(ABC):
         """A read transaction: every query inside sees the same committed state."""
 
 
-def shown_location(location: Path | str) -> str:
-    """A database location as messages show it: a PostgreSQL URL without its password."""
-    if not is_postgres(location):
-        return str(location)
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(str(location))
-    if parts.password is None:
-        return str(location)
-    netloc = f"{parts.username or ''}@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+def is_postgres(location: Path | str) -> bool:
+    """Whether a database location names a PostgreSQL server (postgresql:// or postgres://)."""
+    return isinstance(location, str) and is_database_url(location)

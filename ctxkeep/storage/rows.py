@@ -39,6 +39,7 @@ class DigestRow:
     summary: str | None
     source: str
     updated_at: str
+    imported_from: str | None = None  # the bundle it came from: quoted data, never checked here (None: made here)
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class NewEvidence(EvidenceFields):
 
     data: bytes
     terms: str
+    ref_project: str | None = None  # an imported record's ref was computed in this other project (None: this one)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ class Scope:
         None  # who writes (a shared server's token user, None locally): recorded in each checkpoint version
     )
     spool: Store | None = None  # with a PostgreSQL store, the hooks' local spool (their offloads are taken in from it)
+    local_files: bool = True  # False for a shared server's remote user: no tool reads a file where the server runs
 
 
 @asynccontextmanager

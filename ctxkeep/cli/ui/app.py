@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ctxkeep.cli.console import say_if_created
 from ctxkeep.cli.errors import for_people
 from ctxkeep.cli.ui import pages, records, sessions
 from ctxkeep.cli.ui.data import injections, overview, session_view, task_view
@@ -176,6 +177,7 @@ def build_app(settings: Settings, database: str, token: str, token_file: Path, p
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             viewer.scope = await stack.enter_async_context(open_scope(settings))
+            say_if_created(viewer.scope.store)
             # the hooks keep their session state in the local file: the store itself, or its spool beside PostgreSQL
             spool = viewer.scope.spool
             viewer.hooks = Scope(store=spool, project=settings.project) if spool is not None else viewer.scope

@@ -1,5 +1,6 @@
 """The doctor's Claude Code checks: where the server is registered (and whether a project server still waits for
-approval), which hooks are installed at which scope, whether their commands resolve."""
+approval), where each registered server keeps its data, which hooks are installed at which scope, whether their
+commands resolve."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ctxkeep.clients.claude_code.install import (
     state_file,
 )
 from ctxkeep.clients.core.checks import Check, command_check, json_file
+from ctxkeep.clients.core.server_entry import data_check
 from ctxkeep.project import claude_config_dir
 from ctxkeep.tool_names import SERVER_NAME
 
@@ -73,11 +75,13 @@ def _servers(project: Path, env: Mapping[str, str], settings: list[dict[str, Any
         entry = registered(scope, project, env)
         if entry is not None:
             checks.append(_resolves(f"mcp server ({scope} scope)", _server_command(entry)))
+            checks.append(data_check(f"data of the mcp server ({scope} scope)", entry, env))
     servers = (json_file(project / ".mcp.json") or {}).get("mcpServers")
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     if isinstance(entry, dict):
         checks += [
             _resolves(f"mcp server in {project / '.mcp.json'}", _server_command(entry)),
+            data_check(f"data of the mcp server in {project / '.mcp.json'}", entry, env),
             _approval(project, env, settings),
         ]
     return checks or [Check("mcp server", "warn", "not registered (ctxkeep install claude-code)")]

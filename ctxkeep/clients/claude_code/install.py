@@ -5,7 +5,8 @@ Scopes (Claude Code's configuration folder is `CLAUDE_CONFIG_DIR`, else `~/.clau
   `claude mcp add --scope local` (this project, this machine); absolute paths, since nothing here is shared;
 - `project`: only what can be committed: the hooks in `<project>/.claude/settings.json` and the server in
   `<project>/.mcp.json`, as the bare command `ctxkeep` (resolved on each machine's PATH: install ctxkeep with pipx,
-  or put its environment's bin folder on PATH);
+  or put its environment's bin folder on PATH); an entry there with settings install does not write (`env`, `cwd`)
+  is named and refused unless `--keep-env`;
 - `user`: the hooks in `<config>/settings.json` and the server with `claude mcp add --scope user`.
 Installing is idempotent and keeps every other setting and hook; a changed file is backed up first
 (`<file>.ctxkeep.bak`); a file that is not a JSON object is refused and left untouched. Uninstalling removes exactly
@@ -35,6 +36,8 @@ from ctxkeep.clients.core.config_files import (
     read_json,
     restored,
 )
+from ctxkeep.clients.core.server_entry import foreign_settings, shown_settings
+from ctxkeep.errors import InvalidInput
 from ctxkeep.project import claude_config_dir
 from ctxkeep.tool_names import SERVER_NAME
 
@@ -178,11 +181,21 @@ def double_install(project: Path, config: Path) -> str | None:
     )
 
 
-def mcp_with_server(path: Path, executable: str) -> FileChange:
-    """The server registered under `ctxkeep`; an existing entry keeps its other keys (env, …), only command and args change."""
+def mcp_with_server(path: Path, executable: str, keep_env: bool = False) -> FileChange:
+    """The server registered under `ctxkeep`; only command and args change. An existing entry's other settings (env,
+    cwd, a url: install never writes them) are named and refused (InvalidInput, nothing written), or kept as they are
+    with `keep_env`: a committed file's env may be the team's shared database or a redirect of this user's data to a
+    host they never chose, and only the user can tell which."""
     before, data = read_json(path)
     servers = json_object(data, "mcpServers", path)
     existing = servers.get(SERVER_NAME)
+    foreign = foreign_settings(existing) if isinstance(existing, dict) else {}
+    if foreign and not keep_env:
+        raise InvalidInput(
+            f"{path}: the ctxkeep server entry has settings install did not write: {shown_settings(foreign)}. They "
+            "decide where this project's data goes (CTXKEEP_DB) or what runs: remove them from the entry, or keep "
+            "them with --keep-env if you trust them (nothing was changed)"
+        )
     servers[SERVER_NAME] = {
         **(existing if isinstance(existing, dict) else {}),
         "command": executable,
@@ -235,14 +248,20 @@ def settings_path(scope: Scope, project: Path, config: Path) -> Path:
 
 
 def plan(
-    action: Literal["install", "uninstall"], scope: Scope, project: Path, config: Path, executable: str
+    action: Literal["install", "uninstall"],
+    scope: Scope,
+    project: Path,
+    config: Path,
+    executable: str,
+    keep_env: bool = False,
 ) -> list[FileChange]:
-    """The file changes an install or uninstall makes (nothing is written); `config` is Claude Code's config folder."""
+    """The file changes an install or uninstall makes (nothing is written); `config` is Claude Code's config folder;
+    `keep_env`: keep the settings a `.mcp.json` entry has that install did not write (else they are refused)."""
     command = PORTABLE_COMMAND if scope == "project" else executable
     settings = settings_path(scope, project, config)
     if action == "install":
-        changes = [settings_with_hooks(settings, command)]
-        return changes + ([mcp_with_server(project / ".mcp.json", command)] if scope == "project" else [])
+        server = [mcp_with_server(project / ".mcp.json", command, keep_env)] if scope == "project" else []
+        return [settings_with_hooks(settings, command), *server]
     changes = [settings_without_hooks(settings)]
     return changes + ([mcp_without_server(project / ".mcp.json")] if scope == "project" else [])
 
@@ -288,11 +307,16 @@ def run_claude(command: list[str], cwd: Path) -> str:
 
 
 def run(
-    action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], dry_run: bool
+    action: Literal["install", "uninstall"],
+    scope: Scope,
+    project: Path,
+    env: Mapping[str, str],
+    dry_run: bool,
+    keep_env: bool = False,
 ) -> list[str]:
     """Install or uninstall at `scope`, or with `dry_run` show what would change; one line per thing done."""
     executable = find_executable()
-    changes = plan(action, scope, project, claude_config_dir(env), executable)
+    changes = plan(action, scope, project, claude_config_dir(env), executable, keep_env)
     claude = mcp_command(action, scope, executable)
     present = registered(scope, project, env) if scope != "project" else None
     if (

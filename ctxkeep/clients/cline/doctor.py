@@ -23,6 +23,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
         None,
         EVENTS,
         "ctxkeep install cline",
+        env,
     )
     for scope in get_args(Scope):
         folder = hooks_folder(scope, project, env)

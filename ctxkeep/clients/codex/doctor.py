@@ -13,6 +13,7 @@ from typing import Any, get_args
 from ctxkeep.clients.codex.install import BEGIN, EVENTS, paths, Scope
 from ctxkeep.clients.core.checks import Check, json_file
 from ctxkeep.clients.core.install_files import found_hooks, resolves
+from ctxkeep.clients.core.server_entry import data_check
 
 CLIENT = "codex"
 
@@ -59,6 +60,8 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
                 if server
                 else Check(f"codex server ({scope})", "fail", f"{config} is not valid TOML: Codex ignores it")
             )
+            if isinstance(server, dict) and server:
+                found_checks.append(data_check(f"codex server data ({scope})", server, env))
         found_checks += [resolves(f"codex {event} hook ({scope})", command, CLIENT) for event, command in found.items()]
         missing = [e for e in EVENTS if e not in found]
         if missing:

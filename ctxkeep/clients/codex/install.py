@@ -58,6 +58,8 @@ LISTING = {
 BEGIN = "# ctxkeep: added by `ctxkeep install codex`; `ctxkeep uninstall codex` removes it"
 END = "# ctxkeep: end"
 _BLOCK = re.compile(r"\n*" + re.escape(BEGIN) + r"\n.*?" + re.escape(END) + r"\n?", re.DOTALL)
+# exactly what install added: the block, and the blank line it put before it (a line break ending another line stays)
+_OWN_LINES = re.compile(r"(?:(?<=\n)\n)?" + re.escape(BEGIN) + r"\n.*?" + re.escape(END) + r"(?:\n|$)", re.DOTALL)
 
 
 def entry(executable: str, event: str) -> dict[str, Any]:
@@ -153,21 +155,19 @@ def config_with_server(path: Path, executable: str) -> FileChange:
 
 
 def config_without_server(path: Path) -> FileChange:
-    """config.toml without ctxkeep's block: the backup's bytes when nothing else changed since install, nothing
-    when install created the file."""
+    """config.toml without ctxkeep's lines, everything else byte for byte (comments added since install too: they are
+    text, which parsed TOML would not see); the backup's bytes when the rest is exactly what install left of it;
+    nothing when install created the file and nothing else was added."""
     before = _read(path)
     if before is None or BEGIN not in before:
         return FileChange(path, before, before)
-    after = _tidy(before)
+    after = _OWN_LINES.sub("", before)
     backup = path.with_name(path.name + BACKUP_SUFFIX)
     if backup.exists():
         original = _read(backup) or ""
-        try:
-            if tomllib.loads(original) == tomllib.loads(after):
-                return FileChange(path, before, original)
-        except tomllib.TOMLDecodeError:
-            pass
-    return FileChange(path, before, None if not after and not backup.exists() else after)
+        if after == _tidy(original):  # unchanged since install, which only evened out the original's last newlines
+            return FileChange(path, before, original)
+    return FileChange(path, before, None if not after.strip() and not backup.exists() else after)
 
 
 def paths(scope: Scope, project: Path, env: Mapping[str, str]) -> tuple[Path, Path]:

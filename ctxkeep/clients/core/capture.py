@@ -13,7 +13,8 @@ key wins. Kinds:
 - `error` (key: tool and command, status open/resolved), `read` (a file read back) and `ran` (a command run):
   what verifies a write;
 - `env` (key: what was missing): a command the shell could not find, and how it ran later (`environment`);
-- `next` (the agent's latest list of next steps) and `decision` (a sentence that chooses), in its own words.
+- `next` (the agent's latest list of next steps), `decision` (a sentence that chooses) and `finding` (what the work
+  found out: a root cause, a limitation), in its own words.
 No record holds a secret in clear: prompts, commands, error lines and quoted rules are redacted as evidence is
 (`ctxkeep.tools.redaction.redact`), before anything is cut. Standard library only (per-event hooks).
 """
@@ -185,6 +186,9 @@ def from_assistant(text: str, at: str) -> list[Record]:
     for sentence in statements.decisions(text[:20_000]):
         body = clean(sentence, 300)
         out.append(Record("decision", digest(body), body, at, source="the agent"))
+    for sentence in statements.findings(text[:20_000]):
+        body = clean(sentence, 300)
+        out.append(Record("finding", digest(body), body, at, source="the agent"))
     return out
 
 
@@ -352,14 +356,29 @@ _REJECTED = "The user doesn't want to proceed with this tool use"
 def _rejected(event: ToolEvent) -> list[Record]:
     """A tool call the person refused (Claude Code's permission prompt): their decision, not an error of the work."""
     target = event.input.get("command") or event.input.get("file_path") or event.input.get("url") or ""
-    text = clean(f"The user refused {event.name} `{one_line(str(target), 160)}`", 300)
+    what = "the plan the agent proposed (ExitPlanMode)" if event.name == "ExitPlanMode" else f"{event.name} `{target}`"
+    text = clean(f"The user refused {one_line(what, 200)}", 300)
     return _stored([Record("decision", digest(text), text, event.at, source="the user")])
+
+
+_ANSWER = LazyPattern(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
+
+
+def _answers(event: ToolEvent) -> list[Record]:
+    """The person's answers to the agent's questions (AskUserQuestion): decisions, in their words."""
+    out = []
+    for question, answer in _ANSWER.findall(event.output[:20_000]):
+        text = clean(f"Asked: {one_line(question, 200)} — the user answered: {one_line(answer, 200)}", 500)
+        out.append(Record("decision", digest(question), text, event.at, source="the user"))
+    return _stored(out[:6])
 
 
 def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     """The records one finished tool call makes (none for a call of no consequence)."""
     if event.is_error and event.output.lstrip().startswith(_REJECTED):
         return _rejected(event)
+    if event.name == "AskUserQuestion" and not event.is_error:
+        return _answers(event)
     out = _todo_records(event, known) + _edit_records(event) + _spec_records(event, known)
     if event.name == "ExitPlanMode" and isinstance(event.input.get("plan"), str):
         out.append(Record("plan", "plan", clean(event.input["plan"]), event.at))

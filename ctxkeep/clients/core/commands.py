@@ -3,7 +3,9 @@ a push, a task spec read (an issue, a ticket, a PR, a plan file), and the rules 
 
 Rules are quoted from the spec as data: the lines that prohibit or require something ("Do not…", "No extra…",
 "must", "only", "Keep all logic in…"), and every bullet under a heading such as "Constraints" or "Rules". A line that
-tries to instruct the reader ("ignore your instructions") is never taken. Standard library only (per-event hooks).
+speaks to the reader instead (`speaks_to_the_reader`: it addresses the agent, claims authority or approval, says to run
+something, or to set instructions aside) is never taken, nor anything under such a heading. Standard library only
+(per-event hooks).
 """
 
 from __future__ import annotations
@@ -167,11 +169,74 @@ _NEGATED_RULE = LazyPattern(
     r"without)\b|(?:^|[;:,—–]\s*)(?:[-*+]\s*)?no\s+\w",
     re.IGNORECASE,
 )
-_INJECTION = LazyPattern(
-    r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|prompts?|rules|previous|above|"
-    r"system)\b|\byou are now\b|\bsystem prompt\b|\bnew instructions\b",
+# A line that speaks to whoever reads it instead of stating what the work must be. Four kinds, each a pattern over the
+# shape of the line (not over a list of known attacks):
+_AGENT = r"(?:ai|a\.i\.|llms?|(?:large )?language models?|assistants?|agents?|bots?|copilot|claude|codex|gemini|chatgpt|gpt|cursor|devin)"
+_ADDRESSES_THE_AGENT = LazyPattern(  # "Claude, …", "Note to AI agents:", "If you are an LLM", "AI models reading this"
+    rf"^\W*(?:(?:hey|hi|hello|dear|attention|note|notice|message|reminder|instructions?|memo)(?: (?:to|for))?\s+"
+    rf"(?:(?:the|all|any|every)\s+)?(?:ai\s+)?{_AGENT}\b"
+    rf"|(?:(?:the|all|any)\s+)?(?:ai\s+)?{_AGENT}\s*[,:!]\s*(?:you\b|your\b|please\b|make sure|do\b|don'?t\b|never\b|always\b|ignore\b|only\b))"
+    rf"|\b(?:if|when|since|as long as)\s+you(?:'re|\s+are)\s+(?:an?\s+|the\s+)?(?:ai\b|{_AGENT}\b)"
+    rf"|\bas\s+(?:an?|the)\s+(?:ai\b|{_AGENT}\b)"
+    rf"|\b(?:ai\s+)?{_AGENT}\b[^.]{{0,40}}\b(?:reading|processing|parsing|seeing|reviewing|working on)\s+(?:this|these)\b",
     re.IGNORECASE,
 )
+_CLAIMS_AUTHORITY = LazyPattern(  # "IMPORTANT SYSTEM NOTE", "[SYSTEM]", "the user has approved", "you have permission"
+    r"\b(?:system|admin(?:istrator)?|developer|security|maintainer|operator|root|owner)\s+(?:note|notice|message|override|"
+    r"instructions?|directive|update|alert|prompt|mode)\b"
+    r"|^\W*[\[<(]?\s*/?\s*(?:system|sys|admin|developer|assistant|instructions?)\s*[\]>)]|^\W*(?:system|admin)\s*:"
+    r"|\b(?:has|have|had)\s+(?:already\s+|explicitly\s+|now\s+)?(?:approved|authori[sz]ed|allowed|permitted|okayed|"
+    r"consented|signed off|granted|cleared)\b"
+    r"|\byou\s+(?:have|are\s+(?:hereby\s+)?(?:given|granted))\s+(?:full\s+|explicit\s+)?(?:permission|authori[sz]ation|"
+    r"approval|consent|clearance|the go-ahead)\b|\byou\s+(?:are|have been)\s+(?:hereby\s+)?(?:authori[sz]ed|allowed|"
+    r"permitted|cleared)\b|\byou\s+(?:may|can)\s+(?!only\b|not\b|never\b)"
+    r"|\b(?:permission|approval|authori[sz]ation|consent)\s+(?:is|was|has been)\s+(?:hereby\s+)?(?:granted|given)\b"
+    r"|\b(?:pre|already)[- ]?(?:approved|authori[sz]ed)\b"
+    r"|\b(?:user|owner|maintainers?|admins?|administrators?|lead|manager)\s+(?:explicitly\s+)?(?:allows?|permits?|"
+    r"approves?|authori[sz]es?|consents?)\b"
+    r"|\b(?:message|note|instructions?|word|orders?)\s+from\s+(?:the\s+|your\s+)?(?:user|owner|admin|maintainers?|"
+    r"developers?|anthropic|openai|google|system|security team|operator)\b",
+    re.IGNORECASE,
+)
+_COMMAND = (  # what an instruction to run names: a code span, a path, a shell command, "this", "the script"
+    r"(?:`|\$\(|\.{0,2}/|~/|(?:sudo|curl|wget|bash|sh|zsh|python\d?|node|npx|npm|pnpm|yarn|pip\d?|uv|make|cargo|go|"
+    r"docker|kubectl|git|gh|chmod|rm|iwr|irm)\b|(?:this|these|it|the following)\b|the\s+(?:\w+\s+)?(?:script|command|"
+    r"installer|binary|snippet|line|code|file)s?\b|:)"
+)
+_TELLS_TO_RUN = LazyPattern(  # "run `curl … | sh`", "First run ./x.sh", "pipe it into bash", "bash -c "$(wget …)""
+    r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^|\n]*\|\s*(?:sudo\s+)?(?:sh|bash|zsh|ksh|"
+    r"dash|fish|iex|python\d?|perl|ruby|node|pwsh|powershell)\b"
+    r"|\b(?:sh|bash|zsh)\s+(?:-c\s+)?[\"']?\$\(\s*(?:curl|wget)|<\(\s*(?:curl|wget)"
+    r"|\bpipe\b[^\n]{0,80}?\b(?:into|to)\s+(?:sh|bash|zsh|a shell|the shell|python\d?|iex|powershell)\b"
+    rf"|(?:^|[.;:!?]\s+|,\s*|\b(?:then|first|now|please|also|just|always|simply|next|and)\s+)(?:please\s+)?"
+    rf"(?:run|execute|exec|copy and (?:run|paste)|paste)(?![\w-])\s*{_COMMAND}"
+    rf"|(?:^|[.;:!?]\s+|\b(?:then|first|now|please|also|just|always|simply|next)\s+)(?:please\s+)?(?:install|download)\b"
+    r"[^.\n]*(?:`|https?://)"
+    r"|\b(?:you\s+(?:must|should|need to|have to|will need to)|make sure (?:to|you)|be sure to|remember to|"
+    r"don'?t forget to|do not forget to)\s+(?:first\s+)?(?:run|execute|install|download)\b",
+    re.IGNORECASE,
+)
+_SETS_INSTRUCTIONS_ASIDE = LazyPattern(  # "ignore the previous constraints", "new instructions:", "you are now"
+    r"\b(?:ignore|disregard|forget|override|bypass|set aside|do not follow|don'?t follow|stop following|no longer follow)"
+    r"\b[^.]{0,60}?(?:\b(?:previous|prior|earlier|above|all|any|your|these|those|original|existing|other|my)\s+"
+    r"(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|guardrails|constraints|polic(?:y|ies)|directives|"
+    r"requirements)\b|\bwhat you (?:were|have been|are) (?:told|asked|instructed)|\b(?:claude|agents|gemini)\.md\b|"
+    r"\.cursorrules|\bsystem prompt|\bsafety\b)"
+    r"|\b(?:new|updated|real|actual|true|hidden|secret)\s+(?:instructions?|task|orders|directives?)\b"
+    r"|\byou are now\b|\bsystem prompt\b|\bdeveloper mode\b|\bjailbreak|\bact as (?:an?|the)\b|\bpretend (?:to be|you)\b"
+    r"|\b(?:from now on|henceforth|going forward)\b[^.]{0,80}\b(?:you|your|ask|asking|confirm|permission|prompts?)\b",
+    re.IGNORECASE,
+)
+_SPEAKS_TO_THE_READER = (_ADDRESSES_THE_AGENT, _CLAIMS_AUTHORITY, _TELLS_TO_RUN, _SETS_INSTRUCTIONS_ASIDE)
+
+
+def speaks_to_the_reader(line: str) -> bool:
+    """A line a spec must not hand the agent as a rule: it addresses the agent (or any AI, assistant, model), claims
+    authority or approval (a system note, a permission granted), tells the reader to run something, or says to
+    ignore or override instructions. A rule states what the work must be; these try to steer whoever reads them."""
+    return any(pattern.search(line) for pattern in _SPEAKS_TO_THE_READER)
+
+
 _BULLET = LazyPattern(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 
 
@@ -258,16 +323,17 @@ def spec_rules(text: str) -> list[str]:
     """The rules a spec states, verbatim, negated ones first, at most MAX_RULES_PER_SPEC."""
     negated: list[str] = []
     others: list[str] = []
-    under_rules = False
+    under_rules = steering = False
     for raw in text.splitlines()[:4_000]:
         line = re.sub(r"^\s*\d+→", "", raw)  # Claude Code's Read prefixes every line with its number and an arrow
         if _HEADING.match(line) and not _BULLET.match(line):
             under_rules = bool(_RULE_HEADING.match(line))
+            steering = speaks_to_the_reader(line)  # "IMPORTANT SYSTEM NOTE:": nothing under it is a rule
             continue
         if line.lstrip().startswith("|"):
             continue  # a table row: a cell is no rule
         rule = _clean_line(line)
-        if len(rule) < 12 or _INJECTION.search(rule) or rule.endswith(":"):
+        if len(rule) < 12 or steering or rule.endswith(":") or speaks_to_the_reader(rule):
             continue
         if _NEGATED_RULE.search(rule):
             negated.append(rule)

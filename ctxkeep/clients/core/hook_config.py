@@ -1,8 +1,9 @@
 """What a hook process reads from its environment, read once when it starts (`hook_config`) and passed down.
 
 The variables a hook reads, and where:
-- CTXKEEP_DB: the database file (with a PostgreSQL URL, the hooks' spool in the data folder; `project.hook_db_path`);
-- CTXKEEP_HOOK_LOG: the hook log (default beside that file);
+- CTXKEEP_DB: the database file (with a PostgreSQL URL, the hooks' spool in the data folder; `project.hook_db_path`),
+  refused when it names no database location (`db_location.database_location`);
+- CTXKEEP_HOOK_LOG: the hook log (default beside that file; in the default data folder when CTXKEEP_DB is refused);
 - CTXKEEP_BUSY_TIMEOUT_MS: how long a write waits for another writer (a whole number, as for the server);
 - CTXKEEP_GATE: the verification gate at a stop (on unless off/0/false/no);
 - CTXKEEP_SHAPE, CTXKEEP_SHAPE_READ, CTXKEEP_SHAPE_LIMITS: tool-output shaping (`shaping.shaping_from_env`);
@@ -25,7 +26,8 @@ from pathlib import Path
 
 from ctxkeep.clients.core.shaping import Shaping, shaping_from_env
 from ctxkeep.environment import seconds, switch, whole_number
-from ctxkeep.project import hook_db_path
+from ctxkeep.db_location import LocationError
+from ctxkeep.project import default_db_path, hook_db_path
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -59,7 +61,10 @@ def log_path(env: Mapping[str, str]) -> Path:
     in the data folder)."""
     if env.get("CTXKEEP_HOOK_LOG"):
         return Path(env["CTXKEEP_HOOK_LOG"]).expanduser()
-    return hook_db_path(env).parent / LOG_NAME
+    try:
+        return hook_db_path(env).parent / LOG_NAME
+    except LocationError:  # a wrong CTXKEEP_DB: the line that says so goes to the default data folder
+        return default_db_path(env).parent / LOG_NAME
 
 
 def hook_config(env: Mapping[str, str]) -> HookConfig:

@@ -69,12 +69,15 @@ def _fits(parts: list[str], line: str, budget: int, measure: Measure) -> bool:
 
 def _add_section(parts: list[str], title: str, lines: list[str], budget: int, measure: Measure) -> int:
     """Append a section (as many of its lines as fit); how many lines were left out."""
-    if not lines or not _fits(parts, f"\n## {title}\n{lines[0]}", budget, measure):
+    first = f"\n## {title}\n{lines[0]}" + (f"\n- … {len(lines)} more" if len(lines) > 1 else "") if lines else ""
+    if not lines or not _fits(parts, first, budget, measure):
         return len(lines)
     parts.append(f"\n## {title}")
     for n, line in enumerate(lines):
-        if not _fits(parts, line, budget, measure):
-            parts.append(f"- … {len(lines) - n} more")
+        more = f"- … {len(lines) - n} more"
+        last = n == len(lines) - 1
+        if not _fits(parts, line if last else f"{line}\n{more}", budget, measure):  # room for the count, too
+            parts.append(more)
             return len(lines) - n
         parts.append(line)
     return 0
@@ -199,6 +202,12 @@ def records_view(
             "Decisions made in the conversation (quoted, with who made them)",
             [_decision_line(r) for r in view.decisions],
             0.1,
+            False,
+        ),
+        (
+            "What the work found out (the agent's words, quoted)",
+            [quoted(r.text) for r in view.findings],
+            0.08,
             False,
         ),
         ("State of the work", _state_lines(view), 0.15, False),

@@ -136,9 +136,12 @@ def add_server(executable: str, server: Server, container: str = "mcpServers", n
         servers = json_object(data, container, path)
         found = servers.get(name)
         if found is not None and not _server_is_ours(found, server):
+            from ctxkeep.clients.core.server_entry import shown_settings
+
+            shown = shown_settings(found) if isinstance(found, dict) else str(found)[:200]
             raise InvalidInput(
                 f"{path} already has an MCP server named {name!r} that ctxkeep install did not write "
-                f"({str(found)[:200]}); rename or remove it, then run this again (nothing was changed)"
+                f"({shown}); rename or remove it, then run this again (nothing was changed)"
             )
         servers[name] = server(executable)
 
@@ -254,9 +257,11 @@ def installed_checks(
     hooks: Path | None,
     events: Sequence[str],
     fix: str,
+    env: Mapping[str, str] | None = None,
 ) -> list[Check]:
-    """The doctor's lines for one scope of a JSON-configured client: its ctxkeep server and hooks, each command
-    checked, missing hooks named with `fix` (the install command); none when nothing of ctxkeep's is there."""
+    """The doctor's lines for one scope of a JSON-configured client: its ctxkeep server (and, given the doctor's
+    `env`, where that server keeps its data) and hooks, each command checked, missing hooks named with `fix` (the
+    install command); none when nothing of ctxkeep's is there."""
     from ctxkeep.clients.core.checks import json_file
 
     checks: list[Check] = []
@@ -273,6 +278,10 @@ def installed_checks(
         return []
     if isinstance(entry, dict):
         checks.append(resolves(f"{client} server ({scope})", str(entry.get("command", "")), client))
+        if env is not None:
+            from ctxkeep.clients.core.server_entry import data_check
+
+            checks.append(data_check(f"{client} server data ({scope})", entry, env))
     checks += [resolves(f"{client} {event} hook ({scope})", command, client) for event, command in found.items()]
     missing = [e for e in events if e not in found]
     if hooks is not None and missing:

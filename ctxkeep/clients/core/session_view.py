@@ -62,6 +62,7 @@ class View:
         self.next_steps: list[str] = []  # the agent's latest "next steps" list, its words
         self.plan_superseded: bool = False  # a todo list written after the plan took its place
         self.decisions: list[Record] = []
+        self.findings: list[Record] = []  # the agent's latest findings, its words
         self.env: list[Record] = []
         self.edits: list[str] = []
         self.uncommitted: list[str] = []
@@ -213,15 +214,16 @@ _PUSHBACK = re.compile(
 
 
 def _decisions(records: list[Record], prompts: list[str]) -> list[Record]:
-    """Choices stated in the conversation: the person's pushback (a prompt that redirects) and the agent's own
-    sentences that choose, the latest last (at most 8)."""
-    said = sorted((r for r in records if r.kind == "decision"), key=lambda r: r.at)
+    """Choices made in the conversation, the latest of each kind: the person's answers and refusals (at most 6),
+    their pushback (a prompt that redirects, 4) and the agent's own sentences that choose (3)."""
+    made = sorted((r for r in records if r.kind == "decision"), key=lambda r: r.at)
     pushed = [
         Record("decision", p, one_line(p, 300), "", source="the user")
         for p in prompts[1:]
         if len(p) <= 600 and _PUSHBACK.search(p)
     ]
-    return (pushed[-4:] + said[-4:])[-8:]
+    by_user = [r for r in made if r.source == "the user"]
+    return by_user[-6:] + pushed[-4:] + [r for r in made if r.source != "the user"][-3:]
 
 
 def derive(records: list[Record]) -> View:
@@ -250,6 +252,7 @@ def derive(records: list[Record]) -> View:
         ]
     _next_steps(view, records)
     view.decisions = _decisions(records, real)
+    view.findings = sorted((r for r in records if r.kind == "finding"), key=lambda r: r.at)[-6:]
     _work_state(view, records)
     said = sorted((r for r in records if r.kind == "said"), key=lambda r: r.at)
     view.said = [r.text for r in said[-MAX_SAID:]]
@@ -331,6 +334,7 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
     items += [Item("pending", text, source="todo list") for text in view.pending]
     items += [Item("pending", text, source="the agent's next steps") for text in view.next_steps]
     items += [Item("decision", r.text, source=r.source) for r in view.decisions]
+    items += [Item("decision", r.text, source="the agent's finding") for r in view.findings]
     items += state_items(view)
     if view.commit is not None:
         sha = view.commit.text.split(" ", 1)[0]

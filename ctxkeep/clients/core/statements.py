@@ -1,4 +1,5 @@
-"""What the conversation itself settles: the next steps the agent says remain, and the decisions it states.
+"""What the conversation itself settles: the next steps the agent says remain, the decisions it states, and what it
+found out (a root cause, a limitation).
 
 Both are the agent's (or the person's) own words, kept verbatim and shown quoted under who said them: a decision is a
 sentence that chooses ("decided to …", "… instead of …", "going with …"); next steps are the items listed under a
@@ -27,6 +28,13 @@ _DECISION = LazyPattern(
     r"switch to)\b|\bgoing with\b|决定|改用",
     re.I,
 )
+_FINDING = LazyPattern(
+    r"\b(?:root cause|the (?:real |actual )?(?:cause|culprit|reason|problem|issue|bug) (?:is|was)|turns out|"
+    r"it was (?:caused|because)|(?:known )?limitation|pre-?existing|not (?:introduced|caused) by|unrelated to|"
+    r"false positive|must stay|still used by|is used by|confirmed that|verified that)\b",
+    re.I,
+)
+MAX_FINDINGS = 3
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 
 
@@ -48,6 +56,13 @@ def next_steps(text: str) -> list[str]:
         if len(steps) >= MAX_STEPS:
             break
     return [s for s in steps if len(s) >= 8]
+
+
+def findings(text: str) -> list[str]:
+    """The sentences of `text` that state what the work found out (a root cause, a limitation, what something is
+    still used by), verbatim (at most MAX_FINDINGS)."""
+    found = [one_line(s, 300) for s in _SENTENCE.split(text) if 30 <= len(s.strip()) <= 400 and _FINDING.search(s)]
+    return [s for s in found if not s.endswith("?")][:MAX_FINDINGS]
 
 
 def decisions(text: str) -> list[str]:

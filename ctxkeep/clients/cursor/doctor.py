@@ -25,5 +25,6 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
             base / "hooks.json",
             EVENTS,
             fix,
+            env,
         )
     return found

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
+from ctxkeep.clients.core.server_entry import data_check
 from ctxkeep.clients.core.checks import Check, json_file
 from ctxkeep.clients.core.install_files import found_hooks, resolves
 from ctxkeep.clients.gemini.hooks import CLIENT, gemini_home
@@ -66,6 +67,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
             continue
         if isinstance(server, dict):
             found_checks.append(resolves(f"gemini server ({scope})", str(server.get("command", "")), CLIENT))
+            found_checks.append(data_check(f"gemini server data ({scope})", server, env))
         found_checks += [
             resolves(f"gemini {event} hook ({scope})", command, CLIENT) for event, command in hooks.items()
         ]

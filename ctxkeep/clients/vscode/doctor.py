@@ -17,5 +17,5 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     for scope in get_args(Scope):
         mcp, hooks = paths(scope, project, env)
         fix = "ctxkeep install vscode" + (" --scope user" if scope == "user" else "")
-        found += installed_checks("vscode", BY_NAME["vscode"].title, scope, (mcp, "servers"), hooks, EVENTS, fix)
+        found += installed_checks("vscode", BY_NAME["vscode"].title, scope, (mcp, "servers"), hooks, EVENTS, fix, env)
     return found

@@ -25,6 +25,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
             hooks,
             EVENTS,
             fix,
+            env,
         )
         if rules is not None and lines:
             present = rules.exists() and rules.read_text(encoding="utf-8", errors="replace") == RULES

@@ -19,7 +19,8 @@ import anyio
 import asyncpg
 
 from ctxkeep.errors import DatabaseUnavailable
-from ctxkeep.storage.interface import Store, shown_location
+from ctxkeep.db_location import scrubbed, shown_location
+from ctxkeep.storage.interface import Store
 from ctxkeep.storage.postgres import schema
 from ctxkeep.storage.postgres.checkpoints import Checkpoints
 from ctxkeep.storage.postgres.digests import Cursors, Digests
@@ -100,9 +101,15 @@ class PostgresStore(Store):
                     "plan_cache_mode": "force_custom_plan",
                 },
             )
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
+        except ValueError as exc:  # the driver cannot read the URL; its message quotes pieces of it
             raise DatabaseUnavailable(
-                f"database {where}: cannot connect: {exc}; check that the server runs and that "
+                f"database {where}: CTXKEEP_DB is not a URL the PostgreSQL driver can read; percent-encode the "
+                "characters of the user and password that a URL reserves (# as %23, / as %2F, ? as %3F, @ as %40, "
+                ": as %3A, % as %25), or pass the password as ?password=…"
+            ) from exc
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            raise DatabaseUnavailable(
+                f"database {where}: cannot connect: {scrubbed(str(exc), url)}; check that the server runs and that "
                 "CTXKEEP_DB names its host, port, database, user and password"
             ) from exc
         store = cls(pool, url, busy_timeout_ms)

@@ -15,22 +15,25 @@ class Digests:
     async def put(self, project: str, row: DigestRow) -> None:
         conn = await self._s.of(project)
         await conn.execute(
-            "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES ($1, $2, $3, $4, $5, $6) "
+            "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at, imported_from) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7) "
             "ON CONFLICT (project, task_id) DO UPDATE SET digest = excluded.digest, source = excluded.source, "
-            "updated_at = excluded.updated_at, summary = COALESCE(excluded.summary, "
-            "CASE WHEN task_digests.source = excluded.source THEN task_digests.summary END)",
+            "updated_at = excluded.updated_at, imported_from = excluded.imported_from, summary = COALESCE(excluded.summary, "
+            "CASE WHEN task_digests.source = excluded.source AND task_digests.imported_from IS NOT DISTINCT FROM "
+            "excluded.imported_from THEN task_digests.summary END)",
             project,
             row.task_id,
             row.digest,
             row.summary,
             row.source,
             row.updated_at,
+            row.imported_from,
         )
 
     async def get(self, project: str, task_id: str) -> DigestRow | None:
         conn = await self._s.of(project)
         row = await conn.fetchrow(
-            "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = $1 AND task_id = $2",
+            "SELECT task_id, digest, summary, source, updated_at, imported_from FROM task_digests WHERE project = $1 AND task_id = $2",
             project,
             task_id,
         )
@@ -39,7 +42,7 @@ class Digests:
     async def all(self, project: str) -> list[DigestRow]:
         conn = await self._s.of(project)
         rows = await conn.fetch(
-            "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = $1 ORDER BY task_id",
+            "SELECT task_id, digest, summary, source, updated_at, imported_from FROM task_digests WHERE project = $1 ORDER BY task_id",
             project,
         )
         return [DigestRow(*row) for row in rows]

@@ -36,6 +36,7 @@ _FIELDS = (
     "chunk_chars",
     "redactions",
     "index_version",
+    "ref_project",
 )
 _KEY_ON_A_THREAD = 100_000  # characters of terms above which keying runs off the event loop
 
@@ -73,6 +74,16 @@ class Evidence:
         self._s = session
         self._key = key
         self._maintenance = maintenance
+
+    async def ref_projects(self, project: str, refs: Sequence[str]) -> dict[str, str]:
+        conn = await self._s.of(project)
+        rows = await conn.fetch(
+            "SELECT ref, ref_project FROM evidence WHERE project = $1 AND ref_project IS NOT NULL "
+            "AND ref = ANY($2::text[])",
+            project,
+            list(refs),
+        )
+        return {str(row[0]): str(row[1]) for row in rows}
 
     async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
         conn = await self._s.of(project)

@@ -65,6 +65,9 @@ class Tokens:
         rows = await self._s.conn.fetch(f"SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, token_id")
         return [TokenRow(*row) for row in rows]
 
+    async def any(self) -> bool:
+        return await self._s.conn.fetchval("SELECT EXISTS (SELECT 1 FROM api_tokens)") is True
+
     async def revoke(self, token_id: str, at: str) -> bool:
         status = await self._s.conn.execute(
             "UPDATE api_tokens SET revoked_at = $1 WHERE token_id = $2 AND revoked_at IS NULL", at, token_id

@@ -335,6 +335,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             FOR EACH ROW EXECUTE FUNCTION ctxkeep_extend_chain();
     """,
     ),
+    (
+        10,
+        "where an imported evidence record's ref was computed; which digests came from a bundle",
+        """
+        ALTER TABLE evidence ADD COLUMN ref_project TEXT;
+        ALTER TABLE task_digests ADD COLUMN imported_from TEXT;
+    """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -91,6 +91,7 @@ class SqliteStore(Store):
         """Open (creating 0600 when absent), check it is ctxkeep's, migrate; raises SchemaTooNew or DatabaseUnavailable.
         A file that cannot be written opens read-only (then it must already be at the current schema)."""
         path = Path(location)
+        existed = path.exists()
         try:
             known = _OPEN.get(identity(path) or (-1, -1))
             # already open in this process: no probe, whose close() would drop the process's locks on the file
@@ -99,6 +100,7 @@ class SqliteStore(Store):
         except (OSError, sqlite3.Error) as exc:
             raise DatabaseUnavailable(f"database {path}: cannot open: {exc}") from exc
         store = cls(conn, path, access, busy_timeout_ms)
+        store.created = not existed
         try:
             await store._start()
         except sqlite3.Error as exc:

@@ -14,16 +14,18 @@ class Digests:
     async def put(self, project: str, row: DigestRow) -> None:
         """Store a task's digest; a new digest without a summary keeps the summary of the same source."""
         await self._conn.execute(
-            "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at, imported_from) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (project, task_id) DO UPDATE SET digest = excluded.digest, source = excluded.source, "
-            "updated_at = excluded.updated_at, summary = COALESCE(excluded.summary, "
-            "CASE WHEN task_digests.source = excluded.source THEN task_digests.summary END)",
-            (project, row.task_id, row.digest, row.summary, row.source, row.updated_at),
+            "updated_at = excluded.updated_at, imported_from = excluded.imported_from, summary = COALESCE(excluded.summary, "
+            "CASE WHEN task_digests.source = excluded.source AND task_digests.imported_from IS excluded.imported_from "
+            "THEN task_digests.summary END)",
+            (project, row.task_id, row.digest, row.summary, row.source, row.updated_at, row.imported_from),
         )
 
     async def get(self, project: str, task_id: str) -> DigestRow | None:
         cursor = await self._conn.execute(
-            "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = ? AND task_id = ?",
+            "SELECT task_id, digest, summary, source, updated_at, imported_from FROM task_digests WHERE project = ? AND task_id = ?",
             (project, task_id),
         )
         row = await cursor.fetchone()
@@ -31,7 +33,7 @@ class Digests:
 
     async def all(self, project: str) -> list[DigestRow]:
         cursor = await self._conn.execute(
-            "SELECT task_id, digest, summary, source, updated_at FROM task_digests WHERE project = ? ORDER BY task_id",
+            "SELECT task_id, digest, summary, source, updated_at, imported_from FROM task_digests WHERE project = ? ORDER BY task_id",
             (project,),
         )
         return [DigestRow(*row) for row in await cursor.fetchall()]

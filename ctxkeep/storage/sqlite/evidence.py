@@ -79,8 +79,8 @@ class Evidence:
         )
         await self._conn.executemany(
             "INSERT INTO evidence (project, ref, blob_id, kind, source, title, task_id, tags_json, effective_at, expires_at, "
-            "created_at, bytes, tokens, lines, chunk_chars, redactions, index_version) "
-            "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE project = ? AND sha256 = ?",
+            "created_at, bytes, tokens, lines, chunk_chars, redactions, index_version, ref_project) "
+            "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE project = ? AND sha256 = ?",
             [
                 (
                     project,
@@ -99,6 +99,7 @@ class Evidence:
                     i.chunk_chars,
                     i.redactions,
                     i.index_version,
+                    i.ref_project,
                     project,
                     i.sha256,
                 )
@@ -112,6 +113,17 @@ class Evidence:
             f"INSERT INTO {tables.evidence} (rowid, terms) SELECT id, ? FROM evidence WHERE project = ? AND ref = ?",
             [(terms, project, i.ref) for terms, i in zip(keyed, items, strict=True)],
         )
+
+    async def ref_projects(self, project: str, refs: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for part in _chunks(refs):
+            cursor = await self._conn.execute(
+                f"SELECT ref, ref_project FROM evidence WHERE project = ? AND ref_project IS NOT NULL "
+                f"AND ref IN ({','.join('?' * len(part))})",
+                (project, *part),
+            )
+            found.update((row[0], row[1]) for row in await cursor.fetchall())
+        return found
 
     async def _keyed(self, lines: list[str]) -> list[str]:
         if sum(map(len, lines)) < _KEY_ON_A_THREAD:

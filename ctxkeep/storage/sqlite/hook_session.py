@@ -333,9 +333,14 @@ class SqliteHotSession:
         ).fetchall()
 
     def keep_summary(self, task_id: str, summary: str, source: str, at: str) -> None:
-        """Keep a client's compaction summary (as checked) as the task's semantic summary; its digest stays as it was."""
+        """Keep a client's compaction summary (as checked) as the task's semantic summary; its digest stays as it was,
+        unless a bundle brought it: then the whole row is this machine's now (a checked summary never joins a
+        bundle's quoted digest)."""
         self._conn.execute(
             "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, '', ?, ?, ?) "
-            "ON CONFLICT (project, task_id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+            "ON CONFLICT (project, task_id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at, "
+            "digest = CASE WHEN task_digests.imported_from IS NULL THEN task_digests.digest ELSE '' END, "
+            "source = CASE WHEN task_digests.imported_from IS NULL THEN task_digests.source ELSE excluded.source END, "
+            "imported_from = NULL",
             (self.project, task_id, summary, source, at),
         )

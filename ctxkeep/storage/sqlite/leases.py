@@ -55,6 +55,10 @@ class Tokens:
         cursor = await self._conn.execute(f"SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, token_id")
         return [TokenRow(*row) for row in await cursor.fetchall()]
 
+    async def any(self) -> bool:
+        cursor = await self._conn.execute("SELECT 1 FROM api_tokens LIMIT 1")
+        return await cursor.fetchone() is not None
+
     async def revoke(self, token_id: str, at: str) -> bool:
         cursor = await self._conn.execute(
             "UPDATE api_tokens SET revoked_at = ? WHERE token_id = ? AND revoked_at IS NULL", (at, token_id)

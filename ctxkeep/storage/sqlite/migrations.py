@@ -304,6 +304,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE checkpoints ADD COLUMN took_over TEXT;
     """,
     ),
+    (
+        10,
+        "where an imported evidence record's ref was computed; which digests came from a bundle",
+        """
+        ALTER TABLE evidence ADD COLUMN ref_project TEXT;
+        ALTER TABLE task_digests ADD COLUMN imported_from TEXT;
+    """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -5,7 +5,10 @@ another owner's lease is live, saves (with or without an owner) and claims are r
 holder and the expiry. An expired lease can be taken over: the version saved by the new owner records the takeover
 (`took_over`), and a claim at load appends a `takeover` version of the unchanged state, so the chain says who took
 over from whom and when. Everything happens inside the caller's write transaction, so two executors racing for one
-task are serialized by the store: one wins, the other is refused naming it.
+task are serialized by the store: one wins, the other is refused naming it. On a shared server with user tokens the
+owner is the token's user: a request naming another owner is refused (not silently replaced, so a caller who meant
+to act under another's lease learns that it cannot, rather than finding its save refused for a lease it thought it
+held).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ctxkeep.errors import LeaseHeld
+from ctxkeep.errors import LeaseHeld, Refused
 from ctxkeep.models import Lease
 from ctxkeep.storage import LeaseRow, Tx
 from ctxkeep.text import utc_text
@@ -47,7 +50,13 @@ async def check_free(tx: Tx, scope: Scope, task_id: str, owner: str | None, doin
 
 
 async def claim(tx: Tx, scope: Scope, task_id: str, owner: str, seconds: int | None, doing: str = "save") -> Claim:
-    """Take, renew (same owner) or release (`seconds` 0) the task's lease; raises LeaseHeld while another's is live."""
+    """Take, renew (same owner) or release (`seconds` 0) the task's lease; raises LeaseHeld while another's is live,
+    Refused when a shared server's user names an owner other than themselves."""
+    if scope.user is not None and owner != scope.user:
+        raise Refused(
+            f"{doing} refused: on this shared server a lease belongs to the user of your token, {scope.user!r}; send "
+            f"owner {scope.user!r} (or no owner), not {owner[:100]!r}"
+        )
     current = await check_free(tx, scope, task_id, owner, doing)
     took_over = (
         f"{current.owner} (lease expired {current.expires_at})"

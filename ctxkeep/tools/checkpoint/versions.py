@@ -34,6 +34,7 @@ from ctxkeep.tools.checkpoint.brief import render_brief
 from ctxkeep.tools.checkpoint.diff import diff_states
 from ctxkeep.tools.checkpoint.resume import resume_checks, resume_records
 from ctxkeep.tools.checkpoint.verify import check_new_state, verify_states, verify_summary
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 
 
@@ -85,10 +86,14 @@ def _is_retry(req: CheckpointSaveRequest, current: int, previous: CheckpointRow 
 async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> CheckpointSaveResult:
     """Store `req.state` as the task's next version after verifying it against the latest one.
 
-    Raises VersionConflict when `expected_version` is not current, CheckpointRefused when a
-    strict save breaks a rule (nothing stored). A state identical to the latest returns the
-    latest version unchanged.
+    Every text field of the state (and the goal change reason) is redacted first, so what is verified, hashed and
+    stored is what a later load reads. Raises VersionConflict when `expected_version` is not current,
+    CheckpointRefused when a strict save breaks a rule (nothing stored), InvalidInput when the redacted state is not a
+    valid one. A state identical to the latest returns the latest version unchanged.
     """
+    state, _ = redacted(req.state, "the state")
+    reason, _ = redacted(req.goal_change_reason)
+    req = req.model_copy(update={"state": state, "goal_change_reason": reason})
     state_json = req.state.canonical()
     async with scope.store.transaction() as tx:
         if req.owner is not None:
@@ -105,8 +110,7 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             raise VersionConflict(req.task_id, req.expected_version, current)
         violations = check_new_state(req.state)
         if previous is not None:
-            before = parse_state(previous)
-            violations = verify_states(before, req.state, req.goal_change_reason)
+            violations = verify_states(_as_saved_now(previous), req.state, req.goal_change_reason)
         if violations and req.strict:
             raise CheckpointRefused(violations)
         row = new_version(
@@ -122,7 +126,8 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
             violations_json=json.dumps([v.model_dump() for v in violations], ensure_ascii=False),
         )
         await tx.checkpoints.insert(scope.project, row)
-    _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
+    saved = _remember(row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
+    _cache(_saved_now, row.hash, saved)  # as a save stores it now: it was redacted above
     return _save_result(row, violations)
 
 
@@ -189,11 +194,25 @@ async def load_version(tx: Tx, scope: Scope, task_id: str, version: int | None) 
 _parsed: OrderedDict[str, TaskState] = OrderedDict()
 
 
-def _remember(hash_: str, state: TaskState) -> TaskState:
-    _parsed[hash_] = state
-    while len(_parsed) > 256:
-        _parsed.popitem(last=False)
+_saved_now: OrderedDict[str, TaskState] = OrderedDict()
+
+
+def _cache(cache: OrderedDict[str, TaskState], hash_: str, state: TaskState) -> TaskState:
+    cache[hash_] = state
+    while len(cache) > 256:
+        cache.popitem(last=False)
     return state
+
+
+def _remember(hash_: str, state: TaskState) -> TaskState:
+    return _cache(_parsed, hash_, state)
+
+
+def _as_saved_now(row: CheckpointRow) -> TaskState:
+    """A stored version's state as a save stores it now, redacted (a version saved before every field was redacted
+    holds its secrets in clear, and the same state saved again must not read as changed). Cached by hash."""
+    state = _saved_now.get(row.hash)
+    return state if state is not None else _cache(_saved_now, row.hash, redacted(parse_state(row))[0])
 
 
 def parse_state(row: CheckpointRow) -> TaskState:

@@ -27,7 +27,12 @@ from ctxkeep.text import canonical_json, utc_text
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint import latest_state, summary_request_text, verify_summary
 from ctxkeep.tools.compression.digest import Step, build_digest, command_of
-from ctxkeep.tools.compression.transcript import allowed_roots, read_transcript, resolve_transcript
+from ctxkeep.tools.compression.transcript import (
+    allowed_roots,
+    parse_transcript,
+    read_transcript,
+    resolve_transcript,
+)
 from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.shared.messages import (
     Call,
@@ -41,6 +46,7 @@ from ctxkeep.tools.shared.messages import (
 )
 from ctxkeep.tools.shared.preview import shape_tool_output
 from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 
 PINNED_TASK_TOKENS = 8_000
@@ -55,9 +61,17 @@ async def _load(
 ) -> tuple[list[dict[str, Any]], Format, int, str]:
     """The messages, their format, skipped transcript records, and a name for the source."""
     if req.transcript_path is not None:
+        if not scope.local_files:
+            raise InvalidInput(
+                "transcript_path names a file where the server runs, and a shared server never reads its files for a "
+                "remote user; send the transcript's text as transcript (its JSONL lines), or the history as messages"
+            )
         path = resolve_transcript(req.transcript_path, allowed_roots(env, scope.project), scope.project)
         transcript = await anyio.to_thread.run_sync(read_transcript, path)
         return transcript.messages, "claude_code", transcript.skipped, str(path)
+    if req.transcript is not None:
+        transcript = await anyio.to_thread.run_sync(parse_transcript, req.transcript.splitlines())
+        return transcript.messages, "claude_code", transcript.skipped, "transcript"
     messages = req.messages or []
     if any(not isinstance(m, dict) or not isinstance(m.get("role"), str) for m in messages):
         raise InvalidInput(
@@ -114,13 +128,7 @@ def _valid_text(text: str) -> str:
 def _redacted_json(value: Any) -> Any:
     """Every string in a JSON value with its secrets replaced. Text is redacted before it is encoded: in JSON a
     line break is `\\n`, so the rules that read lines would not see the lines of an encoded `.env`."""
-    if isinstance(value, str):
-        return redact_secrets(value)[0]
-    if isinstance(value, list):
-        return [_redacted_json(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _redacted_json(item) for key, item in value.items()}
-    return value
+    return redacted(value)[0]
 
 
 def _evidence_item(step: Step, task_id: str | None, redact: bool) -> EvidenceItem:
@@ -193,9 +201,10 @@ def _prefix_hash(raw: list[dict[str, Any]], count: int) -> str:
 
 
 def _source_key(source: str, fmt: str, raw: list[dict[str, Any]], pinned: int, task_id: str | None) -> str:
-    """One cursor per history: the transcript path, or the pinned messages; per task, since refs name the task."""
-    if source == "messages":
-        source = "messages:" + _prefix_hash(raw, max(pinned, 1))[:32]
+    """One cursor per history: the transcript path, or the pinned messages (of a list or a transcript's text); per
+    task, since refs name the task."""
+    if source in ("messages", "transcript"):
+        source = f"{source}:" + _prefix_hash(raw, max(pinned, 1))[:32]
     return f"{task_id or ''}\n{fmt}\n{source}"
 
 

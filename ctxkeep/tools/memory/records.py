@@ -27,7 +27,7 @@ from ctxkeep.storage import MemoryRow, Tx
 from ctxkeep.text import match_key, one_line, utc_text
 from ctxkeep.tools.evidence import load_row
 from ctxkeep.tools.memory.status import current_by_key, in_force, status_of
-from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.shared.search_terms import memory_terms, query_terms
 
@@ -248,8 +248,8 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
     check_gate(req)
     now = scope.clock()
     now_text = utc_text(now) or ""
-    key, key_redactions = redact_secrets(req.key)
-    content, content_redactions = redact_secrets(req.content)
+    req, redactions = redacted(req, "the memory")
+    key, content = req.key, req.content
     key_match = match_key(key)
     async with scope.store.transaction() as tx:
         receipt = await _check_receipts(tx, scope, req, now_text)
@@ -285,7 +285,7 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
     return MemoryWriteResult(
         memory=to_memory(same, now, current),
         deduplicated=deduplicated,
-        redactions=key_redactions + content_redactions,
+        redactions=redactions,
         current=to_memory(after, now, current) if after else None,
         conflict=None if deduplicated else _conflict(before, same, after, now_text),
     )
@@ -293,7 +293,7 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
 
 async def _candidate_keys(tx: Tx, scope: Scope, req: MemorySearchRequest) -> tuple[list[str], dict[str, float]]:
     if req.key is not None:
-        return [match_key(req.key)], {}
+        return [match_key(redacted(req.key)[0])], {}  # as memory_write stored it
     if req.query is not None:
         terms = query_terms(req.query)
         if not terms:

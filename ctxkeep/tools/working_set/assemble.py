@@ -33,6 +33,7 @@ from ctxkeep.tools.checkpoint import load_version, parse_state
 from ctxkeep.tools.evidence import take_offloads
 from ctxkeep.tools.journal import describe, to_action
 from ctxkeep.tools.shared.messages import detect_format, parse, render_for_count
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.shared.search_terms import query_terms
 from ctxkeep.tools.working_set.budget import allocate, check_control_fits, make_room, share_out
@@ -81,7 +82,8 @@ async def build_working_set(scope: Scope, req: WorkingSetRequest, record: bool =
         digest = await tx.digests.get(scope.project, req.task_id)
         previous = await tx.working_sets.get(scope.project, req.task_id)
         state = parse_state(row)
-        focus = req.focus if req.focus and query_terms(req.focus) else (state.next_action or state.goal)
+        asked = redacted(req.focus)[0] if req.focus else None  # it is stored with the picks, and shown
+        focus = asked if asked and query_terms(asked) else (state.next_action or state.goal)
         parts, allocation = await _assemble(tx, scope, req, row, digest, focus, previous)
     result = _result(req, row, focus, parts, allocation, previous, digest)
     if not record:
