@@ -27,7 +27,7 @@ from bench.common import SHARED_DATA, summary_ms
 from bench.fixture import items
 from bench.rpc import RawServer
 from ctxkeep.models.evidence import EvidenceItem
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.storage.index_terms import STOPWORDS
 from ctxkeep.tools.evidence.records import evidence_put
 from ctxkeep.tools.scope import Scope
@@ -89,7 +89,7 @@ def _baseline_seconds(conn: sqlite3.Connection, query: str) -> float:
 
 async def _fill(db: Path, count: int, size: int) -> tuple[list[str], float]:
     """The 100,000-item project, written through the Python API in batches of 500 (setup, also timed)."""
-    store = await Store.open(db)
+    store = await open_store(db)
     scope = Scope(store=store, project=PROJECT)
     refs: list[str] = []
     started = time.perf_counter()

@@ -34,7 +34,7 @@ from ctxkeep.clients.core.hook_config import hook_config
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.shaping import family_of
 from ctxkeep.models.evidence import EvidenceGetRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.storage.hook_store import open_hot_session
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.evidence import evidence_get, take_offloads
@@ -190,7 +190,7 @@ async def _whole(scope: Scope, ref: str) -> str:
 
 
 async def _lossless(root: Path, originals: dict[str, str]) -> tuple[int, int]:
-    store = await Store.open(root / "ctxkeep.db")
+    store = await open_store(root / "ctxkeep.db")
     try:
         scope = Scope(store=store, project=str(root))
         await take_offloads(scope)
@@ -296,7 +296,7 @@ def run(quick: bool) -> dict[str, Any]:
         "notes": [
             f"{Path(s).name[:28]}: shaped {r['shaped']}, needed again {r['needed_again']}, gate blocked {r['gate']['blocked']} "
             f"(false alarms {r['gate']['false_alarms']})"
-            for s, r in zip(SESSIONS, on, strict=True)
+            for s, r in zip(chosen, on, strict=True)
         ],
         "raw": {"off": off, "on": on},
         "checks": {"default_share_at_least_0.60": default_share >= 0.60, "lossless": same == offloaded},

@@ -6,7 +6,10 @@ Standard library only: the per-event hooks read `CTXKEEP_DB` too.
 from __future__ import annotations
 
 import re
-from pathlib import Path
+
+TYPE_CHECKING = False  # pathlib costs a hook process ~4 ms (urllib.parse, ipaddress): imported where a Path is made
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -34,6 +37,8 @@ def database_location(value: str | None, default: Path) -> Path | str:
 
     Raises LocationError for another scheme (mysql://, file:, postgresql+asyncpg://), a sqlite URL that names no
     file, or a folder that does not exist: a typo must not make folders, nor a folder named `sqlite:`."""
+    from pathlib import Path
+
     if not value:
         return default
     if is_database_url(value):
@@ -62,6 +67,7 @@ def database_location(value: str | None, default: Path) -> Path | str:
 
 def _sqlite_path(url: str, default: Path) -> Path:
     """The file a sqlite URL names (three slashes, then the path: relative, or absolute with a fourth slash)."""
+    from pathlib import Path
     from urllib.parse import unquote  # here: only a sqlite URL pays for it (the hooks read CTXKEEP_DB too)
 
     rest = url[len("sqlite:///") :] if url.lower().startswith("sqlite:///") else None

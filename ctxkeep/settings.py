@@ -99,11 +99,6 @@ class Settings(Model):
         the heavy side moves into the shared store (`ctxkeep.project.spool_path`); None for an SQLite store."""
         return spool_path(self.db_url, self.db_path.parent) if self.db_url else None
 
-    @property
-    def hook_db(self) -> Path:
-        """The SQLite file the hooks open: the spool with a PostgreSQL store, else the database file itself."""
-        return self.spool_path or self.db_path
-
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
         env = os.environ if env is None else env

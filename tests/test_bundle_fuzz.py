@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxkeep.errors import CtxkeepError
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.checkpoint import export_bundle, import_bundle
 from ctxkeep.tools.scope import Scope
 from tests.db_dump import is_postgres, stored
@@ -87,7 +87,7 @@ def bundle_db(db_path: Path, tmp_path: Path) -> Iterator[tuple[Path, dict[str, A
     """A fresh database to import into, and a valid bundle (from db_path) to damage."""
 
     async def exported() -> dict[str, Any]:
-        store = await Store.open(db_path)
+        store = await open_store(db_path)
         try:
             await history(alice_scope(store))
             parsed: dict[str, Any] = json.loads(await export_bundle(alice_scope(store), "proc"))
@@ -119,7 +119,7 @@ def test_random_damage_to_a_bundle_never_ends_in_a_traceback_nor_a_half_write(
     project = f"/fuzz/{next(_fresh_projects)}"  # a fresh project each time: an import that succeeds changes no other
 
     async def attempt() -> None:
-        store = await Store.open(location)
+        store = await open_store(location)
         try:
             before = stored(location, TABLES)
             try:

@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from ctxkeep.models.evidence import EvidenceItem
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.shared.refs import evidence_ref
 from ctxkeep.tools.scope import Scope
@@ -64,7 +64,7 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
 
 def store_evidence(env: dict[str, str], contents: list[str]) -> list[str]:
     async def put() -> list[str]:
-        store = await Store.open(Path(env["CTXKEEP_DB"]))
+        store = await open_store(Path(env["CTXKEEP_DB"]))
         try:
             done = await evidence_put(
                 Scope(store=store, project=env["CTXKEEP_PROJECT"]), [EvidenceItem(content=text) for text in contents]

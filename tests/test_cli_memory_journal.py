@@ -18,7 +18,7 @@ import pytest
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.journal import ActionIntentRequest
 from ctxkeep.models.memory import MemoryWriteRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.checkpoint import checkpoint_save
 from ctxkeep.tools.journal import action_intent
 from ctxkeep.tools.memory import memory_write
@@ -52,7 +52,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     store_procurement(env)
 
     async def write() -> None:
-        store = await Store.open(Path(env["CTXKEEP_DB"]))
+        store = await open_store(Path(env["CTXKEEP_DB"]))
         scope = Scope(store=store, project=env["CTXKEEP_PROJECT"])
         try:
             for content in ("Answer in German", "Answer in English, briefly"):

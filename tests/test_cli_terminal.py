@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from ctxkeep.models.evidence import EvidenceItem
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.scope import Scope
 from tests.http_server import free_port
@@ -26,7 +26,7 @@ TITLE = "\x1b]0;owned\x07"
 
 def _store(db: Path, project: Path) -> str:
     async def put() -> str:
-        store = await Store.open(db)
+        store = await open_store(db)
         try:
             done = await evidence_put(
                 Scope(store=store, project=str(project)),

@@ -137,10 +137,10 @@ def test_a_new_session_starts_with_the_brief_of_the_open_work_an_earlier_session
     new = Agent(tmp_path, session="s-2")
     done = new.hook(client, "SessionStart", new.base(source="startup"))
     text = _context(new.output(done), "SessionStart")
-    assert text.startswith("ctxkeep: this project's earlier work") and "Step 0: never put <script>" in text
+    script = "Step 0: never put \u2039script\u203a" if client == "gemini" else "Step 0: never put <script>"
+    assert text.startswith("ctxkeep: this project's earlier work") and script in text
     assert ("a.py" if client == "codex" else "a.txt") in text  # the state then: edited, not committed
-    shown = text.replace("<", "&lt;").replace(">", "&gt;") if client == "gemini" else text  # Gemini escapes them
-    assert len(done.stdout) <= 2_000 and len(json.dumps(shown)) <= 2_000
+    assert len(done.stdout) <= 2_000 and len(json.dumps(text)) <= 2_000
     off = new.hook(client, "SessionStart", new.base(source="startup"), CTXKEEP_START_BRIEF="off")
     assert new.output(off) is None and "off (CTXKEEP_START_BRIEF)" in earlier.logged()
 
@@ -235,16 +235,20 @@ def test_gemini_repairs_a_compression_once_on_the_next_hook_that_can_add_context
     assert agent.output(agent.hook("gemini", "BeforeAgent", data | {"prompt": "next"})) is None
 
 
-def test_gemini_session_start_counts_the_html_escapes_gemini_adds(tmp_path: Path) -> None:
+def test_gemini_gets_text_it_will_not_escape_within_its_limit(tmp_path: Path) -> None:
+    """Gemini 0.61 HTML-escapes `<` and `>` inside <hook_context> (its model then reads `&gt;`): ctxkeep's text for
+    Gemini has neither: the quote marker is `›`, arrows are arrows, the rules' own angle brackets `‹ ›`."""
     agent = Agent(tmp_path)
     for n in range(200):
         agent.hook(
-            "gemini", "BeforeAgent", agent.base(prompt=f"Never use <script> or <iframe> tags in template {n} <<>>.")
+            "gemini", "BeforeAgent", agent.base(prompt=f"Never use <script> or <iframe> tags in template {n} <<>> ->.")
         )
     done = agent.hook("gemini", "SessionStart", agent.base(source="resume"))
     text = _context(agent.output(done), "SessionStart")
-    shown = json.dumps(text.replace("<", "&lt;").replace(">", "&gt;"))
-    assert 8_000 < len(shown) <= 9_000 and "<script>" in text
+    assert "<" not in text and ">" not in text and "&gt;" not in text and "&lt;" not in text
+    assert "\n\u203a Never use \u2039script\u203a or \u2039iframe\u203a tags in template" in text  # quoted, readable
+    assert "\u2039\u2039\u203a\u203a \u2192." in text
+    assert 8_000 < len(done.stdout) <= 9_000
 
 
 # Cursor, VS Code, Windsurf, Cline

@@ -13,11 +13,15 @@ import os
 import stat
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 from ctxkeep.cli import clients
 from ctxkeep.clients.core.config_files import apply

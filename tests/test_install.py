@@ -320,7 +320,7 @@ def test_a_committed_entry_with_a_foreign_env_is_named_and_refused_unless_kept(t
     with pytest.raises(InvalidInput) as refused:
         _run("install", tmp_path, tmp_path / "home")
     message = str(refused.value)
-    assert "CTXKEEP_DB=postgresql://mallory@203.0.113.9/ctx" in message and "--keep-env" in message
+    assert "CTXKEEP_DB=postgresql://mallory:***@203.0.113.9/ctx" in message and "--keep-env" in message
     assert "s3cret-pw" not in message
     assert mcp.read_bytes() == committed and not (tmp_path / ".claude" / "settings.json").exists()
     changes = install.plan("install", "project", tmp_path, tmp_path / "home" / ".claude", EXE, keep_env=True)
@@ -340,7 +340,7 @@ def test_doctor_shows_where_each_registered_server_sends_its_data_without_the_pa
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "XDG_DATA_HOME": str(home / "data")}
     checks = {c.name: c for c in claude_code_checks(tmp_path, env)}
     project = checks[f"data of the mcp server in {tmp_path / '.mcp.json'}"]
-    assert project.status == "warn" and "postgresql://mallory@203.0.113.9/ctx" in project.detail
+    assert project.status == "warn" and "postgresql://mallory:***@203.0.113.9/ctx" in project.detail
     assert "s3cret-pw" not in json.dumps([c.detail for c in checks.values()])
     user = checks["data of the mcp server (user scope)"]
     assert user.status == "info" and str(home / "data" / "ctxkeep" / "ctxkeep.db") in user.detail

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from ctxkeep.errors import LeaseHeld
 from ctxkeep.models import CheckpointSaveRequest, TaskState
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.tools.checkpoint import checkpoint_load, checkpoint_save
 from ctxkeep.tools.checkpoint.versions import verify_chain
 from ctxkeep.tools.scope import Scope
@@ -158,7 +158,7 @@ def _claimer(db: Path, task: str, owner: str, start: Path) -> subprocess.Popen[s
 async def test_two_executors_racing_for_one_task_one_wins_and_the_other_is_told_who(
     db_path: Path, tmp_path: Path
 ) -> None:
-    store = await Store.open(db_path)
+    store = await open_store(db_path)
     try:
         for n in range(3):
             await checkpoint_save(Scope(store, "/race"), CheckpointSaveRequest(task_id=f"t{n}", state=state()))
@@ -206,7 +206,7 @@ async def test_a_sigkilled_holder_keeps_the_task_until_its_lease_expires_then_it
             await connection.__aexit__(None, None, None)
         except Exception:  # the transport reports the dead server on the way out
             pass
-    store = await Store.open(db_path)
+    store = await open_store(db_path)
     try:
         scope = Scope(store, PROJECT)
         with pytest.raises(LeaseHeld, match="leased to 'worker-1'"):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.claude_home import Claude, bash
+from ctxkeep.storage import open_store
 
 pytestmark = pytest.mark.slow
 BIG = (
@@ -254,7 +255,6 @@ def test_an_offloaded_output_is_evidence_under_the_ref_the_model_was_shown(tmp_p
     import anyio
 
     from ctxkeep.models.evidence import EvidenceGetRequest, EvidenceSearchRequest
-    from ctxkeep.storage import Store
     from ctxkeep.tools.evidence import evidence_get, evidence_search
     from ctxkeep.tools.scope import Scope
 
@@ -264,7 +264,7 @@ def test_an_offloaded_output_is_evidence_under_the_ref_the_model_was_shown(tmp_p
     assert ref in view
 
     async def fetch() -> tuple[str, list[str]]:
-        store = await Store.open(claude.db)
+        store = await open_store(claude.db)
         try:
             scope = Scope(store=store, project=str(claude.project.resolve()))
             got = await evidence_get(scope, EvidenceGetRequest(ref=ref[:12], mode="grep", pattern="module_2999 failed"))
@@ -282,7 +282,6 @@ def test_a_search_alone_finds_an_offloaded_output(tmp_path: Path) -> None:
     import anyio
 
     from ctxkeep.models.evidence import EvidenceSearchRequest
-    from ctxkeep.storage import Store
     from ctxkeep.tools.evidence import evidence_search
     from ctxkeep.tools.scope import Scope
 
@@ -291,7 +290,7 @@ def test_a_search_alone_finds_an_offloaded_output(tmp_path: Path) -> None:
     ref = next(iter(_inbox(claude)))
 
     async def search() -> list[str]:
-        store = await Store.open(claude.db)
+        store = await open_store(claude.db)
         try:
             scope = Scope(store=store, project=str(claude.project.resolve()))
             return [

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.storage.hook_store import open_hot_session
 from ctxkeep.storage.rows import ShownRow
 from tests.claude_home import Claude, bash, compaction
@@ -24,7 +24,7 @@ def shown(claude: Claude, kind: str) -> list[ShownRow]:
     """The session's log of `kind`, oldest first, as the viewer reads it (through the Store)."""
 
     async def read() -> list[ShownRow]:
-        store = await Store.open(claude.db)
+        store = await open_store(claude.db)
         try:
             async with store.snapshot() as tx:
                 rows = await tx.sessions.shown(str(claude.project.resolve()), claude.session, 100)

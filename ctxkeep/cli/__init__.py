@@ -8,10 +8,10 @@ hooks (`ctxkeep hook <event>` for Claude Code, `ctxkeep hook <client> <event>` f
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 
+from ctxkeep.cli.hook_dispatch import dispatch_hook
 from ctxkeep.clients.table import BY_NAME, CLAUDE_CODE_EVENTS
 
 
@@ -31,25 +31,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return full(args)
 
 
-def dispatch_hook(client: str, event: str) -> int:
-    """A client's hook event, or its detached worker (`worker`). A hook never fails the user, not even when ctxkeep
-    itself cannot be imported (a broken install): exit 0, one log line."""
-    from importlib import import_module
-
-    row = BY_NAME[client]
-    try:
-        module = import_module(row.module("worker" if event == "worker" else "hooks"))
-    except Exception as exc:
-        try:
-            from ctxkeep.clients.core.hook_io import log_for
-
-            log_for(os.environ, f"{client} {event} failed: ctxkeep cannot be imported: {type(exc).__name__}: {exc}")
-        except Exception:
-            pass
-        return 0
-    if event == "worker":
-        return int(module.run_worker(sys.stdin.buffer, os.environ))
-    return int(module.run(event, sys.stdin.buffer, sys.stdout, os.environ))
-
-
-__all__ = ["dispatch_hook", "main"]
+__all__ = ["main"]

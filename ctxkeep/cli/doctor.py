@@ -14,8 +14,7 @@ from ctxkeep.cli.console import say_if_created
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
-from ctxkeep.storage import LATEST_SCHEMA as LATEST
-from ctxkeep.storage import Store
+from ctxkeep.storage import LATEST_SCHEMA as LATEST, open_store
 from ctxkeep.tokens import encoding_name
 
 
@@ -28,7 +27,7 @@ def store_location(settings: Settings) -> str:
 
 async def _database_checks(settings: Settings) -> list[Check]:
     try:
-        store = await Store.open(settings.location, settings.busy_timeout_ms)
+        store = await open_store(settings.location, settings.busy_timeout_ms)
     except CtxkeepError as exc:
         return [Check("database", "fail", str(exc))]
     say_if_created(store)

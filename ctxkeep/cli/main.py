@@ -58,7 +58,7 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
     """A client's hook: read the hook JSON on stdin, print what to inject (maybe nothing), always exit 0. (The usual
     forms never get here: `ctxkeep.cli.main` dispatches them before this parser is built.)"""
-    from ctxkeep.cli import dispatch_hook
+    from ctxkeep.cli.hook_dispatch import dispatch_hook
 
     if args.hook in BY_NAME:
         return dispatch_hook(args.hook, args.event or "")

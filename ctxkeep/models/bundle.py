@@ -17,6 +17,7 @@ from pydantic import AfterValidator, ConfigDict, Field
 from ctxkeep.models.checkpoint import TaskState
 from ctxkeep.models.common import MAX_NUMBER, MAX_TEXT_CHARS, OwnerId, StoredTrigger, StrictModel, TaskId, Text
 from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES, EvidenceKind, Tag
+from ctxkeep.text import utc_moment
 
 MAX_DIGEST_CHARS = 2_000_000
 _STORED_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
@@ -25,7 +26,7 @@ _STORED_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
 def _saved_at(value: str) -> str:
     """A version's time as checkpoint_save writes it: ISO 8601 with its UTC offset."""
     try:
-        moment = datetime.fromisoformat(value)
+        moment = utc_moment(value)  # a trailing Z too, also on Python 3.10
     except ValueError:
         raise ValueError("not an ISO 8601 time; send the created_at `ctxkeep export` wrote") from None
     if moment.tzinfo is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,9 @@ from ctxkeep.server.journal_tools import register_journal_tools
 from ctxkeep.server.memory_tools import register_memory_tools
 from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
-from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
 from ctxkeep.db_location import shown_location
-from ctxkeep.tools.scope import Scope, open_spool
+from ctxkeep.settings import Settings
+from ctxkeep.tools.scope import open_scope
 
 
 logger = logging.getLogger("ctxkeep")
@@ -40,36 +39,25 @@ def load_app(server: CtxkeepServer, settings: Settings) -> AppLifespan:
     database file (or PostgreSQL) and the project of `settings` and closes them at its end."""
     runtime = Runtime()
 
+    def spool_failed(exc: CtxkeepError) -> None:
+        logger.warning("ctxkeep cannot open the hooks' spool (their offloads wait there): %s", exc)
+
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
-        try:
-            store = await Store.open(settings.location, settings.busy_timeout_ms)
-        except CtxkeepError as exc:
-            logger.error("ctxkeep cannot use its database: %s", exc)
-            runtime.failure = exc
-            yield None
-            return
-        if store.created:
-            logger.warning("ctxkeep created a new database at %s", store.location)
-        try:
-            spool = await open_spool(settings)  # with PostgreSQL: the hooks' local offloads, taken in on demand
-        except CtxkeepError as exc:
-            logger.warning("ctxkeep cannot open the hooks' spool (their offloads wait there): %s", exc)
-            spool = None
-        runtime.scope = Scope(
-            store=store,
-            project=settings.project,
-            memory_ttl_days=settings.memory_ttl_days,
-            client_session=settings.client_session,
-            spool=spool,
-        )
-        try:
-            yield None
-        finally:
-            runtime.scope = None
-            await store.close()
-            if spool is not None:
-                await spool.close()
+        async with AsyncExitStack() as stack:
+            try:  # with PostgreSQL, the scope has the hooks' spool too: their local offloads, taken in on demand
+                runtime.scope = await stack.enter_async_context(open_scope(settings, spool_failed))
+            except CtxkeepError as exc:
+                logger.error("ctxkeep cannot use its database: %s", exc)
+                runtime.failure = exc
+                yield None
+                return
+            if runtime.scope.store.created:
+                logger.warning("ctxkeep created a new database at %s", runtime.scope.store.location)
+            try:
+                yield None
+            finally:
+                runtime.scope = None
 
     server.server_paths = (shown_location(settings.location), str(settings.db_path.parent), str(Path.home()))
     register_checkpoint_tools(server, runtime)

@@ -113,9 +113,12 @@ class GuardedH11(H11Protocol):
 
 
 def connection_limits() -> dict[str, Any]:
-    """uvicorn.run's options for the limits above."""
+    """uvicorn.run's options for the limits above. The backlog is the cap too: asyncio accepts up to a backlog of
+    connections in one go before the protocol sees any of them, and a batch past the free descriptors makes every
+    accept fail for a second (EMFILE), the legitimate client's included."""
     return {
         "http": GuardedH11,
+        "backlog": connection_cap(),
         "timeout_keep_alive": KEEP_ALIVE_S,
         "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
     }

@@ -21,9 +21,10 @@ from typing import Any
 import anyio
 
 from ctxkeep.errors import InvalidInput
+from ctxkeep.server.http_app import http_app, is_loopback
 from ctxkeep.server.principal import PRINCIPAL, Principal
 from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.tools.users import User, authenticate, users_exist
 
 logger = logging.getLogger("ctxkeep")
@@ -92,7 +93,7 @@ class UserTokens:
     async def _opened(self) -> Store:
         async with self._opening:
             if self._store is None:
-                self._store = await Store.open(self._location, self._busy)
+                self._store = await open_store(self._location, self._busy)
             return self._store
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -137,7 +138,7 @@ class UserTokens:
 
 async def has_users(location: Path | str, busy_timeout_ms: int) -> bool:
     """Whether the database holds per-user tokens (then `serve --http` accepts only those)."""
-    store = await Store.open(location, busy_timeout_ms)
+    store = await open_store(location, busy_timeout_ms)
     try:
         return await users_exist(store)
     finally:
@@ -153,7 +154,6 @@ def serve_with_users(
 
     import uvicorn
 
-    from ctxkeep.server.http import http_app, is_loopback
     from ctxkeep.db_location import shown_location
     from ctxkeep.server.http_limits import connection_limits
 

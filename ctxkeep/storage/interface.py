@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol
 
-from ctxkeep.db_location import is_database_url, shown_location  # noqa: F401 (shown_location: re-exported)
+from ctxkeep.db_location import is_database_url
 from ctxkeep.storage.rows import (
     ActionRow,
     CheckpointRow,
@@ -81,8 +81,6 @@ class CursorsQueries(Protocol):
 
 
 class EvidenceQueries(Protocol):
-    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]: ...
-
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
         """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them
         (`terms`: the record's index terms, `ctxkeep.storage.index_terms`)."""
@@ -256,6 +254,9 @@ class InboxQueries(Protocol):
     async def take(self, project: str, limit: int) -> list[InboxRow]:
         """The oldest offloaded outputs (they stay until `remove`)."""
 
+    async def holding(self, project: str, refs: Sequence[str]) -> set[str]:
+        """Which of `refs` wait in the project's inbox."""
+
     async def remove(self, project: str, refs: Sequence[str]) -> None: ...
 
 
@@ -289,23 +290,11 @@ class Tx(Protocol):
 
 
 class Store(ABC):
-    """An open ctxkeep database. `await Store.open(location)` picks the backend; close with `await store.close()`."""
+    """An open ctxkeep database (`backends.open_store(location)` opens the right one); close with `await store.close()`."""
 
     path: Path  # the SQLite file (a PostgreSQL store has none: Path())
     location: str  # what to show people: the file, or the URL without its password
     created = False  # this open made the SQLite file (the CLI and the server say where, once)
-
-    @classmethod
-    async def open(cls, location: Path | str, busy_timeout_ms: int = 5_000) -> Store:
-        """Open (creating when absent) and migrate: a postgresql:// URL opens the PostgreSQL store, anything else the
-        SQLite file at that path. Raises SchemaTooNew or DatabaseUnavailable."""
-        if is_postgres(location):
-            from ctxkeep.storage.postgres import PostgresStore
-
-            return await PostgresStore.open(str(location), busy_timeout_ms)
-        from ctxkeep.storage.sqlite import SqliteStore
-
-        return await SqliteStore.open(Path(location), busy_timeout_ms)
 
     @abstractmethod
     async def close(self) -> None: ...

@@ -198,9 +198,10 @@ def test_gemini_new_session_starts_with_the_startup_brief(tmp_path: Path) -> Non
     seen = "\n".join(p.get("text", "") for c in opening["contents"] for p in c["parts"])  # not the system text
     contexts = re.findall(r"<hook_context>(.*?)</hook_context>", seen, re.DOTALL)
     assert len(contexts) == 1, seen[-3000:]
-    shown = contexts[0]  # as Gemini shows it: `<` and `>` HTML-escaped
-    _assert_startup_brief(shown.replace("&lt;", "<").replace("&gt;", ">"))
-    assert "&gt; Compare 20 supplier quotes" in shown and len(shown) <= 2_000
+    shown = contexts[0]  # as Gemini's model reads it: Gemini would HTML-escape `<` and `>`, so ctxkeep sends neither
+    _assert_startup_brief(shown)
+    assert "&gt;" not in shown and "&lt;" not in shown and "<" not in shown and ">" not in shown
+    assert "\u203a Compare 20 supplier quotes" in shown and len(shown) <= 2_000
 
 
 def _probes(log: Path, event: str, **group: Any) -> list[dict[str, Any]]:

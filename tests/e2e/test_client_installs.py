@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from ctxkeep.project import default_db_path
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools import checkpoint
 from ctxkeep.tools.scope import Scope
 from tests.conftest import procurement_state
@@ -50,7 +50,7 @@ def _db(cli: Any) -> dict[str, str]:
 
 
 async def _stored(db: Path, project: str, task_id: str) -> Any:
-    store = await Store.open(db)
+    store = await open_store(db)
     try:
         return await checkpoint.checkpoint_load(Scope(store=store, project=project), task_id)
     finally:

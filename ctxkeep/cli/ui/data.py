@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ctxkeep.models import TaskState
 from ctxkeep.models.checkpoint import Approval, CheckpointLoadResult, TaskSummary, Violation
 from ctxkeep.models.delivered import DeliveredWorkingSet
 from ctxkeep.models.journal import Action
@@ -228,10 +227,6 @@ async def task_view(scope: Scope, task_id: str) -> TaskView:
         journal=await journal_entries(scope, limit=500, task_id=task_id),
         working_set=delivered(stored) if stored else None,
     )
-
-
-async def state_of(scope: Scope, task_id: str) -> TaskState | None:
-    return await latest_state(scope, task_id)
 
 
 def sections(text: str) -> list[Section]:

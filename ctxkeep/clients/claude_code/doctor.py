@@ -114,7 +114,7 @@ def _server_anywhere(project: Path, env: Mapping[str, str]) -> bool:
 def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     """Where the server is registered and which hooks are installed, with their commands checked, and a double
     install; nothing when ctxkeep is not installed in Claude Code (no server, no hook of ours at any scope)."""
-    config = claude_config_dir(env)
+    config = Path(claude_config_dir(env))
     checks: list[Check] = []
     settings: list[dict[str, Any]] = []
     found: set[str] = set()

@@ -24,14 +24,14 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 
 from ctxkeep.clients.claude_code.tool_output import output_text, replacement
 from ctxkeep.clients.core import events, live
 from ctxkeep.clients.core.capture import ToolEvent
 from ctxkeep.clients.core.hook_io import HookInputError, Where
-from ctxkeep.project import transcript_roots
+from ctxkeep.project import is_under, transcript_roots
 from ctxkeep.storage.hook_store import HotSession
+from ctxkeep.text import LazyPattern
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 CLIENT = "claude-code"
 TASK_PREFIX = "cc-"
-_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+_SUMMARY = LazyPattern(r"<summary>(.*?)</summary>", re.DOTALL)
 
 
 def _wrapper(event: str) -> int:
@@ -129,15 +129,15 @@ def pre_compact(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Repl
     if not isinstance(path, str):
         raise HookInputError("the hook input has no transcript_path")
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
-    real = Path(os.path.realpath(path))
+    real = os.path.realpath(path)
     roots = transcript_roots(w.env, w.project, cwd)
-    if not any(real.is_relative_to(root) for root in roots):
-        raise HookInputError(f"transcript {real} is outside the allowed roots ({', '.join(map(str, roots))})")
-    if not real.is_file():
+    if not any(is_under(real, root) for root in roots):
+        raise HookInputError(f"transcript {real} is outside the allowed roots ({', '.join(roots)})")
+    if not os.path.isfile(real):
         raise HookInputError(f"transcript {real} is not a file")
     # Claude Code adds it to the compaction's instructions
     brief, said = events.compaction_brief(conn, w, manual=data.get("trigger") == "manual")
-    stat = real.stat()
+    stat = os.stat(real)
     state = conn.hook_state()
     if (state["transcript_size"], state["transcript_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
         return brief or None, "; ".join(n for n in ("transcript unchanged since the last ingest", said) if n)

@@ -270,7 +270,7 @@ def state_file(env: Mapping[str, str]) -> Path:
     """Where Claude Code keeps its own state (servers of local and user scope): `<CLAUDE_CONFIG_DIR>/.claude.json`,
     else `~/.claude.json`."""
     if env.get("CLAUDE_CONFIG_DIR"):
-        return claude_config_dir(env) / ".claude.json"
+        return Path(claude_config_dir(env)) / ".claude.json"
     return Path(env.get("HOME") or Path.home()) / ".claude.json"
 
 
@@ -316,7 +316,7 @@ def run(
 ) -> list[str]:
     """Install or uninstall at `scope`, or with `dry_run` show what would change; one line per thing done."""
     executable = find_executable()
-    changes = plan(action, scope, project, claude_config_dir(env), executable, keep_env)
+    changes = plan(action, scope, project, Path(claude_config_dir(env)), executable, keep_env)
     claude = mcp_command(action, scope, executable)
     present = registered(scope, project, env) if scope != "project" else None
     if (
@@ -340,5 +340,5 @@ def run(
         lines.append(
             f"the server is {'registered' if action == 'install' else 'not registered'} in Claude Code ({scope} scope)"
         )
-    doubled = double_install(project, claude_config_dir(env)) if action == "install" else None
+    doubled = double_install(project, Path(claude_config_dir(env))) if action == "install" else None
     return lines + ([f"note: {doubled}"] if doubled else [])

@@ -28,7 +28,7 @@ def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
     """Reads a plan file under the Claude Code config folder's plans/ (where plan mode keeps plans), nothing elsewhere."""
     from ctxkeep.project import claude_config_dir
 
-    plans = (claude_config_dir(env) / "plans").resolve()
+    plans = (Path(claude_config_dir(env)) / "plans").resolve()
 
     def read(path: str) -> str | None:
         try:
@@ -56,7 +56,10 @@ def _claude_code(env: Mapping[str, str]) -> ingest.Client:
     def compress(path: Path, reading: Reading, task_id: str) -> CompressRequest:
         return CompressRequest(transcript_path=str(path), task_id=task_id)
 
-    return ingest.Client("Claude Code", TASK_PREFIX, locate, read, compress)
+    def resume(lines: list[str], data: dict[str, Any], state: dict[str, Any] | None) -> Reading:
+        return read_transcript(lines, _plan_reader(env), state)
+
+    return ingest.Client("Claude Code", TASK_PREFIX, locate, read, compress, resume)
 
 
 def run_worker(stdin: IO[bytes], env: Mapping[str, str]) -> int:

@@ -5,11 +5,11 @@ what Codex itself still has to allow: hooks it has not trusted yet (Codex skips 
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
+from ctxkeep.clients.codex import toml_reader
 from ctxkeep.clients.codex.install import BEGIN, EVENTS, paths, Scope
 from ctxkeep.clients.core.checks import Check, json_file
 from ctxkeep.clients.core.install_files import found_hooks, resolves
@@ -20,7 +20,7 @@ CLIENT = "codex"
 
 def _toml(path: Path) -> dict[str, Any] | None:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return toml_reader.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 

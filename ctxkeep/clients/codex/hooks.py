@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import ToolEvent
@@ -42,16 +41,16 @@ TASK_PREFIX = "codex-"
 CONTEXT_LIMIT_TOKENS = 4_000  # the handler's additionalContextLimit: the 9,000-character view never spills
 
 
-def codex_home(env: Mapping[str, str]) -> Path:
+def codex_home(env: Mapping[str, str]) -> str:
     """Codex's folder: CODEX_HOME, else ~/.codex."""
     if env.get("CODEX_HOME"):
-        return Path(env["CODEX_HOME"]).expanduser()
-    return Path(env.get("HOME") or Path.home()) / ".codex"
+        return os.path.expanduser(env["CODEX_HOME"])
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
 
 
-def rollout(w: Where, data: Mapping[str, Any]) -> Path | None:
+def rollout(w: Where, data: Mapping[str, Any]) -> str | None:
     """The session's own rollout (under $CODEX_HOME/sessions, named after the session id), or None."""
-    roots = [Path(os.path.realpath(codex_home(w.env) / "sessions"))]
+    roots = [os.path.realpath(os.path.join(codex_home(w.env), "sessions"))]
     return under(data.get("transcript_path"), roots, w.session_id)
 
 
@@ -126,7 +125,7 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
         if path is not None:
             from ctxkeep.clients.codex.rollout import last_summary
 
-            summary = last_summary(str(path))
+            summary = last_summary(path)
     text, note = events.start_context(conn, w, summary, TASK_PREFIX, wrapper, events.printed)
     return _context(text), note
 
@@ -135,11 +134,11 @@ def pre_compact(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Repl
     path = rollout(w, data)
     if path is None:
         raise HookInputError("the hook input names no rollout of this session under $CODEX_HOME/sessions")
-    stat = path.stat()
+    stat = os.stat(path)
     state = conn.hook_state()
     if (state["transcript_size"], state["transcript_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
         return None, "rollout unchanged since the last ingest"
-    return None, events.spawn_worker(conn, w, {**data, "transcript_path": str(path)}, CLIENT)
+    return None, events.spawn_worker(conn, w, {**data, "transcript_path": path}, CLIENT)
 
 
 HANDLERS: dict[str, events.Handler] = {

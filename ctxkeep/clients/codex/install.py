@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from ctxkeep.clients.codex import toml_reader
 from ctxkeep.clients.codex.hooks import CLIENT, CONTEXT_LIMIT_TOKENS, codex_home
 from ctxkeep.clients.core.config_files import BACKUP_SUFFIX, FileChange
 from ctxkeep.clients.core.install_files import (
@@ -99,8 +99,8 @@ def server_block(executable: str) -> str:
 
 def _toml(path: Path, text: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return toml_reader.loads(text)
+    except toml_reader.TOMLDecodeError as exc:
         raise InvalidInput(
             f"{path} is not valid TOML ({exc}); fix or move it, then run this again (nothing was changed)"
         ) from None
@@ -172,7 +172,7 @@ def config_without_server(path: Path) -> FileChange:
 
 def paths(scope: Scope, project: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
     """(config.toml, hooks.json) of a scope."""
-    folder = codex_home(env) if scope == "user" else project / ".codex"
+    folder = Path(codex_home(env)) if scope == "user" else project / ".codex"
     return folder / "config.toml", folder / "hooks.json"
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 
 from ctxkeep.clients.core import commands, environment, git_state, statements
 from ctxkeep.text import LazyPattern, match_key, one_line, without_bad_characters
@@ -127,6 +126,8 @@ class Known:
 
 def digest(text: str) -> str:
     """A record key for a text (its matching form): two 32-bit checksums and the length, so no hashlib (OpenSSL) to load."""
+    import zlib  # here: a tool call that makes no record by text costs no import
+
     data = match_key(text).encode("utf-8")
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 

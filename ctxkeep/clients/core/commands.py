@@ -11,7 +11,6 @@ something, or to set instructions aside) is never taken, nor anything under such
 from __future__ import annotations
 
 import re
-import shlex
 
 from ctxkeep.text import LazyPattern
 from ctxkeep.tool_names import SERVER_NAME
@@ -343,13 +342,23 @@ def spec_rules(text: str) -> list[str]:
     return unique[:MAX_RULES_PER_SPEC]
 
 
+# what shlex reads otherwise than str.split in ASCII: quotes, escapes, and the whitespace shlex does not split on
+_NOT_PLAIN = frozenset("'\"\\\x0b\x0c\x1c\x1d\x1e\x1f")
+
+
+def _shell_words(command: str) -> list[str]:
+    import shlex  # here: most commands have no quotes, and shlex costs a hook process its import
+
+    try:
+        return shlex.split(command, posix=True)
+    except ValueError:
+        return command.split()
+
+
 def command_head(command: str, words: int = 3) -> str:
     """The first words of the command a command line runs, for labels: variable assignments and a leading `cd …`
     left out ("cd app && FOO=1 mix test test/foo_test.exs" -> "mix test test/foo_test.exs")."""
-    try:
-        parts = shlex.split(command, posix=True)
-    except ValueError:
-        parts = command.split()
+    parts = command.split() if command.isascii() and _NOT_PLAIN.isdisjoint(command) else _shell_words(command)
     while parts and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", parts[0]) or parts[0] in ("&&", ";")):
         parts = parts[1:]
     if len(parts) > 2 and parts[0] == "cd" and parts[2] in ("&&", ";"):

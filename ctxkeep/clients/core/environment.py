@@ -24,7 +24,7 @@ _SYNTAX = LazyPattern(
     r"The token '(?P<token>[^']+)' is not a valid statement separator|"
     r"(?P<here>syntax error near unexpected token `(?P<near>[^']+)')"
 )
-_SEGMENT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
+_SEGMENT = LazyPattern(r"\s*(?:&&|\|\||;|\n)\s*")
 Fact = tuple[
     str, str, str, str
 ]  # (key, text, status, how it failed): open (missing), fixed (ran another way), resolved

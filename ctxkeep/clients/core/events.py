@@ -17,7 +17,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import closing
 
 from ctxkeep.clients.core import live
 from ctxkeep.clients.core.capture import ToolEvent
@@ -78,8 +77,11 @@ def run(
         if cwd_of is not None and not isinstance(data.get("cwd"), str):
             data["cwd"] = cwd_of(data)
         w = where(data, config, session_key(data, keys))
-        with closing(open_hot_session(w.db, w.project, w.session_id, config.busy_timeout_ms)) as conn:
+        conn = open_hot_session(w.db, w.project, w.session_id, config.busy_timeout_ms)
+        try:
             output, note = handler(conn, w, data)
+        finally:
+            conn.close()
         if isinstance(output, str):
             stdout.write(output)
         elif output is not None or fallback is not None:
@@ -217,7 +219,7 @@ def spawn_worker(conn: HotSession, w: Where, data: Mapping[str, Any], client: st
     import subprocess
     import tempfile
 
-    with tempfile.TemporaryFile(dir=w.db.parent) as given:
+    with tempfile.TemporaryFile(dir=os.path.dirname(w.db) or ".") as given:
         given.write(json.dumps(dict(data)).encode("utf-8"))
         given.seek(0)
         worker = subprocess.Popen(

@@ -21,13 +21,13 @@ Standard library only (per-event hooks).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from ctxkeep.clients.core.shaping import Shaping, shaping_from_env
 from ctxkeep.environment import seconds, switch, whole_number
 from ctxkeep.db_location import LocationError
-from ctxkeep.project import default_db_path, hook_db_path
+from ctxkeep.project import default_db_file, hook_db_path
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -45,8 +45,8 @@ class HookConfig(NamedTuple):
     """A hook's settings; `env` is kept for the client adapters (their folders) and the detached worker."""
 
     env: Mapping[str, str]
-    db: Path
-    log: Path
+    db: str
+    log: str
     busy_timeout_ms: int
     gate: bool
     shaping: Shaping
@@ -56,15 +56,15 @@ class HookConfig(NamedTuple):
     compact_brief: bool = True
 
 
-def log_path(env: Mapping[str, str]) -> Path:
+def log_path(env: Mapping[str, str]) -> str:
     """CTXKEEP_HOOK_LOG, else `ctxkeep-hooks.log` beside the database (with a PostgreSQL URL: beside the hooks' spool,
     in the data folder)."""
     if env.get("CTXKEEP_HOOK_LOG"):
-        return Path(env["CTXKEEP_HOOK_LOG"]).expanduser()
+        return os.path.expanduser(env["CTXKEEP_HOOK_LOG"])
     try:
-        return hook_db_path(env).parent / LOG_NAME
+        return os.path.join(os.path.dirname(hook_db_path(env)), LOG_NAME)
     except LocationError:  # a wrong CTXKEEP_DB: the line that says so goes to the default data folder
-        return default_db_path(env).parent / LOG_NAME
+        return os.path.join(os.path.dirname(default_db_file(env)), LOG_NAME)
 
 
 def hook_config(env: Mapping[str, str]) -> HookConfig:

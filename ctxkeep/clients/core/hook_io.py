@@ -12,7 +12,6 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
 
 from ctxkeep.clients.core.hook_config import HookConfig, log_path
 from ctxkeep.project import resolve_project
@@ -41,7 +40,7 @@ class Where(NamedTuple):
     started: float
 
     @property
-    def db(self) -> Path:
+    def db(self) -> str:
         return self.config.db
 
     @property
@@ -86,11 +85,11 @@ def where(data: Mapping[str, Any], config: HookConfig, session_key: str = "sessi
     )
 
 
-def write_log(path: Path, line: str) -> None:
+def write_log(path: str, line: str) -> None:
     """Append one line to the hook log at `path` (created 0600); a log that cannot be written is given up on
     silently: hooks never fail."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as log:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -8,23 +8,23 @@ Standard library only (per-event hooks).
 from __future__ import annotations
 
 import json
-import re
+import os
 import time
 from collections.abc import Callable
-from pathlib import PurePath
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Known, Record, ToolEvent
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.shaping import Offload, Shaping, family_of, over_limit
 from ctxkeep.storage.hook_store import HotSession, RecordRow
+from ctxkeep.text import LazyPattern
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from ctxkeep.clients.core.session_view import View
     from ctxkeep.tools.compaction_check import Finding
 
-_RUNS_FILE = re.compile(r"[\w./-]+")
+_RUNS_FILE = LazyPattern(r"[\w./-]+")
 # what the log of what the model was shown (ctxkeep.storage.shown) says each entry was
 SHOWN_VIEW = "the records' view (session start or resume)"
 SHOWN_COMPACT_VIEW = "the records' view (after a compaction, no summary visible yet)"
@@ -100,15 +100,22 @@ def note_shaped(conn: HotSession) -> None:
     conn.relabel_last_shown("offloaded", SHOWN_SHAPED)
 
 
+def file_name(path: str) -> str:
+    """The last part of a path, as `pathlib.PurePath(path).name` gives it (pathlib costs a hook process ~4 ms)."""
+    rest = os.path.splitdrive(path)[1].replace(os.altsep or os.sep, os.sep)
+    parts = [part for part in rest.split(os.sep) if part not in ("", ".")]
+    return parts[-1] if parts else ""
+
+
 def _verified(edit: Record, records: list[Record]) -> bool:
     """A write is verified by a later check, a later read of the file, or a later command naming it."""
-    name = PurePath(edit.key).name
+    name = file_name(edit.key)
     for record in records:
         if record.at <= edit.at:
             continue
         if record.kind == "check" or (record.kind == "read" and record.key == edit.key):
             return True
-        if record.kind == "ran" and any(PurePath(word).name == name for word in _RUNS_FILE.findall(record.text)):
+        if record.kind == "ran" and any(file_name(word) == name for word in _RUNS_FILE.findall(record.text)):
             return True
     return False
 
@@ -126,7 +133,7 @@ def gate_reason(conn: HotSession, w: Where, stop_active: bool) -> str | None:
         conn.set_hook_state(last_stop_at=now)
         return None
     tests = [r.text for r in records if r.kind == "check" and r.key.startswith("test:")]
-    files = ", ".join(dict.fromkeys(PurePath(r.key).name for r in unverified))
+    files = ", ".join(dict.fromkeys(file_name(r.key) for r in unverified))
     how = (
         f"run `{tests[-1]}` (the test command used earlier in this session)"
         if tests

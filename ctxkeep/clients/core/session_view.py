@@ -15,18 +15,18 @@ import re
 from ctxkeep.clients.core.capture import Record, is_request
 from ctxkeep.clients.core.commands import is_negated_rule
 from ctxkeep.clients.core.git_state import same_file
-from ctxkeep.text import one_line, value_key
-from ctxkeep.tools.compaction_check import Item, carrying_passage
+from ctxkeep.text import LazyPattern, one_line, value_key
+from ctxkeep.tools.compaction_check import Item, Passages
 
 MAX_INSTRUCTION_CHARS = 300
 MAX_EARLIER_PROMPTS = 8
 MAX_SAID = 12  # the agent's latest messages kept for a view without a summary
-_TRIVIAL = re.compile(
+_TRIVIAL = LazyPattern(
     r"^(?:continue|go on|go ahead|keep going|carry on|proceed|yes|yep|yeah|ok(?:ay)?|sure|thanks?|thank you|"
     r"do it|please do|please continue|next|sounds good|lgtm|great|perfect|cool|y|fine|good)\W*$",
     re.I,
 )
-_INSTRUCTION = re.compile(
+_INSTRUCTION = LazyPattern(
     r"^(?:no\b|nope\b|stop\b|don'?t\b|do not\b|never\b|always\b|avoid\b|make sure\b|instead\b|actually\b|rather\b|"
     r"remove\b|drop\b|skip\b|revert\b|undo\b)|\b(?:don'?t|do not|never|must|mustn'?t|always|make sure|instead of|avoid|"
     r"should not|shouldn'?t|no need to|too? much|i (?:don'?t|do not) (?:want|like|need)|let'?s not|i'?d rather|i prefer|"
@@ -34,12 +34,12 @@ _INSTRUCTION = re.compile(
     re.I,
 )
 _REPLY_MARK = 'In reply to "'  # a short instruction that refers back, after the prompt it answers
-_REFERS_BACK = re.compile(r"\b(?:this|that|it|these|those|them|again)\b", re.I)
-_NEGATED_SENTENCE = re.compile(
+_REFERS_BACK = LazyPattern(r"\b(?:this|that|it|these|those|them|again)\b", re.I)
+_NEGATED_SENTENCE = LazyPattern(
     r"\b(?:don'?t|do not|never|must not|mustn'?t|should not|shouldn'?t|avoid|no longer)\b|不要|不能|禁止", re.I
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_PLAN_STEP = re.compile(
+_SENTENCE = LazyPattern(r"(?<=[.!?。！？])\s+|\n+")
+_PLAN_STEP = LazyPattern(
     r"^(?:[-*+]|\d+[.)]|- \[[ x]\]|#{2,4}\s+(?:step|phase|part)\b[^:]*:?)\s*(.+)$", re.I
 )  # top-level steps only
 _UNCOMMITTED = (
@@ -89,7 +89,7 @@ def substantive(prompt: str) -> bool:
     return not _TRIVIAL.match(prompt.strip())
 
 
-_DOCUMENT = re.compile(r"^\s*(?:#{1,4}\s+\S|[-*+]\s+\S|\d+[.)]\s+\S)", re.M)
+_DOCUMENT = LazyPattern(r"^\s*(?:#{1,4}\s+\S|[-*+]\s+\S|\d+[.)]\s+\S)", re.M)
 
 
 def instructions_of(prompt: str) -> list[str]:
@@ -203,10 +203,11 @@ def _next_steps(view: View, records: list[Record]) -> None:
         steps = [str(s) for s in json.loads(stated.text)]
     except ValueError:
         return
-    view.next_steps = [s for s in steps if carrying_passage(s, view.pending) is None]
+    pending = Passages(view.pending)
+    view.next_steps = [s for s in steps if pending.carrying(s) is None]
 
 
-_PUSHBACK = re.compile(
+_PUSHBACK = LazyPattern(
     r"\b(?:instead|rather|actually|i (?:don'?t|do not) think|that'?s (?:not|wrong)|why not|better (?:to|if)|"
     r"i'?d prefer|let'?s (?:go with|use|keep|not)|go with|stick with|switch to)\b",
     re.I,
@@ -247,9 +248,8 @@ def derive(records: list[Record]) -> View:
     view.pending = [item for item, status in todos if status != "completed"]
     view.plan, view.plan_superseded = _plan(records)
     if not view.plan_superseded:
-        view.pending += [
-            s for s in view.plan if carrying_passage(s, view.done) is None and carrying_passage(s, view.pending) is None
-        ]
+        done, pending = Passages(view.done), Passages(view.pending)
+        view.pending += [s for s in view.plan if done.carrying(s) is None and pending.carrying(s) is None]
     _next_steps(view, records)
     view.decisions = _decisions(records, real)
     view.findings = sorted((r for r in records if r.kind == "finding"), key=lambda r: r.at)[-6:]

@@ -11,7 +11,6 @@ of `shape_tool_output`, the ref, how much was left out and the exact `evidence_g
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping
 
 from ctxkeep.environment import switch
@@ -116,4 +115,6 @@ def offload(project: str, task_id: str, tool: str, family: str, raw: str) -> Off
 
 
 def compressed(content: str) -> bytes:
+    import zlib
+
     return zlib.compress(content.encode("utf-8"), 6)

@@ -35,7 +35,7 @@ _FINDING = LazyPattern(
     re.I,
 )
 MAX_FINDINGS = 3
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_SENTENCE = LazyPattern(r"(?<=[.!?。！？])\s+|\n+")
 
 
 def next_steps(text: str) -> list[str]:

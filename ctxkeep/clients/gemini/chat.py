@@ -17,8 +17,9 @@ from typing import Any
 from ctxkeep.clients.core.transcripts import Reading, json_lines, text_parts
 from ctxkeep.clients.gemini.tools import output_text, tool_event, without_hook_context
 from ctxkeep.tool_names import SERVER_NAME
+from ctxkeep.text import LazyPattern
 
-_SNAPSHOT = re.compile(r"<state_snapshot>(.*?)</state_snapshot>", re.DOTALL)
+_SNAPSHOT = LazyPattern(r"<state_snapshot>(.*?)</state_snapshot>", re.DOTALL)
 _MACHINE = ("<session_context>", "<state_snapshot>")
 
 

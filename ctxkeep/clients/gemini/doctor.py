@@ -22,7 +22,7 @@ def trusted_folders(env: Mapping[str, str]) -> Path:
     """GEMINI_CLI_TRUSTED_FOLDERS_PATH, else ~/.gemini/trustedFolders.json."""
     if env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH"):
         return Path(env["GEMINI_CLI_TRUSTED_FOLDERS_PATH"]).expanduser()
-    return gemini_home(env) / "trustedFolders.json"
+    return Path(gemini_home(env)) / "trustedFolders.json"
 
 
 def folder_trust(project: Path, env: Mapping[str, str], user: dict[str, Any] | None) -> str | None:

@@ -5,7 +5,8 @@ JSON on stdout (verified with Gemini CLI 0.61; geminicli.com/docs/hooks/referenc
 - SessionStart (`source` startup | resume; nothing after `clear`, which asks for a fresh context): a new session
   (`startup`) gets the brief of where this project's work stopped (`events.start_brief`, 2,000 characters), a resume
   the records' view, as `hookSpecificOutput.additionalContext`, which Gemini puts before the first prompt in
-  `<hook_context>` with `<` and `>` HTML-escaped (`&` and quotes as they are; the budgets count the escapes);
+  `<hook_context>` with `<` and `>` HTML-escaped (`&` and quotes as they are), so ctxkeep's text for Gemini has
+  neither (`unescaped`: the quote marker `›`, arrows `→`, other angle brackets `‹ ›`);
 - BeforeAgent: records the prompt (without the `<hook_context>` Gemini prefixed to it);
 - AfterTool: records the call; a large output is offloaded to evidence but stays in the context (Gemini 0.61 ignores
   the documented `tool_output` replacement);
@@ -24,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import digest
@@ -42,22 +42,28 @@ TASK_PREFIX = "gemini-"
 _OPEN, _CLOSE = b"<state_snapshot>", b"</state_snapshot>"
 
 
-def gemini_home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home()) / ".gemini"
+def gemini_home(env: Mapping[str, str]) -> str:
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".gemini")
 
 
-def chat_file(w: Where, data: Mapping[str, Any]) -> Path | None:
+def chat_file(w: Where, data: Mapping[str, Any]) -> str | None:
     """The session's own chat file (under ~/.gemini/tmp, named with the session id's first 8 characters), or None."""
-    return under(data.get("transcript_path"), [Path(os.path.realpath(gemini_home(w.env) / "tmp"))], w.session_id[:8])
+    roots = [os.path.realpath(os.path.join(gemini_home(w.env), "tmp"))]
+    return under(data.get("transcript_path"), roots, w.session_id[:8])
 
 
-def escaped(text: str) -> str:
-    """`text` as Gemini shows it inside <hook_context>: `<` and `>` as HTML entities."""
-    return text.replace("<", "&lt;").replace(">", "&gt;")
+_ANGLES = str.maketrans({"<": "\u2039", ">": "\u203a"})
+
+
+def unescaped(text: str) -> str:
+    """`text` as ctxkeep gives it to Gemini: with nothing Gemini HTML-escapes inside <hook_context> (`<` and `>`
+    would reach the model as `&lt;` and `&gt;`): arrows as arrows (→ ←), the quote marker and every other angle
+    bracket as a single guillemet (› ‹), which Gemini passes as they are."""
+    return text.replace("->", "\u2192").replace("<-", "\u2190").translate(_ANGLES)
 
 
 def _shown(text: str) -> int:
-    return events.printed(escaped(text))
+    return events.printed(unescaped(text))
 
 
 def new_snapshot(conn: HotSession, w: Where, data: Mapping[str, Any]) -> str | None:
@@ -99,7 +105,7 @@ def _with_repair(conn: HotSession, w: Where, data: Mapping[str, Any], event: str
     text, said = events.start_context(conn, w, summary, TASK_PREFIX, 0, _shown)
     if not text:
         return None, "; ".join(n for n in (note, said) if n)
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, "; ".join(
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": unescaped(text)}}, "; ".join(
         n for n in (note, said) if n
     )
 
@@ -114,7 +120,7 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
         text, note = events.start_context(conn, w, None, TASK_PREFIX, wrapper, _shown)
     if not text:
         return None, note
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}, note
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": unescaped(text)}}, note
 
 
 def before_agent(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
@@ -157,7 +163,7 @@ def session_end(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Repl
     path = chat_file(w, data)
     if path is None:
         return None, "no chat file of this session under ~/.gemini/tmp: nothing to ingest"
-    return None, events.spawn_worker(conn, w, {**data, "transcript_path": str(path)}, CLIENT)
+    return None, events.spawn_worker(conn, w, {**data, "transcript_path": path}, CLIENT)
 
 
 HANDLERS: dict[str, events.Handler] = {

@@ -60,7 +60,7 @@ def server(executable: str) -> dict[str, Any]:
 
 
 def settings_path(scope: Scope, project: Path, env: Mapping[str, str]) -> Path:
-    return (gemini_home(env) if scope == "user" else project / ".gemini") / "settings.json"
+    return (Path(gemini_home(env)) if scope == "user" else project / ".gemini") / "settings.json"
 
 
 def plan(

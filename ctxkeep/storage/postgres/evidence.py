@@ -85,13 +85,6 @@ class Evidence:
         )
         return {str(row[0]): str(row[1]) for row in rows}
 
-    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
-        conn = await self._s.of(project)
-        rows = await conn.fetch(
-            "SELECT ref FROM evidence WHERE project = $1 AND ref = ANY($2::text[])", project, list(refs)
-        )
-        return {str(row[0]) for row in rows}
-
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
         """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them."""
         if not items:

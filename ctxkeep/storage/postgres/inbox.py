@@ -29,6 +29,14 @@ class Inbox:
         )
         return [InboxRow(r[0], r[1], r[2], r[3], r[4], bytes(r[5]), r[6], r[7]) for r in rows]
 
+    async def holding(self, project: str, refs: Sequence[str]) -> set[str]:
+        """Which of `refs` wait in the project's inbox."""
+        conn = await self._s.of(project)
+        rows = await conn.fetch(
+            "SELECT ref FROM evidence_inbox WHERE project = $1 AND ref = ANY($2::text[])", project, list(set(refs))
+        )
+        return {str(r[0]) for r in rows}
+
     async def remove(self, project: str, refs: Sequence[str]) -> None:
         conn = await self._s.of(project)
         await conn.execute(

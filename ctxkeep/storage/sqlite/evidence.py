@@ -60,15 +60,6 @@ class Evidence:
         self._key = key
         self._maintenance = maintenance
 
-    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        for part in _chunks(refs):
-            cursor = await self._conn.execute(
-                f"SELECT ref FROM evidence WHERE project = ? AND ref IN ({','.join('?' * len(part))})", (project, *part)
-            )
-            found.update(row[0] for row in await cursor.fetchall())
-        return found
-
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> None:
         """Store new records (refs must not exist yet), sharing the project's blobs by sha256, and index them."""
         if not items:

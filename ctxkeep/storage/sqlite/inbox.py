@@ -27,6 +27,19 @@ class Inbox:
         )
         return [InboxRow(*row) for row in await cursor.fetchall()]
 
+    async def holding(self, project: str, refs: Sequence[str]) -> set[str]:
+        """Which of `refs` wait in the project's inbox."""
+        found: set[str] = set()
+        unique = list(dict.fromkeys(refs))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            cursor = await self._conn.execute(
+                f"SELECT ref FROM evidence_inbox WHERE project = ? AND ref IN ({','.join('?' * len(part))})",
+                (project, *part),
+            )
+            found.update(str(row[0]) for row in await cursor.fetchall())
+        return found
+
     async def remove(self, project: str, refs: Sequence[str]) -> None:
         await self._conn.executemany(
             "DELETE FROM evidence_inbox WHERE project = ? AND ref = ?", [(project, ref) for ref in refs]

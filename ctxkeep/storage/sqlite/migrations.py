@@ -1,11 +1,11 @@
-"""Numbered, forward-only schema migrations; each runs in its own transaction.
+"""Numbered, forward-only schema migrations, plain SQL; `opener.migrate` applies them, each in its own transaction.
 
-A database whose newest applied migration is above the newest one here was written by a
-newer ctxkeep and is refused (never migrated down). Migrations are plain SQL, so the hooks' fast path (`hook_session`) applies
-them too; work that needs Python (the file's random term key, indexing stored text again) is left owed in
-`store_meta` and done by the Store when it opens the file (`schema.finish_index`). A migration that rebuilds a table others
-reference runs with foreign keys off (`FOREIGN_KEYS_OFF`; they are checked before it commits). A file that is not
-ctxkeep's is refused before anything is written to it (`schema.check_ours`).
+A database whose newest applied migration is above the newest one here was written by a newer ctxkeep and is refused
+(never migrated down). The one opener (`opener.py`) runs them for the Store and the hooks' fast path alike; work that
+needs Python (the file's random term key, indexing stored text again) is left owed in `store_meta` and done by the
+Store when it opens the file (`schema.finish_index`). A migration that rebuilds a table others reference runs with
+foreign keys off (`FOREIGN_KEYS_OFF`; they are checked before it commits). A file that is not ctxkeep's is refused
+before anything is written to it (`opener.check_ours`).
 """
 
 from __future__ import annotations

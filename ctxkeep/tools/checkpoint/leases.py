@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from ctxkeep.errors import LeaseHeld, Refused
 from ctxkeep.models import Lease
 from ctxkeep.storage import LeaseRow, Tx
-from ctxkeep.text import utc_text
+from ctxkeep.text import utc_text, utc_moment
 from ctxkeep.tools.scope import Scope
 
 DEFAULT_LEASE_SECONDS = 600
@@ -80,12 +80,11 @@ def as_lease(row: LeaseRow | None, now: datetime) -> Lease | None:
     if row is None:
         return None
     return Lease(
-        owner=row.owner, acquired_at=_parse(row.acquired_at), expires_at=_parse(row.expires_at), live=live(row, now)
+        owner=row.owner,
+        acquired_at=utc_moment(row.acquired_at),
+        expires_at=utc_moment(row.expires_at),
+        live=live(row, now),
     )
-
-
-def _parse(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def lease_warning(row: LeaseRow | None, now: datetime, owner: str | None) -> str | None:

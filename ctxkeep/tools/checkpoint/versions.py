@@ -11,7 +11,6 @@ import binascii
 import hashlib
 import json
 from collections import OrderedDict
-from datetime import datetime
 
 from ctxkeep.errors import CheckpointRefused, InvalidInput, NotFound, SchemaTooNew, VersionConflict
 from ctxkeep.models import (
@@ -36,6 +35,7 @@ from ctxkeep.tools.checkpoint.resume import resume_checks, resume_records
 from ctxkeep.tools.checkpoint.verify import check_new_state, verify_states, verify_summary
 from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
+from ctxkeep.text import utc_moment
 
 
 def chain_hash(
@@ -70,7 +70,7 @@ def _save_result(row: CheckpointRow, violations: list[Violation]) -> CheckpointS
         version=row.version,
         hash=row.hash,
         parent_hash=row.parent_hash,
-        created_at=datetime.fromisoformat(row.created_at),
+        created_at=utc_moment(row.created_at),
         trigger=row.trigger,  # type: ignore[arg-type]
         verification=Verification(ok=not violations, violations=violations),
     )
@@ -293,7 +293,7 @@ async def checkpoint_list(scope: Scope, limit: int = 50, cursor: str | None = No
             TaskSummary(
                 task_id=row.task_id,
                 latest_version=row.latest_version,
-                updated_at=datetime.fromisoformat(row.updated_at),
+                updated_at=utc_moment(row.updated_at),
                 goal=_short(state["goal"]) or "",
                 phase=_short(state.get("phase")),
                 pending=len(state.get("pending", [])),

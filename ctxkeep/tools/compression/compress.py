@@ -45,6 +45,7 @@ from ctxkeep.tools.shared.messages import (
     replace_outputs,
 )
 from ctxkeep.tools.shared.preview import shape_tool_output
+from ctxkeep.tools.shared.tool_outputs import says_nothing, view_ref
 from ctxkeep.tools.redaction.redact import redact_secrets
 from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
@@ -148,6 +149,8 @@ def _evidence_item(step: Step, task_id: str | None, redact: bool) -> EvidenceIte
 def _shaped(output: Output, step_by_output: dict[int, Step]) -> str:
     """The output's preview and ref, or the output itself when that is no longer (short outputs stay as they are)."""
     step = step_by_output[id(output)]
+    if step.ref is None or view_ref(output.text) is not None:  # not evidence, or already a view of its evidence
+        return output.text
     preview = shape_tool_output(output.text, "tool_result", step.call.name)
     shaped = f"{preview}\n[ctxkeep: full output stored as {step.ref}; evidence_get reads it back]"
     return shaped if len(shaped) < len(output.text) else output.text
@@ -219,20 +222,28 @@ async def _offload(
 ) -> int:
     """Store every output of `steps` as evidence and note its ref on the step; returns how many refs the cursor gave.
 
+    A shaped view of the hooks takes the ref of the output it stands for (when that is evidence, or waits in the
+    inbox); an edit's confirmation or a call of a tool that does not exist gets none (`tools.shared.tool_outputs`).
     Outputs of a prefix compressed before (same messages, same hash) take their refs from the
     source's cursor instead of being redacted, counted and indexed again.
     """
     async with scope.store.snapshot() as tx:
         cursor = await tx.cursors.get(scope.project, key)
-    reused = 0
+    reused: set[int] = set()
     if cursor and cursor.prefix_count <= len(raw) and _prefix_hash(raw, cursor.prefix_count) == cursor.prefix_hash:
-        known = json.loads(cursor.refs_json)
+        known = list(
+            zip([s for s in steps if s.message < cursor.prefix_count], json.loads(cursor.refs_json), strict=False)
+        )
+        own = {ref for step, ref in known if ref and not (step.output and view_ref(step.output.text))}
         async with scope.store.snapshot() as tx:
-            if len(await tx.evidence.rows(scope.project, known)) != len(set(known)):
+            if len(await tx.evidence.rows(scope.project, list(own))) != len(own):
                 known = []  # some were deleted since: put everything again
-        for step, ref in zip((s for s in steps if s.message < cursor.prefix_count), known, strict=False):
-            step.ref, reused = ref, reused + 1
-    fresh = [step for step in steps if step.ref is None]
+        for step, ref in known:
+            step.ref = ref
+            reused.add(id(step))
+    fresh = [step for step in steps if id(step) not in reused and not _says_nothing(step)]
+    await _views(scope, fresh)
+    fresh = [step for step in fresh if step.ref is None]
     if fresh:
         stored = await evidence_put(scope, [_evidence_item(step, task_id, redact) for step in fresh])
         for step, ref in zip(fresh, stored.refs, strict=True):
@@ -244,7 +255,30 @@ async def _offload(
                 key, upto, _prefix_hash(raw, upto), json.dumps([s.ref for s in steps]), utc_text(scope.clock()) or ""
             ),
         )
-    return reused
+    return len(reused)
+
+
+def _says_nothing(step: Step) -> bool:
+    output = step.output
+    return output is not None and says_nothing(step.call.name, output.text, output.is_error)
+
+
+async def _views(scope: Scope, steps: list[Step]) -> None:
+    """Give each shaped view among `steps` the ref of the output it stands for, when that output is evidence or waits
+    in the hooks' inbox (a text that only looks like a view is kept as an output of its own)."""
+    named = {id(step): view_ref(step.output.text) for step in steps if step.output is not None}
+    refs = [ref for ref in named.values() if ref]
+    if not refs:
+        return
+    async with scope.store.snapshot() as tx:
+        there = set(await tx.evidence.rows(scope.project, refs)) | await tx.inbox.holding(scope.project, refs)
+    if scope.spool is not None:
+        async with scope.spool.snapshot() as tx:
+            there |= await tx.inbox.holding(scope.project, refs)
+    for step in steps:
+        ref = named.get(id(step))
+        if ref and ref in there:
+            step.ref = ref
 
 
 async def _store_band(scope: Scope, band: list[dict[str, Any]], source: str, task_id: str | None, redact: bool) -> str:

@@ -32,7 +32,7 @@ class Transcript:
 def allowed_roots(env: Mapping[str, str], project: str, cwd: str | None = None) -> list[Path]:
     """Where transcripts may be read: this project's session folders under Claude Code's config folder, the project,
     and CTXKEEP_ALLOWED_ROOTS (`ctxkeep.project.transcript_roots`)."""
-    return transcript_roots(env, project, cwd)
+    return [Path(root) for root in transcript_roots(env, project, cwd)]
 
 
 def resolve_transcript(path: str, roots: list[Path], base: str) -> Path:

@@ -18,7 +18,7 @@ from ctxkeep.models.journal import (
     ActionResultResult,
 )
 from ctxkeep.storage import ActionRow
-from ctxkeep.text import one_line, utc_text
+from ctxkeep.text import one_line, utc_text, utc_moment
 from ctxkeep.tools.evidence import load_row
 from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
@@ -31,12 +31,12 @@ def to_action(row: ActionRow) -> Action:
         action=row.action,
         target=row.target,
         params_summary=row.params_summary,
-        intent_at=datetime.fromisoformat(row.intent_at),
+        intent_at=utc_moment(row.intent_at),
         status=row.status,  # type: ignore[arg-type]
         external_id=row.external_id,
         receipt_ref=row.receipt_ref,
         detail=row.detail,
-        result_at=datetime.fromisoformat(row.result_at) if row.result_at else None,
+        result_at=utc_moment(row.result_at) if row.result_at else None,
     )
 
 

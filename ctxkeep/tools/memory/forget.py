@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 
 from ctxkeep.errors import NotFound
 from ctxkeep.models.memory import MemoryForgetRequest, MemoryForgetResult, Tombstone
 from ctxkeep.storage import DigestRow, MemoryRow, SearchFilter, TombstoneRow, Tx
-from ctxkeep.text import match_key, utc_text
+from ctxkeep.text import match_key, utc_text, utc_moment
 from ctxkeep.tools.evidence import CONTENTS
 from ctxkeep.tools.memory.records import claim_prefix, key_digest
 from ctxkeep.tools.redaction.stored import redacted
@@ -41,8 +40,8 @@ def _tombstone(row: TombstoneRow) -> Tombstone:
         memory_id=row.memory_id,
         kind=row.kind,
         version=row.version,
-        created_at=datetime.fromisoformat(row.created_at),
-        forgotten_at=datetime.fromisoformat(row.forgotten_at),
+        created_at=utc_moment(row.created_at),
+        forgotten_at=utc_moment(row.forgotten_at),
         reason=row.reason,
     )
 

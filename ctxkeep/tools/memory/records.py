@@ -24,7 +24,7 @@ from ctxkeep.models.memory import (
     MemoryWriteResult,
 )
 from ctxkeep.storage import MemoryRow, Tx
-from ctxkeep.text import match_key, one_line, utc_text
+from ctxkeep.text import match_key, one_line, utc_text, utc_moment
 from ctxkeep.tools.evidence import load_row
 from ctxkeep.tools.memory.status import current_by_key, in_force, status_of
 from ctxkeep.tools.redaction.stored import redacted
@@ -134,7 +134,7 @@ def key_digest(key_match: str) -> str:
 
 
 def to_memory(row: MemoryRow, now: datetime, current: dict[str, MemoryRow]) -> Memory:
-    created = datetime.fromisoformat(row.created_at)
+    created = utc_moment(row.created_at)
     return Memory(
         memory_id=row.memory_id,
         key=row.key,
@@ -144,8 +144,8 @@ def to_memory(row: MemoryRow, now: datetime, current: dict[str, MemoryRow]) -> M
         source=MemorySource.model_validate_json(row.source_json),
         version=row.version,
         created_at=created,
-        effective_at=datetime.fromisoformat(row.effective_at) if row.effective_at else None,
-        expires_at=datetime.fromisoformat(row.expires_at) if row.expires_at else None,
+        effective_at=utc_moment(row.effective_at) if row.effective_at else None,
+        expires_at=utc_moment(row.expires_at) if row.expires_at else None,
         status=status_of(row, utc_text(now) or "", current),
         age_seconds=max(0, int((now - created).total_seconds())),
         forget=f"memory_forget(memory_id={row.memory_id!r})",

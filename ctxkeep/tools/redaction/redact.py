@@ -12,9 +12,9 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
-import re
 from collections.abc import Callable, Iterable
 
+from ctxkeep.text import LazyPattern
 from ctxkeep.tools.redaction import RULES, Context
 
 # Every pattern some rule needs, once: each is searched once per text, and a rule runs when one of its own is there.
@@ -22,25 +22,71 @@ _NEEDS = list(dict.fromkeys(need for rule in RULES for need in rule.needs))
 _REGEX_SYNTAX = frozenset("\\^$.|?*+()[]{}")
 
 
+def _literals(need: str) -> tuple[str, ...] | None:
+    """The strings a need matches, when it is only literals, escaped punctuation, classes of letters (`[pousr]`) and
+    groups of plain alternatives (`(?:live|test)`); None for any other syntax. Searching for them is searching for the
+    need, with no regex to compile (a hook process redacts once or twice)."""
+    found, at = [""], 0
+    while at < len(need):
+        char = need[at]
+        if char == "\\" and at + 1 < len(need) and not need[at + 1].isalnum():
+            choices, at = [need[at + 1]], at + 2
+        elif char == "[" and "]" in need[at:]:
+            end = need.index("]", at)
+            choices, at = list(need[at + 1 : end]), end + 1
+            if not choices or any(not c.isalnum() for c in choices):
+                return None
+        elif need.startswith("(?:", at) and ")" in need[at:]:
+            end = need.index(")", at)
+            choices, at = need[at + 3 : end].split("|"), end + 1
+            if any(not c or not _REGEX_SYNTAX.isdisjoint(c) for c in choices):
+                return None
+        elif char in _REGEX_SYNTAX:
+            return None
+        else:
+            choices, at = [char], at + 1
+        if at < len(need) and need[at] in "?*+{":  # a quantifier on the piece: not a plain alternation
+            return None
+        found = [start + choice for start in found for choice in choices]
+    return tuple(found)
+
+
+def _head(need: str) -> str:
+    """The literal start every match of a need has ("" when it starts with syntax)."""
+    end = next((i for i, char in enumerate(need) if char in _REGEX_SYNTAX), len(need))
+    return need[:end]
+
+
 def _searcher(need: str) -> Callable[[str], bool]:
-    """How to look for a need: a literal is looked for as a substring (no regex to compile at import)."""
+    """How to look for a need: a literal (or a plain alternation of literals) as substrings; any other pattern only
+    where its literal start occurs, compiled the first time (never at import)."""
     if _REGEX_SYNTAX.isdisjoint(need):
         return lambda text: need in text
-    return functools.partial(_found_by, re.compile(need))
-
-
-def _found_by(pattern: re.Pattern[str], text: str) -> bool:
-    return pattern.search(text) is not None
+    literals = _literals(need)
+    if literals is not None:
+        return lambda text: any(literal in text for literal in literals)
+    pattern, head = LazyPattern(need), _head(need)
+    return lambda text: head in text and pattern.search(text) is not None
 
 
 def _finder(need: str) -> Callable[[str, int], int]:
     """Where a need next occurs in a text from a position (-1: nowhere)."""
     if _REGEX_SYNTAX.isdisjoint(need):
         return lambda text, start: text.find(need, start)
-    return functools.partial(_next_match, re.compile(need))
+    literals = _literals(need)
+    if literals is not None:
+        return functools.partial(_first_of, literals)
+    return functools.partial(_next_match, LazyPattern(need), _head(need))
 
 
-def _next_match(pattern: re.Pattern[str], text: str, start: int) -> int:
+def _first_of(literals: tuple[str, ...], text: str, start: int) -> int:
+    places = [place for place in (text.find(literal, start) for literal in literals) if place >= 0]
+    return min(places) if places else -1
+
+
+def _next_match(pattern: LazyPattern, head: str, text: str, start: int) -> int:
+    if text.find(head, start) < 0:
+        return -1
     match = pattern.search(text, start)
     return match.start() if match else -1
 
