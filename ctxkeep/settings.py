@@ -10,14 +10,11 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from ctxkeep.db_location import LocationError, database_location
+from ctxkeep.db_location import LocationError, database_location, is_database_url
 from ctxkeep.environment import whole_number
 from ctxkeep.errors import InvalidInput
-from ctxkeep.models.common import Model
-from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
-from ctxkeep.models.memory import DEFAULT_TTL_DAYS
+from ctxkeep.models.common import DEFAULT_TTL_DAYS, MAX_EVIDENCE_BYTES, Model
 from ctxkeep.project import default_db_path, resolve_project, spool_path
-from ctxkeep.storage.interface import is_postgres
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
@@ -87,7 +84,7 @@ class Settings(Model):
     def _url_as_db_path(cls, data: object) -> object:
         """A postgresql:// URL given as `db_path` (as CTXKEEP_DB may be) selects the PostgreSQL store; the local files
         then live in the default data folder."""
-        if isinstance(data, dict) and is_postgres(str(data.get("db_path", ""))) and not data.get("db_url"):
+        if isinstance(data, dict) and is_database_url(str(data.get("db_path", ""))) and not data.get("db_url"):
             data = {**data, "db_url": str(data["db_path"]), "db_path": default_db_path(os.environ)}
         return data
 

@@ -35,7 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _server(tmp_path: Path) -> MCPServer[Any]:
-    return build_server(Settings(db_path=tmp_path / "ctxkeep.db", project="/p"))
+    """The server with its tools registered, as its first tool call registers them."""
+    server = build_server(Settings(db_path=tmp_path / "ctxkeep.db", project="/p"))
+    server.load_tools()
+    return server
 
 
 def test_the_installed_sdk_is_the_minor_version_pinned() -> None:

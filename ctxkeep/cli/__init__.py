@@ -2,7 +2,8 @@
 
 Calls tools and clients; only `serve` (and the demo's client) reach the MCP SDK and `ctxkeep.server`. The per-event
 hooks (`ctxkeep hook <event>` for Claude Code, `ctxkeep hook <client> <event>` for every client, and the detached
-`ctxkeep hook <client> worker`) are dispatched before anything else is imported: they run on every tool call.
+`ctxkeep hook <client> worker`) are dispatched before anything else is imported: they run on every tool call. So is
+`ctxkeep serve` without flags, which every MCP client starts and then waits for.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return dispatch_hook("claude-code", args[1])
     if len(args) == 3 and args[0] == "hook" and args[1] in BY_NAME:
         return dispatch_hook(args[1], args[2])
+    if args == ["serve"]:  # how an MCP client starts the server: no parser, no other command imported
+        from ctxkeep.cli.serving import serve_stdio_command
+
+        return serve_stdio_command()
     from ctxkeep.cli.main import main as full
 
     return full(args)

@@ -14,17 +14,15 @@ import sys
 from collections.abc import Sequence
 
 import anyio
-from pydantic import ValidationError
 
 from ctxkeep import __version__
-from ctxkeep.cli.errors import describe
+from ctxkeep.cli.errors import reporting
 from ctxkeep.cli.inspect import add_inspection_commands
 from ctxkeep.cli.journal_commands import add_journal_command
 from ctxkeep.cli.memory_commands import add_memory_commands
 from ctxkeep.cli.teams import add_team_commands
 from ctxkeep.cli.ui.command import add_ui_command
 from ctxkeep.clients.table import BY_NAME, CLAUDE_CODE_EVENTS, CLIENTS, scope_help
-from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
 
 
@@ -41,13 +39,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         serving.port_free(host, port)  # a port in use is one line, not uvicorn's traceback
         serve_http(settings, host, port, os.environ.get("CTXKEEP_HTTP_TOKEN") or None, args.allow_remote, args.no_token)
         return 0
-    from ctxkeep.server import build_server
-    from ctxkeep.server.stdio_limit import serve_stdio
-
-    if sys.stderr.isatty():
-        print(serving.stdio_line(settings), file=sys.stderr, flush=True)
-    anyio.run(serve_stdio, build_server(settings), settings.max_request_bytes)
-    return 0
+    return serving.serve_over_stdio(settings)
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
@@ -216,11 +208,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "no_settings", False):  # hooks read their settings themselves (the project comes from their input)
         return int(args.run(args, None))
-    try:
-        return int(args.run(args, Settings.from_env()))
-    except (CtxkeepError, ValidationError) as exc:
-        line, code = describe(exc)  # the hints name ctxkeep commands, not MCP tools
-        print(line, file=sys.stderr)
-        return code
-    except KeyboardInterrupt:
-        return 130
+    return reporting(lambda: int(args.run(args, Settings.from_env())))

@@ -1,18 +1,23 @@
 """What `serve` and `ui` say before they serve: flags that mean nothing without `--http`, a port already in use, and
-the one line that tells a person at a terminal which database and project a server uses.
+the one line that tells a person at a terminal which database and project a server uses; and the stdio server itself.
 
 Each problem is one line on stderr (no usage block, no uvicorn traceback); the caller exits 2 for meaningless flags
-and 1 for a port in use.
+and 1 for a port in use. `ctxkeep serve` without flags (how every MCP client starts it) comes here without the
+command-line parser (`serve_stdio_command`), so that its start imports only what `initialize` needs.
 """
 
 from __future__ import annotations
 
-import argparse
 import errno
 import socket
+import sys
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.settings import Settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 HTTP_ONLY = (("allow_remote", "--allow-remote"), ("no_token", "--no-token"), ("host", "--host"), ("port", "--port"))
 
@@ -72,3 +77,24 @@ def bind(host: str, port: int) -> socket.socket:
 def port_free(host: str, port: int) -> None:
     """Raise InvalidInput (one line) when host:port is in use; the port is released again at once."""
     bind(host, port).close()
+
+
+def serve_over_stdio(settings: Settings) -> int:
+    """Serve MCP over stdin/stdout until the client closes stdin; a person at a terminal is told what is served."""
+    import anyio
+
+    from ctxkeep.server import build_server
+    from ctxkeep.server.stdio_limit import serve_stdio
+
+    if sys.stderr.isatty():
+        print(stdio_line(settings), file=sys.stderr, flush=True)
+    anyio.run(serve_stdio, build_server(settings), settings.max_request_bytes)
+    return 0
+
+
+def serve_stdio_command() -> int:
+    """`ctxkeep serve` with no flags: the settings from the environment, then the stdio server (errors as `ctxkeep`
+    prints them)."""
+    from ctxkeep.cli.errors import reporting
+
+    return reporting(lambda: serve_over_stdio(Settings.from_env()))

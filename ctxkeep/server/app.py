@@ -1,7 +1,9 @@
-"""build_server(settings) -> MCPServer: the ctxkeep tools over MCP, thin by design.
+"""load_app(server, settings): the ctxkeep tools, resources and prompts registered on a server, thin by design.
 
 Each tool validates its arguments through its schema, makes one call into `ctxkeep.tools`,
-and returns a pydantic model (structuredContent) with a short text rendering.
+and returns a pydantic model (structuredContent) with a short text rendering. The server
+(ctxkeep.server.build) runs this at its first call, not at start-up: it imports the models,
+the storage and every capability.
 """
 
 from __future__ import annotations
@@ -14,48 +16,27 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from ctxkeep import __version__
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.server.checkpoint_tools import register_checkpoint_tools
 from ctxkeep.server.common import Runtime
 from ctxkeep.server.compress_tools import register_compress_tools
-from ctxkeep.server.mcp_server import CtxkeepServer
+from ctxkeep.server.mcp_server import AppLifespan, CtxkeepServer
 from ctxkeep.server.evidence_tools import register_evidence_tools
 from ctxkeep.server.journal_tools import register_journal_tools
 from ctxkeep.server.memory_tools import register_memory_tools
 from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
-from ctxkeep.settings import Settings, configure_logging
 from ctxkeep.db_location import shown_location
+from ctxkeep.settings import Settings
 from ctxkeep.tools.scope import open_scope
 
-INSTRUCTIONS = """\
-ctxkeep keeps your task's state outside your context, so compaction or a restart loses nothing.
-- Resuming (new session, after compaction or restart): checkpoint_list, then checkpoint_load(task_id); trust its brief \
-over your memory and follow it.
-- checkpoint_save the whole state (goal, constraints, pending, completed, decisions, facts with exact values, \
-approvals, next_action) at every semantic boundary (a phase ends, a decision, an approval request, a subagent \
-returns), before a risky step (delete, migrate, deploy, pay) and before your context gets long; pass expected_version = the version you loaded. \
-Items leave only by moving to completed, or to dropped with a reason; a refused save lists each violation: fix the \
-state and save again.
-- Right before a side effect on an external system (payment, email, deploy, ticket): action_intent with the key \
-'task:object:step'; right after it: action_result. An intent without a result means: look the key up in the system \
-of record before retrying.
-- Long tool output, files, pages: evidence_put them and keep only the ref and preview; evidence_search finds them, \
-evidence_get brings back the exact lines, matches or chunk.
-- build_working_set(task_id, focus) rebuilds your context from the records within a token budget, stable first; \
-use it after compaction and at each step of a long task, and follow its compress advice.
-- compress_history shrinks a long history (outputs to evidence, old turns to a digest); verify_checkpoint checks a \
-state or your summary without saving.
-- memory_write only what outlives the task, with its source (a confirmed preference, a fact with a receipt, an \
-approved policy, a learned skill), never a guess.
-"""
 
 logger = logging.getLogger("ctxkeep")
 
 
-def build_server(settings: Settings) -> MCPServer[Any]:
-    """The ctxkeep MCP server over one database file and one project (opened in the lifespan)."""
+def load_app(server: CtxkeepServer, settings: Settings) -> AppLifespan:
+    """Register every tool, resource and prompt on `server`; returns the lifespan they run in, which opens the
+    database file (or PostgreSQL) and the project of `settings` and closes them at its end."""
     runtime = Runtime()
 
     def spool_failed(exc: CtxkeepError) -> None:
@@ -78,14 +59,6 @@ def build_server(settings: Settings) -> MCPServer[Any]:
             finally:
                 runtime.scope = None
 
-    configure_logging(settings.log_level)  # before the SDK's own logging set-up, which then leaves it alone
-    server = CtxkeepServer(
-        "ctxkeep",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        lifespan=lifespan,
-        log_level=settings.log_level,  # type: ignore[arg-type]
-    )
     server.server_paths = (shown_location(settings.location), str(settings.db_path.parent), str(Path.home()))
     register_checkpoint_tools(server, runtime)
     register_evidence_tools(server, runtime, settings)
@@ -94,4 +67,4 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     register_memory_tools(server, runtime)
     register_journal_tools(server, runtime)
     register_resources(server, runtime.get)
-    return server
+    return lambda: lifespan(server)

@@ -128,7 +128,7 @@ def _replay(body: bytes, receive: Any) -> Any:
 
 def http_app(settings: Settings, host: str, token: str | None, where: str = "CTXKEEP_HTTP_TOKEN") -> ASGIApp:
     """The ASGI app: the server, its body limit, and the token check when there is a token."""
-    from ctxkeep.server.app import build_server
+    from ctxkeep.server.build import build_server
     from ctxkeep.server.handshake import guard_handshake
 
     server = build_server(settings)

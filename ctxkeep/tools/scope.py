@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ctxkeep.errors import CtxkeepError
-from ctxkeep.models.memory import DEFAULT_TTL_DAYS
+from ctxkeep.models.common import DEFAULT_TTL_DAYS
 from ctxkeep.settings import Settings
 from ctxkeep.storage import Store, open_store
 

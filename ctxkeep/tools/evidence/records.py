@@ -24,10 +24,10 @@ from typing import Any
 import anyio
 
 from ctxkeep.errors import InvalidInput, NotFound
+from ctxkeep.models.common import MAX_EVIDENCE_BYTES
 from ctxkeep.models.evidence import (
     MAX_BATCH_BYTES,
     MAX_BATCH_ITEMS,
-    MAX_EVIDENCE_BYTES,
     EvidenceBatchResult,
     EvidenceDeleteResult,
     EvidenceGcResult,
