@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 ALL = [
     "checkpoint",
     "startup",
+    "codex_exec",
     "evidence",
     "compress",
     "working_set",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 import socket
 import statistics
 import subprocess
@@ -41,6 +42,18 @@ def process_seconds(args: list[str], stdin: bytes, env: dict[str, str]) -> float
     elapsed = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     return elapsed
+
+
+def process_cost(args: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds from spawn to exit, CPU seconds the process used: user + system) of one new process; it must exit
+    0 (AssertionError with its stderr otherwise). CPU time is what a loaded machine does not stretch."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(args, input=stdin, capture_output=True, env=env, timeout=300)
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the child is reaped: its times are in
+    assert done.returncode == 0, done.stderr
+    return elapsed, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def free_port() -> int:

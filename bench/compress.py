@@ -21,7 +21,7 @@ import anyio
 from bench.common import SHARED_DATA
 from ctxkeep.models.compress import CompressRequest, CompressResult
 from ctxkeep.models.evidence import EvidenceGetRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.compression.transcript import read_transcript
 from ctxkeep.tools.evidence.get import evidence_get
@@ -115,7 +115,7 @@ async def _one(scope: Scope, raw: list[dict[str, Any]], request: CompressRequest
 async def _measure() -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {"swe": [], "claude_code": []}
     with tempfile.TemporaryDirectory() as tmp:
-        store = await Store.open(Path(tmp) / "c.db")
+        store = await open_store(Path(tmp) / "c.db")
         scope = Scope(store=store, project=tmp)
         try:
             for path in sorted((SHARED_DATA / "swe-trajectories").glob("*.traj.json")):

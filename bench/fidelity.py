@@ -16,6 +16,7 @@ number of characters of the conversation's most recent text (what keeping the ta
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -31,6 +32,7 @@ from ctxkeep.project import transcript_slug
 
 ITEMS = Path(__file__).resolve().parent / "fidelity_items.json"
 HELD_OUT = Path(__file__).resolve().parent / "fidelity_heldout.json"
+BLIND = Path(__file__).resolve().parent / "blind"  # written blind to the code, committed before it was scored
 BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -72,8 +74,19 @@ def _context(printed: str) -> str:
     return str(json.loads(printed)["hookSpecificOutput"]["additionalContext"]) if printed else ""
 
 
-def _one(compaction: dict[str, Any]) -> dict[str, Any]:
-    lines = (SHARED_DATA / compaction["file"]).read_text(encoding="utf-8").splitlines()
+def transcript_lines(path: Path) -> list[str]:
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8").splitlines()
+
+
+def false_lines(compaction: dict[str, Any], *texts: str) -> list[str]:
+    """The lines of ctxkeep's texts that assert what the set says is false at the cut (`false_at_cut`)."""
+    patterns = [re.compile(p, re.IGNORECASE) for f in compaction.get("false_at_cut", []) for p in f["patterns"]]
+    return [line for text in texts for line in text.splitlines() if any(p.search(line) for p in patterns)]
+
+
+def _one(compaction: dict[str, Any], root: Path = SHARED_DATA) -> dict[str, Any]:
+    lines = transcript_lines(root / compaction["file"])
     summary = read_transcript(lines[: compaction["summary_line"]]).summaries[-1]
     with tempfile.TemporaryDirectory() as tmp:
         session = _Session(Path(tmp))
@@ -83,6 +96,7 @@ def _one(compaction: dict[str, Any]) -> dict[str, Any]:
         session.transcript.write_text("\n".join(lines[: compaction["summary_line"]]) + "\n", encoding="utf-8")
         repair_printed = session.hook("session-start", hook_event_name="SessionStart", source="compact")
     repair, alone, items = _context(repair_printed), _context(alone_printed), compaction["items"]
+    wrong = false_lines(compaction, alone, repair)
     return {
         "file": compaction["file"],
         "boundary": compaction["boundary_line"],
@@ -94,6 +108,8 @@ def _one(compaction: dict[str, Any]) -> dict[str, Any]:
         "repair_chars": len(repair_printed),
         "alone_chars": len(alone_printed),
         "lost_by_both": [i["id"] for i in items if not carried(i, summary + "\n" + repair)],
+        "lost_alone": [i["id"] for i in items if not carried(i, alone)],
+        "false_lines": wrong,
     }
 
 
@@ -159,60 +175,67 @@ def _held_out_rows(results: list[dict[str, Any]]) -> tuple[list[dict[str, str]],
     return rows, notes, share
 
 
+def _set_rows(name: str, results: list[dict[str, Any]]) -> tuple[list[dict[str, str]], dict[str, float]]:
+    n = sum(r["items"] for r in results)
+    share = {k: sum(r[k] for r in results) / n for k in ("summary", "both", "alone", "view_after")}
+    wrong = sum(len(r["false_lines"]) for r in results)
+    rows = [
+        {
+            "metric": f"{name} ({n} items, {len(results)} compactions): summary + ctxkeep's repair / + the records' view "
+            "(Claude Code 2.1.332) / ctxkeep alone",
+            "value": f"{share['both']:.3f} / {share['view_after']:.3f} / {share['alone']:.3f}",
+            "baseline": f"{share['summary']:.3f} Claude Code's summary alone",
+            "target": "≥ 0.92 / report / ≥ 0.70",
+        },
+        {
+            "metric": f"{name}: lines ctxkeep showed that are false at the cut (view and repair)",
+            "value": str(wrong),
+            "baseline": "",
+            "target": "0",
+        },
+        {
+            "metric": f"{name}: repair block / records' view, printed characters, median (max)",
+            "value": f"{_median_max([r['repair_chars'] for r in results])} / {_median_max([r['alone_chars'] for r in results])}",
+            "baseline": "",
+            "target": "≤ 4,000 / ≤ 9,000",
+        },
+    ]
+    return rows, {**share, "false_lines": wrong}
+
+
+def _notes(name: str, results: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"{name} {r['file'].split('/')[-1][:24]} @{r['boundary']}: summary {r['summary']}/{r['items']}, + repair "
+        f"{r['both']}, + view {r['view_after']}, alone {r['alone']}; lost by both: {', '.join(r['lost_by_both']) or 'none'}"
+        + (f"; false: {' | '.join(line[:100] for line in r['false_lines'])}" if r["false_lines"] else "")
+        for r in results
+    ]
+
+
 def run(quick: bool) -> dict[str, Any]:
     compactions = json.loads(ITEMS.read_text())["compactions"]
     if not (SHARED_DATA / compactions[0]["file"]).exists():
         return {"title": "Compaction fidelity", "rows": [], "notes": ["../shared/data is absent: not run"]}
-    results = [_one(c) for c in compactions]
-    n = sum(r["items"] for r in results)
-    share = {k: sum(r[k] for r in results) / n for k in ("summary", "both", "alone", "view_after")}
-    rows = [
-        {
-            "metric": f"must-keep items carried ({n} items, {len(results)} compactions, 6 transcripts): summary + ctxkeep's repair",
-            "value": f"{share['both']:.3f}",
-            "baseline": f"{share['summary']:.3f} Claude Code's summary alone",
-            "target": "≥ 0.90",
-        },
-        {
-            "metric": "… ctxkeep alone, no summary visible (session-start)",
-            "value": f"{share['alone']:.3f}",
-            "baseline": f"{share['summary']:.3f}",
-            "target": "≥ 0.60",
-        },
-        {
-            "metric": "… summary + the records' view (Claude Code 2.1.332 writes its summary after SessionStart(compact))",
-            "value": f"{share['view_after']:.3f}",
-            "baseline": f"{share['summary']:.3f}",
-            "target": "report",
-        },
-        {
-            "metric": "repair block, printed characters: median (max)",
-            "value": _median_max([r["repair_chars"] for r in results]),
-            "baseline": "",
-            "target": "≤ 4,000",
-        },
-        {
-            "metric": "records' view (no summary), printed characters: median (max)",
-            "value": _median_max([r["alone_chars"] for r in results]),
-            "baseline": "",
-            "target": "≤ 9,000",
-        },
-    ]
-    notes = [
-        f"{r['file'].split('/')[-1][:24]} @{r['boundary']}: summary {r['summary']}/{r['items']}, + repair {r['both']}, "
-        f"alone {r['alone']}; lost by both: {', '.join(r['lost_by_both']) or 'none'}"
-        for r in results
-    ]
+    dev = [_one(c) for c in compactions]
+    blind = [_one(c, BLIND) for c in json.loads((BLIND / "items.json").read_text())["compactions"]]
+    dev_rows, dev_share = _set_rows("dev set, 6 shared transcripts", dev)
+    blind_rows, blind_share = _set_rows("blind set, 8 public sessions (bench/blind)", blind)
     held_out = [_held_out(c) for c in json.loads(HELD_OUT.read_text())["compactions"]]
     held_rows, held_notes, held_share = _held_out_rows(held_out)
+    results = dev + blind
     return {
         "title": "Compaction fidelity (real transcripts, hooks as Claude Code runs them)",
-        "rows": rows + held_rows,
-        "notes": notes + held_notes,
-        "raw": {"share": share, "compactions": results, "held_out": held_out, "held_out_share": held_share},
+        "rows": dev_rows + blind_rows + held_rows,
+        "notes": _notes("dev", dev) + _notes("blind", blind) + held_notes,
+        "raw": {
+            "dev": dev_share,
+            "blind": blind_share,
+            "compactions": dev,
+            "blind_compactions": blind,
+            "held_out": held_out,
+            "held_out_share": held_share,
+        },
         "checks": {
-            "both_at_least_0.90": share["both"] >= 0.90,
-            "alone_at_least_0.60": share["alone"] >= 0.60,
             "repair_within_4000": max(r["repair_chars"] for r in results) <= 4_000,
             "injection_within_9000": max(r["alone_chars"] for r in results) <= 9_000,
         },

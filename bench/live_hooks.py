@@ -1,7 +1,7 @@
 """The live hooks replayed over the six long shared Claude Code sessions: shaping, lossless offload, the gate.
 
 Every tool result of the sessions (`toolUseResult` as Claude Code passed it to PostToolUse) goes through the
-PostToolUse hook's own code path (`clients.claude_code.hooks.fast.post_tool_use`, in-process, on a real SQLite file).
+PostToolUse hook's own code path (`clients.claude_code.hooks.post_tool_use`, in-process, on a real SQLite file).
 - Shaping: tool-output tokens (cl100k) the model would no longer see, among the tools shaped by default (everything
   but Read) and over all tools with Read opt-in off and on; the baseline is the output as it was sent.
 - Lossless: the offloaded outputs are taken into the evidence store as the pre-compact worker does, then fetched
@@ -14,7 +14,6 @@ PostToolUse hook's own code path (`clients.claude_code.hooks.fast.post_tool_use`
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import tempfile
@@ -27,14 +26,15 @@ from typing import Any
 import anyio
 
 from bench.common import SHARED_DATA
-from ctxkeep.clients.claude_code.hooks import fast
-from ctxkeep.clients.claude_code.hooks.tool_output import output_text
+from ctxkeep.clients.claude_code import hooks
+from ctxkeep.clients.claude_code.tool_output import output_text
 from ctxkeep.clients.claude_code.transcript import prompt_text
 from ctxkeep.clients.core import live
+from ctxkeep.clients.core.hook_config import hook_config
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.shaping import family_of
 from ctxkeep.models.evidence import EvidenceGetRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.storage.hook_store import open_hot_session
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.evidence import evidence_get, take_offloads
@@ -108,7 +108,7 @@ class _Replay:
             "HOME": str(root),
             "CTXKEEP_SHAPE_READ": "1" if read else "",
         }
-        self.w = Where(root / "ctxkeep.db", str(root), "s", self.env, time.perf_counter())
+        self.w = Where(hook_config(self.env), str(root), "s", time.perf_counter())
         self.conn = open_hot_session(self.w.db, self.w.project, self.w.session_id)
         self.tokens = {"shown": 0, "kept": 0, "over_shown": 0, "over_kept": 0}
         self.by_tool: dict[str, list[int]] = {}
@@ -126,12 +126,10 @@ class _Replay:
             "tool_use_id": use_id,
             "tool_response" if not failed else "error": response if not failed else _seen(given),
         }
-        out = io.StringIO()
-        fast.post_tool_use_failure(self.conn, self.w, stdin, out) if failed else fast.post_tool_use(
-            self.conn, self.w, stdin, out
-        )
+        handler = hooks.post_tool_use_failure if failed else hooks.post_tool_use
+        output, _ = handler(self.conn, self.w, stdin)
         before = count_tokens(_seen(given) or output_text(name, response, []))
-        printed = out.getvalue()
+        printed = json.dumps(output) if output is not None else ""
         after = count_tokens(_view(printed)) if printed else before
         self.tokens["shown"] += before
         self.tokens["kept"] += after
@@ -192,7 +190,7 @@ async def _whole(scope: Scope, ref: str) -> str:
 
 
 async def _lossless(root: Path, originals: dict[str, str]) -> tuple[int, int]:
-    store = await Store.open(root / "ctxkeep.db")
+    store = await open_store(root / "ctxkeep.db")
     try:
         scope = Scope(store=store, project=str(root))
         await take_offloads(scope)
@@ -298,7 +296,7 @@ def run(quick: bool) -> dict[str, Any]:
         "notes": [
             f"{Path(s).name[:28]}: shaped {r['shaped']}, needed again {r['needed_again']}, gate blocked {r['gate']['blocked']} "
             f"(false alarms {r['gate']['false_alarms']})"
-            for s, r in zip(SESSIONS, on, strict=True)
+            for s, r in zip(chosen, on, strict=True)
         ],
         "raw": {"off": off, "on": on},
         "checks": {"default_share_at_least_0.60": default_share >= 0.60, "lossless": same == offloaded},

@@ -30,7 +30,7 @@ from ctxkeep.models.evidence import EvidenceItem, EvidenceSearchRequest
 from ctxkeep.models.journal import ActionIntentRequest
 from ctxkeep.models.memory import MemoryForgetRequest, MemorySearchRequest, MemoryWriteRequest
 from ctxkeep.models.working_set import WorkingSetRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint.versions import checkpoint_load, checkpoint_save
 from ctxkeep.tools.evidence.records import evidence_delete, evidence_put
@@ -156,7 +156,7 @@ async def _measure(folder: Path, quick: bool) -> dict[str, Any]:
     ]
     times: dict[str, list[float]] = {name: [] for name in names}
     counts = dict.fromkeys(["questions", "memory_hits", "turn_hits", "memory_tokens", "turn_tokens"], 0)
-    store = await Store.open(folder / "memory.db")
+    store = await open_store(folder / "memory.db")
     try:
         for sample in data[:2] if quick else data:
             await _conversation(store, sample, times, counts, quick)

@@ -21,7 +21,7 @@ from mcp import Client
 
 from ctxkeep.cli.demo import INTENT, POLICY, SUPPLIER_MAIL, V2
 from ctxkeep.server import build_server
-from ctxkeep.server.app import INSTRUCTIONS
+from ctxkeep.server.instructions import INSTRUCTIONS
 from ctxkeep.settings import Settings
 from ctxkeep.tokens import count_tokens
 
@@ -47,6 +47,7 @@ def _seen(result: Any) -> tuple[int, int]:
 
 async def _definitions(client: Client, server: Any) -> dict[str, Any]:
     lean = {t.name: _definition(t.name, t.description, t.input_schema) for t in (await client.list_tools()).tools}
+    server.load_tools()  # the full schemas are the registered tools' (the server registers them at its first call)
     full = {t.name: _definition(t.name, t.description, t.parameters) for t in server._tool_manager.list_tools()}
     return {"lean": lean, "full": full}
 

@@ -39,7 +39,7 @@ from bench.evidence import _fill, _questions
 from bench.load import _client
 from bench import team_load
 from bench.rpc import RawServer
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.users import create_token
 
 PROJECT = "/bench/teams"
@@ -139,7 +139,7 @@ def _recall(location: Path | str, folder: Path, quick: bool) -> dict[str, Any]:
 
 
 async def _tokens(location: Path | str) -> dict[str, str]:
-    store = await Store.open(location)
+    store = await open_store(location)
     try:
         return {user: (await create_token(store, user, [LOAD_PROJECT]))[0] for user in ("alice", "bob")}
     finally:
@@ -170,7 +170,7 @@ async def _clients(urls: dict[str, str], tokens: dict[str, str], ops: int) -> di
 
 async def _verify(location: Path | str, acks: Counter[str], names: list[str]) -> dict[str, int]:
     """Every acknowledged write is in the database, and each task's versions name the user who saved them."""
-    store = await Store.open(location)
+    store = await open_store(location)
     try:
         async with store.snapshot() as tx:
             for name in names:

@@ -35,7 +35,7 @@ from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.compress import CompressRequest
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.models.working_set import WorkingSetRequest
-from ctxkeep.storage import SearchFilter, Store
+from ctxkeep.storage import SearchFilter, open_store
 from ctxkeep.tokens import count_tokens, token_ids
 from ctxkeep.tools.checkpoint.versions import checkpoint_save
 from ctxkeep.tools.compression.compress import compress_history
@@ -114,7 +114,7 @@ async def _bm25_rows(scope: Scope, question: str) -> list[Any]:
 async def _retrieval(folder: Path, quick: bool, location: Path | str | None = None) -> dict[str, Any]:
     """`location`: another database to measure on (bench/teams.py: a PostgreSQL URL); default a new file in `folder`."""
     data = json.loads((SHARED_DATA / "locomo" / "locomo10_dev.json").read_text())
-    store = await Store.open(location or folder / "locomo.db")
+    store = await open_store(location or folder / "locomo.db")
     counts = {"ctxkeep": 0, "bm25": 0, "last_n": 0}
     by_category: dict[int, list[int]] = {}
     total, tokens_max, times = 0, 0, []
@@ -184,7 +184,7 @@ def _phase_focus(messages: list[dict[str, Any]]) -> str:
 async def _replay(folder: Path, trajectory: Path) -> dict[str, Any]:
     raw = json.loads(trajectory.read_text())["messages"]
     head, steps = raw[:2], raw[2:52]
-    store = await Store.open(folder / f"replay-{trajectory.stem}.db")
+    store = await open_store(folder / f"replay-{trajectory.stem}.db")
     scope = Scope(store, "/bench/replay")
     ours: list[float] = []
     naive: list[float] = []

@@ -17,8 +17,7 @@ turns it into a message on stderr and exit code 1. Anything else is a bug.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py); the hooks raise these too
 if TYPE_CHECKING:
     from ctxkeep.models import Violation
 
@@ -36,10 +35,9 @@ class NotFound(CtxkeepError):
 
 
 class VersionConflict(CtxkeepError):
-    """Another writer saved first; `current_version` is the task's version now."""
+    """Another writer saved first; the message names the task's version now."""
 
     def __init__(self, task_id: str, expected: int, current: int) -> None:
-        self.current_version = current
         super().__init__(
             f"version conflict on task {task_id!r}: expected_version={expected} but the current "
             f"version is {current}. Load version {current} (checkpoint_load), merge your changes "

@@ -10,19 +10,18 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
+from ctxkeep.db_location import LocationError, database_location, is_database_url
+from ctxkeep.environment import whole_number
 from ctxkeep.errors import InvalidInput
-from ctxkeep.models.common import Model
-from ctxkeep.models.evidence import MAX_EVIDENCE_BYTES
-from ctxkeep.models.memory import DEFAULT_TTL_DAYS
+from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS, DEFAULT_TTL_DAYS, MAX_EVIDENCE_BYTES, Model
 from ctxkeep.project import default_db_path, resolve_project, spool_path
-from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS, is_postgres
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
-    raw = env.get(name, str(default)).strip()
-    if not raw.isdigit() or int(raw) < minimum:
-        raise InvalidInput(f"{name} must be a whole number of at least {minimum}, not {raw!r}")
-    return int(raw)
+    try:
+        return whole_number(env, name, default, minimum)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
 
 
 MAX_TTL_DAYS = 36_500
@@ -91,13 +90,13 @@ class Settings(Model):
     def _url_as_db_path(cls, data: object) -> object:
         """A postgresql:// URL given as `db_path` (as CTXKEEP_DB may be) selects the PostgreSQL store; the local files
         then live in the default data folder."""
-        if isinstance(data, dict) and is_postgres(str(data.get("db_path", ""))) and not data.get("db_url"):
+        if isinstance(data, dict) and is_database_url(str(data.get("db_path", ""))) and not data.get("db_url"):
             data = {**data, "db_url": str(data["db_path"]), "db_path": default_db_path(os.environ)}
         return data
 
     @property
     def location(self) -> Path | str:
-        """What `Store.open` takes: the PostgreSQL URL, else the SQLite file."""
+        """What `open_store` takes: the PostgreSQL URL, else the SQLite file."""
         return self.db_url or self.db_path
 
     @property
@@ -106,19 +105,16 @@ class Settings(Model):
         the heavy side moves into the shared store (`ctxkeep.project.spool_path`); None for an SQLite store."""
         return spool_path(self.db_url, self.db_path.parent) if self.db_url else None
 
-    @property
-    def hook_db(self) -> Path:
-        """The SQLite file the hooks open: the spool with a PostgreSQL store, else the database file itself."""
-        return self.spool_path or self.db_path
-
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, hook_cwd: str | None = None) -> Settings:
         env = os.environ if env is None else env
+        try:
+            location = database_location(env.get("CTXKEEP_DB"), default_db_path(env))
+        except LocationError as exc:
+            raise InvalidInput(str(exc)) from None
         return cls(
-            db_path=Path(env["CTXKEEP_DB"]).expanduser()
-            if env.get("CTXKEEP_DB") and not is_postgres(env["CTXKEEP_DB"])
-            else default_db_path(env),
-            db_url=env["CTXKEEP_DB"] if is_postgres(env.get("CTXKEEP_DB", "")) else None,
+            db_path=location if isinstance(location, Path) else default_db_path(env),
+            db_url=location if isinstance(location, str) else None,
             project=resolve_project(env, hook_cwd=hook_cwd),
             busy_timeout_ms=_whole_number(env, "CTXKEEP_BUSY_TIMEOUT_MS", 5_000),
             db_timeout_ms=_whole_number(env, "CTXKEEP_DB_TIMEOUT_MS", DEFAULT_DB_TIMEOUT_MS, minimum=100),

@@ -11,7 +11,6 @@ import functools
 import json
 import re
 import sys
-import unicodedata
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -19,15 +18,15 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
-_THOUSANDS = re.compile(r"(?<=\d)[,_'\u00a0\u202f\u2009](?=\d{3}(?:\D|$))")
-# C0 and C1 control characters except tab, newline and carriage return; UTF-16 surrogates.
-_BAD_CHARACTER = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-
 
 @functools.lru_cache(maxsize=8192)
 def match_key(text: str) -> str:
     """The form two items are compared in: NFC, single spaces, trimmed, casefolded, no thousands separators."""
-    return _THOUSANDS.sub("", " ".join(unicodedata.normalize("NFC", text).split()).casefold())
+    if not text.isascii():  # ASCII is its own NFC (and unicodedata costs a hook process its import)
+        import unicodedata
+
+        text = unicodedata.normalize("NFC", text)
+    return _THOUSANDS.sub("", " ".join(text.split()).casefold())
 
 
 def value_key(value: object) -> str:
@@ -39,7 +38,7 @@ def value_key(value: object) -> str:
 
 def find_bad_character(text: str) -> str | None:
     """Describe the first character that may not be stored, or None when all are fine."""
-    found = _BAD_CHARACTER.search(text)
+    found = (_BAD_ASCII if text.isascii() else _BAD_CHARACTER).search(text)
     if found is None:
         return None
     char = found.group()
@@ -55,7 +54,7 @@ def one_line(text: str | None, limit: int | None = None) -> str:
 
 def without_bad_characters(text: str) -> str:
     """`text` with every character `find_bad_character` would refuse removed (for text read from files)."""
-    return _BAD_CHARACTER.sub("", text)
+    return (_BAD_ASCII if text.isascii() else _BAD_CHARACTER).sub("", text)
 
 
 def canonical_json(data: Any) -> str:
@@ -71,6 +70,14 @@ def utc_text(moment: datetime | None) -> str | None:
 
     t = moment.astimezone(timezone.utc)  # strftime's %Y does not pad years before 1000 on every platform
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{t.microsecond:06d}Z"
+
+
+def utc_moment(text: str) -> datetime:
+    """A stored time (`utc_text`'s form, or any RFC 3339 time with an offset) as an aware datetime, on every Python
+    (`datetime.fromisoformat` reads a trailing `Z` only from 3.11 on)."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
 
 
 def inline_quote(text: str | None, limit: int | None = None) -> str:
@@ -111,3 +118,13 @@ class LazyPattern:
 
     def sub(self, replacement: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
         return self.compiled.sub(replacement, text, count)
+
+    def split(self, text: str, maxsplit: int = 0) -> list[str | Any]:
+        return self.compiled.split(text, maxsplit)
+
+
+_THOUSANDS = LazyPattern(r"(?<=\d)[,_'\u00a0\u202f\u2009](?=\d{3}(?:\D|$))")
+# C0 and C1 control characters except tab, newline and carriage return; UTF-16 surrogates (and the ASCII ones alone,
+# a pattern far quicker to compile, for ASCII text)
+_BAD_CHARACTER = LazyPattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_BAD_ASCII = LazyPattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

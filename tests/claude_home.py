@@ -21,6 +21,7 @@ from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
 from ctxkeep.tools.checkpoint import checkpoint_save
 from ctxkeep.tools.scope import open_scope
+from tests.client_home import wait_for_line
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -33,6 +34,7 @@ class Claude:
     def __init__(self, tmp: Path, transcript: Path | None = None, session: str = "s-1") -> None:
         self.home, self.project, self.db = tmp / "home", tmp / "project", tmp / "data" / "ctxkeep.db"
         self.project.mkdir(parents=True)
+        self.db.parent.mkdir(mode=0o700)  # CTXKEEP_DB must name a file in an existing folder
         self.config = self.home / ".claude"
         self.session = session
         self.transcript = self.config / "projects" / transcript_slug(str(self.project.resolve())) / f"{session}.jsonl"
@@ -145,6 +147,9 @@ class Claude:
 
     def logged(self) -> str:
         return self.log.read_text() if self.log.exists() else ""
+
+    def wait_for_log(self, *parts: str, nth: int = 1) -> str:
+        return wait_for_line(self.log, *parts, nth=nth)
 
 
 def bash(command: str, stdout: str, **response: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:

@@ -23,13 +23,27 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "clients"
 
 
+def wait_for_line(log: Path, *parts: str, nth: int = 1, timeout: float = 60.0) -> str:
+    """The `nth` line of the hook log at `log` holding every one of `parts`, once some process wrote it (a detached
+    worker logs after it marked itself done: wait for the line read, not for the state)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = log.read_text() if log.exists() else ""
+        found = [line for line in text.splitlines() if all(part in line for part in parts)]
+        if len(found) >= nth:
+            return found[nth - 1]
+        time.sleep(0.05)
+    raise AssertionError(f"no line of the hook log holds {parts}:\n{log.read_text() if log.exists() else ''}")
+
+
 class Agent:
     """`home/` (HOME, the clients' folders under it), `project/`, `data/ctxkeep.db`; one session id."""
 
     def __init__(self, tmp: Path, session: str = "s-1") -> None:
         self.home, self.project, self.db = tmp / "home", tmp / "project", tmp / "data" / "ctxkeep.db"
-        self.project.mkdir(parents=True)
-        self.home.mkdir(parents=True)
+        self.project.mkdir(parents=True, exist_ok=True)  # a second session shares the project
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.db.parent.mkdir(mode=0o700, exist_ok=True)  # CTXKEEP_DB must name a file in an existing folder
         self.session = session
         self.log = self.db.parent / "ctxkeep-hooks.log"
 
@@ -63,6 +77,9 @@ class Agent:
 
     def logged(self) -> str:
         return self.log.read_text() if self.log.exists() else ""
+
+    def wait_for_log(self, *parts: str, nth: int = 1) -> str:
+        return wait_for_line(self.log, *parts, nth=nth)
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with sqlite3.connect(self.db) as conn:

@@ -1,7 +1,7 @@
 """Shared fixtures: the database every storage test runs on twice (a real SQLite file in a temp dir, then a fresh
 schema of a real PostgreSQL server: tests/pg.py), the in-memory MCP client, stdio server params.
 
-`db_path` is the database's location, a Path or a postgresql:// URL: Store.open, Settings and CTXKEEP_DB take either.
+`db_path` is the database's location, a Path or a postgresql:// URL: open_store, Settings and CTXKEEP_DB take either.
 A test that reads the SQLite file itself (its bytes, its tables through sqlite3) runs on SQLite only: SQLITE_ONLY
 names it and why; the PostgreSQL side of that guarantee has its own test.
 """
@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.tools.scope import Scope
 from tests.pg import fresh_schema
 
@@ -94,7 +94,7 @@ def _params(item: pytest.Item) -> tuple[str, ...]:
 
 @pytest.fixture
 async def store(db_path: Path) -> AsyncIterator[Store]:
-    opened = await Store.open(db_path)
+    opened = await open_store(db_path)
     yield opened
     await opened.close()
 

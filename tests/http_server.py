@@ -3,6 +3,7 @@ it listens (its log shown if it exits or takes over 30 s), terminated afterwards
 
 from __future__ import annotations
 
+import resource
 import socket
 import subprocess
 import sys
@@ -20,9 +21,20 @@ def free_port() -> int:
 
 @contextmanager
 def http_server(
-    port: int, extra: tuple[str, ...], env: Mapping[str, str], log: Path, cwd: Path | None = None
+    port: int,
+    extra: tuple[str, ...],
+    env: Mapping[str, str],
+    log: Path,
+    cwd: Path | None = None,
+    max_files: int | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """The running server (its stderr in `log`); AssertionError with the log when it never listens."""
+    """The running server (its stderr in `log`), allowed `max_files` open files when given; AssertionError with the
+    log when it never listens."""
+
+    def limit_files() -> None:
+        if max_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max_files, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
     with log.open("w") as stderr:
         proc = subprocess.Popen(
             [sys.executable, "-m", "ctxkeep", "serve", "--http", "--port", str(port), *extra],
@@ -30,6 +42,8 @@ def http_server(
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             cwd=cwd,
+            # one system call, no lock taken: safe between fork and exec even with the test's threads
+            preexec_fn=limit_files if max_files is not None else None,  # noqa: PLW1509
         )
     try:
         deadline = time.monotonic() + 30

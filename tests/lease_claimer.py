@@ -1,7 +1,8 @@
 """One executor racing others for a task's lease (used by tests/test_leases.py).
 
-Usage: python -m tests.lease_claimer DB TASK OWNER START_FILE; waits until START_FILE exists (so every racer starts
-at once), claims the task through checkpoint_load(owner, 60 s), prints "won" or "held <holder>" and exits.
+Usage: python -m tests.lease_claimer DB TASK OWNER START_FILE; opens the database, writes START_FILE.OWNER.ready, waits
+until START_FILE exists (so every racer starts at once), claims the task through checkpoint_load(owner, 60 s), prints
+"won" or "held <holder>" and exits.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from pathlib import Path
 import anyio
 
 from ctxkeep.errors import LeaseHeld
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.checkpoint import checkpoint_load
 from ctxkeep.tools.scope import Scope
 
 
 async def main(db: str, task_id: str, owner: str, start: str) -> None:
-    store = await Store.open(db if db.startswith("postgresql://") else Path(db), busy_timeout_ms=10_000)
+    store = await open_store(db if db.startswith("postgresql://") else Path(db), busy_timeout_ms=10_000)
     try:
+        Path(f"{start}.{owner}.ready").touch()
         while not Path(start).exists():
             time.sleep(0.005)
         try:

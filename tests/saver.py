@@ -11,13 +11,13 @@ from pathlib import Path
 import anyio
 
 from ctxkeep.models import CheckpointSaveRequest, TaskState
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.checkpoint.versions import checkpoint_save, latest_state
 from ctxkeep.tools.scope import Scope
 
 
 async def main(db_path: str, task_id: str) -> None:
-    store = await Store.open(db_path if db_path.startswith("postgresql://") else Path(db_path))
+    store = await open_store(db_path if db_path.startswith("postgresql://") else Path(db_path))
     try:
         scope = Scope(store=store, project="/crash")
         previous = await latest_state(scope, task_id)

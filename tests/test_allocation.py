@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from ctxkeep.cli.demo import INTENT, POLICY, SUPPLIER_MAIL, V2
+from tests.procurement import INTENT, POLICY, SUPPLIER_MAIL, V2
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
 from tests.conftest import PROJECT, procurement_state, tool_text

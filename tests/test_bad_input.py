@@ -52,7 +52,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
         {"task_id": "proc", "state": {"goal": "g", "extra": {"blob": "x" * MAX_STATE_BYTES}}},
         f"over the {MAX_STATE_BYTES:,} limit",
     ),
-    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g" * 5000}}, "at most 4000 characters"),
+    ("checkpoint_save", {"task_id": "proc", "state": {"goal": "g" * 5000}}, "over the 4,000-character limit"),
     ("checkpoint_save", {"task_id": "", "state": {"goal": "g"}}, "task_id: String should have at least 1 character"),
     (
         "checkpoint_save",
@@ -120,3 +120,23 @@ async def test_huge_version_numbers_are_a_clear_error(client: Client) -> None:
     ):
         result = await client.call_tool(tool, arguments)
         assert result.is_error and "less than or equal to 9007199254740992" in tool_text(result), tool_text(result)
+
+
+async def test_a_text_over_the_limit_is_told_where_the_long_text_goes(client: Client) -> None:
+    """A decision (or any state text) over 4,000 characters: the message says to put the text in evidence and keep a
+    short decision with the ref evidence_put returns; nothing is stored."""
+    for field, state in (
+        ("state.decisions.0: ", {"goal": "g", "decisions": ["Chose supplier B because " + "x" * 4_500]}),
+        ("state.goal: ", {"goal": "y" * 4_001}),
+        ("state.constraints.1: ", {"goal": "g", "constraints": ["short", "z" * 5_000]}),
+    ):
+        refused = await client.call_tool("checkpoint_save", {"task_id": "long", "state": state})
+        assert refused.is_error
+        message = tool_text(refused)
+        line = next(line for line in message.splitlines() if line.startswith("- " + field))
+        assert "4,000" in line and "evidence_put" in line and "ref" in line, message
+        assert "x" * 50 not in message and "y" * 50 not in message  # the text itself is not echoed
+    decision_line = next(line for line in message.splitlines() if "constraints.1" in line)
+    assert "short constraint" in decision_line, decision_line
+    listed = await client.call_tool("checkpoint_list", {})
+    assert listed.structured_content["tasks"] == []

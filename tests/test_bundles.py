@@ -18,7 +18,7 @@ import pytest
 from ctxkeep.errors import LeaseHeld, Refused
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.evidence import EvidenceGetRequest, EvidenceItem
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.text import canonical_json
 from ctxkeep.tools.checkpoint import checkpoint_load, checkpoint_save, export_bundle, import_bundle, verify_chain
 from ctxkeep.tools.evidence import evidence_get, evidence_put
@@ -44,7 +44,7 @@ def other_db(db_path: Path, tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 async def bob(other_db: Path) -> AsyncIterator[Scope]:
-    store = await Store.open(other_db)
+    store = await open_store(other_db)
     yield Scope(store, OTHER, clock=fixed_clock("2026-12-01T09:00:00+00:00"))
     await store.close()
 
@@ -130,7 +130,7 @@ async def test_a_changed_bundle_is_refused_and_nothing_is_written(store: Store, 
         await import_bundle(bob, _resealed(data))
     assert await _chain(bob) == []
     async with bob.store.snapshot() as tx:
-        assert await tx.evidence.existing_refs(OTHER, [e["ref"] for e in data["evidence"]]) == set()
+        assert await tx.evidence.rows(OTHER, [e["ref"] for e in data["evidence"]]) == {}
 
 
 async def test_a_bundle_that_only_adds_versions_merges_them_and_a_second_import_adds_nothing(
@@ -201,7 +201,7 @@ def _cli(db: Path, project: str, *args: str, stdin: str | None = None) -> subpro
 async def test_the_export_and_import_commands_carry_a_task_through_a_file(
     db_path: Path, other_db: Path, tmp_path: Path
 ) -> None:
-    store = await Store.open(db_path)
+    store = await open_store(db_path)
     try:
         hashes = await history(alice_scope(store))
     finally:

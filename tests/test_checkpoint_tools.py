@@ -320,7 +320,7 @@ async def test_prompts_default_to_the_active_task_and_task_ids_complete(client: 
 
 
 def test_the_instructions_say_when_to_checkpoint_and_to_offload() -> None:
-    from ctxkeep.server.app import INSTRUCTIONS
+    from ctxkeep.server.instructions import INSTRUCTIONS
 
     for phrase in (
         "semantic boundary",

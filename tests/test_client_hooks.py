@@ -111,6 +111,40 @@ def test_codex_resume_injects_the_records_view_within_its_limit_and_a_new_or_cle
     assert "checkpoint_load" not in text and "evidence_search(query)" in text  # no task saved yet: none named
 
 
+def _earlier_session_with_open_work(tmp_path: Path, client: str) -> Agent:
+    """Session s-1 of `client`: 12 long prompts, each with a rule (`<` and `>` in it), and an edit not committed
+    since: more than the brief's 2,000 characters."""
+    earlier = Agent(tmp_path, session="s-1")
+    prompt = "UserPromptSubmit" if client == "codex" else "BeforeAgent"
+    for n in range(12):
+        rule = f"Step {n}: never put <script> or <iframe> tags in page {n}; " + "<b>keep</b> the markup as it is. " * 6
+        earlier.hook(client, prompt, earlier.base(prompt=rule))
+    if client == "codex":
+        edit = {"tool_name": "apply_patch", "tool_input": {"command": PATCH}, "tool_response": "Done"}
+        earlier.hook(client, "PostToolUse", earlier.base(tool_use_id="call_1", **edit))
+    else:
+        written = {"llmContent": "Created", "returnDisplay": {"filePath": str(earlier.project / "a.txt")}}
+        edit = {"tool_name": "write_file", "tool_input": {"file_path": "a.txt", "content": "x"}}
+        earlier.hook(client, "AfterTool", earlier.base(tool_response=written, **edit))
+    return earlier
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini"])
+def test_a_new_session_starts_with_the_brief_of_the_open_work_an_earlier_session_left(
+    tmp_path: Path, client: str
+) -> None:
+    earlier = _earlier_session_with_open_work(tmp_path, client)
+    new = Agent(tmp_path, session="s-2")
+    done = new.hook(client, "SessionStart", new.base(source="startup"))
+    text = _context(new.output(done), "SessionStart")
+    script = "Step 0: never put \u2039script\u203a" if client == "gemini" else "Step 0: never put <script>"
+    assert text.startswith("ctxkeep: this project's earlier work") and script in text
+    assert ("a.py" if client == "codex" else "a.txt") in text  # the state then: edited, not committed
+    assert len(done.stdout) <= 2_000 and len(json.dumps(text)) <= 2_000
+    off = new.hook(client, "SessionStart", new.base(source="startup"), CTXKEEP_START_BRIEF="off")
+    assert new.output(off) is None and "off (CTXKEEP_START_BRIEF)" in earlier.logged()
+
+
 # Gemini CLI
 
 
@@ -201,16 +235,20 @@ def test_gemini_repairs_a_compression_once_on_the_next_hook_that_can_add_context
     assert agent.output(agent.hook("gemini", "BeforeAgent", data | {"prompt": "next"})) is None
 
 
-def test_gemini_session_start_counts_the_html_escapes_gemini_adds(tmp_path: Path) -> None:
+def test_gemini_gets_text_it_will_not_escape_within_its_limit(tmp_path: Path) -> None:
+    """Gemini 0.61 HTML-escapes `<` and `>` inside <hook_context> (its model then reads `&gt;`): ctxkeep's text for
+    Gemini has neither: the quote marker is `›`, arrows are arrows, the rules' own angle brackets `‹ ›`."""
     agent = Agent(tmp_path)
     for n in range(200):
         agent.hook(
-            "gemini", "BeforeAgent", agent.base(prompt=f"Never use <script> or <iframe> tags in template {n} <<>>.")
+            "gemini", "BeforeAgent", agent.base(prompt=f"Never use <script> or <iframe> tags in template {n} <<>> ->.")
         )
     done = agent.hook("gemini", "SessionStart", agent.base(source="resume"))
     text = _context(agent.output(done), "SessionStart")
-    shown = json.dumps(text.replace("<", "&lt;").replace(">", "&gt;"))
-    assert 8_000 < len(shown) <= 9_000 and "<script>" in text
+    assert "<" not in text and ">" not in text and "&gt;" not in text and "&lt;" not in text
+    assert "\n\u203a Never use \u2039script\u203a or \u2039iframe\u203a tags in template" in text  # quoted, readable
+    assert "\u2039\u2039\u203a\u203a \u2192." in text
+    assert 8_000 < len(done.stdout) <= 9_000
 
 
 # Cursor, VS Code, Windsurf, Cline
@@ -432,3 +470,90 @@ def test_the_client_hooks_import_no_pydantic_asyncio_aiosqlite_tiktoken_mcp_insp
             timeout=60,
         )
         assert json.loads(done.stderr.decode().strip().splitlines()[-1]) == [], (client, event, done.stderr[-2000:])
+
+
+# ctxkeep's own tools, in every client
+
+MEMORIES = json.dumps(
+    {"memories": [{"id": f"mem_{n}", "key": f"billing.rule.{n}", "value": "keep invoices " * 12} for n in range(80)]}
+)
+OWN_TOOL_CALLS: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "claude-code",
+        "post-tool-use",
+        {"tool_name": "mcp__ctxkeep__memory_search", "tool_input": {"query": "billing"}, "tool_response": MEMORIES},
+    ),
+    (
+        "codex",
+        "PostToolUse",
+        {
+            "tool_name": "mcp__ctxkeep__memory_search",
+            "tool_input": {"query": "billing"},
+            "tool_response": {"content": [{"type": "text", "text": MEMORIES}], "isError": False},
+        },
+    ),
+    (
+        "gemini",
+        "AfterTool",
+        {
+            "tool_name": "mcp_ctxkeep_memory_search",
+            "tool_input": {"query": "billing"},
+            "tool_response": {"llmContent": MEMORIES},
+            "mcp_context": {"server_name": "ctxkeep", "tool_name": "memory_search"},
+        },
+    ),
+    (
+        "cursor",
+        "afterMCPExecution",
+        {
+            "conversation_id": "s-1",
+            "tool_name": "memory_search",
+            "tool_input": '{"query": "billing"}',
+            "result_json": MEMORIES,
+        },
+    ),
+    (
+        "vscode",
+        "PostToolUse",
+        {"tool_name": "mcp_ctxkeep_memory_search", "tool_input": {"query": "billing"}, "tool_response": MEMORIES},
+    ),
+    (
+        "windsurf",
+        "post_mcp_tool_use",
+        {
+            "trajectory_id": "s-1",
+            "execution_id": "e",
+            "tool_info": {
+                "mcp_server_name": "ctxkeep",
+                "mcp_tool_name": "memory_search",
+                "mcp_tool_arguments": {"query": "billing"},
+                "mcp_result": MEMORIES,
+            },
+        },
+    ),
+    (
+        "cline",
+        "PostToolUse",
+        {
+            "taskId": "s-1",
+            "postToolUse": {
+                "toolName": "use_mcp_tool",
+                "parameters": {"server_name": "ctxkeep", "tool_name": "memory_search", "arguments": '{"query": "b"}'},
+                "result": MEMORIES,
+                "success": True,
+            },
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("client", "event", "data"), OWN_TOOL_CALLS, ids=[c for c, _, _ in OWN_TOOL_CALLS])
+def test_every_client_passes_a_large_ctxkeep_tool_output_through_untouched(
+    tmp_path: Path, client: str, event: str, data: dict[str, Any]
+) -> None:
+    agent = Agent(tmp_path)
+    assert len(MEMORIES.encode()) > 14_000
+    done = agent.hook(client, event, agent.base() | data)
+    assert agent.output(done) in (None, {"cancel": False})  # nothing replaced, nothing added
+    assert agent.rows("SELECT COUNT(*) FROM evidence_inbox") == [(0,)]  # ctxkeep never offloads its own tools
+    assert f"{client} {event} failed" not in agent.logged() and "offloaded" not in agent.logged()

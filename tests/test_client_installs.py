@@ -13,14 +13,19 @@ import os
 import stat
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
 from ctxkeep.cli import clients
 from ctxkeep.clients.core.config_files import apply
+from ctxkeep.clients.table import BY_NAME
 from ctxkeep.errors import InvalidInput
 
 EXE = "/opt/ctx keep/bin/ctxkeep"  # a space in the path: commands must quote it
@@ -37,7 +42,7 @@ class Home:
 
     def run(self, action: str, client: str, scope: str | None = None, executable: str = EXE) -> list[Any]:
         installer = clients.module(client, "install")
-        changes = installer.plan(action, scope or installer.SCOPES[0], self.project, self.env, executable)
+        changes = installer.plan(action, scope or BY_NAME[client].scopes[0], self.project, self.env, executable)
         apply(changes, backup=action == "install")
         if hasattr(installer, "finish"):
             installer.finish(changes)
@@ -81,9 +86,8 @@ def test_codex_writes_its_documented_toml_table_and_hook_groups(tmp_path: Path) 
     }
     hooks = _json(home.home / ".codex" / "hooks.json")["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact"}
-    assert hooks["SessionStart"] == [
+    assert hooks["SessionStart"] == [  # every source: a new session (startup) gets the startup brief
         {
-            "matcher": "resume|compact",
             "hooks": [
                 {
                     "type": "command",
@@ -95,6 +99,38 @@ def test_codex_writes_its_documented_toml_table_and_hook_groups(tmp_path: Path) 
         }
     ]
     assert hooks["Stop"] == [{"hooks": [{"type": "command", "command": f"{QUOTED} hook codex Stop", "timeout": 30}]}]
+
+
+def test_a_codex_reinstall_takes_the_session_start_group_an_earlier_version_wrote_and_uninstall_restores_the_bytes(
+    tmp_path: Path,
+) -> None:
+    """Versions before the startup brief matched SessionStart on `resume|compact`: a reinstall replaces that group
+    (one SessionStart hook, not two), and uninstall still finds it and gives back the original file."""
+    home = Home(tmp_path)
+    hooks = home.home / ".codex" / "hooks.json"
+    mine = {"hooks": [{"type": "command", "command": "echo mine"}]}
+    original = _write(hooks, {"hooks": {"SessionStart": [mine]}})
+    earlier = {
+        "matcher": "resume|compact",
+        "hooks": [
+            {
+                "type": "command",
+                "command": f"{QUOTED} hook codex SessionStart",
+                "timeout": 30,
+                "additionalContextLimit": 4000,
+            }
+        ],
+    }
+    hooks.with_name("hooks.json.ctxkeep.bak").write_bytes(original)  # what the earlier install kept
+    _write(hooks, {"hooks": {"SessionStart": [mine, earlier]}})
+    home.run("install", "codex")
+    groups = _json(hooks)["hooks"]["SessionStart"]
+    assert len(groups) == 2 and groups[0] == mine and "matcher" not in groups[1]
+    home.run("uninstall", "codex")
+    assert hooks.read_bytes() == original and not hooks.with_name("hooks.json.ctxkeep.bak").exists()
+    _write(hooks, {"hooks": {"SessionStart": [earlier]}})  # an earlier install, uninstalled by this version
+    home.run("uninstall", "codex")
+    assert not hooks.exists() or "SessionStart" not in _json(hooks).get("hooks", {})
 
 
 def test_codex_project_scope_writes_only_committable_files_under_dot_codex(tmp_path: Path) -> None:
@@ -433,7 +469,7 @@ def test_doctor_says_gemini_does_not_trust_the_folder_yet_and_how_to_trust_it(tm
 @pytest.mark.parametrize("client", CLIENTS)
 def test_doctor_checks_each_installed_client_and_says_nothing_of_the_others(tmp_path: Path, client: str) -> None:
     home = Home(tmp_path)
-    assert clients.doctor_checks(home.project, home.env) == []
+    assert clients.doctor_checks(home.project, home.env) == []  # Claude Code too: it is not installed here
     home.run("install", client, "user")  # EXE does not exist here: every command it wrote is reported
     found = clients.doctor_checks(home.project, home.env)
     assert found and all(c.name.startswith(client) for c in found), found
@@ -441,3 +477,31 @@ def test_doctor_checks_each_installed_client_and_says_nothing_of_the_others(tmp_
     assert broken and all(
         "missing or not executable" in c.detail and f"ctxkeep install {client}" in c.detail for c in broken
     )
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_uninstall_codex_removes_only_its_own_lines_and_keeps_comments_added_since(tmp_path: Path, scope: str) -> None:
+    """Issue 24 item 19: comments (which parsed TOML does not see) and settings added after install survive uninstall
+    byte for byte; only ctxkeep's block goes."""
+    home = Home(tmp_path)
+    folder = home.home / ".codex" if scope == "user" else home.project / ".codex"
+    config = folder / "config.toml"
+    original = '# my settings\nmodel = "gpt-5"  # the fast one\n\n[mcp_servers.github]\ncommand = "gh-mcp"\n'
+    _write(config, original)
+    home.run("install", "codex", scope)
+    installed = config.read_text()
+    comment_only = installed.replace('model = "gpt-5"', '# chosen by the team lead\nmodel = "gpt-5"')
+    config.write_text(comment_only)
+    home.run("uninstall", "codex", scope)
+    assert config.read_text() == original.replace('model = "gpt-5"', '# chosen by the team lead\nmodel = "gpt-5"')
+    assert (folder / "config.toml.ctxkeep.bak").exists()  # the file changed since install: its backup is kept
+    config.write_text(original)
+    (folder / "config.toml.ctxkeep.bak").unlink()
+    home.run("install", "codex", scope)
+    config.write_text(config.read_text() + '\n# added after ctxkeep\n[profiles.deep]\nmodel = "o3"\n')
+    home.run("uninstall", "codex", scope)
+    assert config.read_text() == original + '\n# added after ctxkeep\n[profiles.deep]\nmodel = "o3"\n'
+    home.run("install", "codex", scope)
+    home.run("uninstall", "codex", scope)  # nothing changed since install: the original bytes, the backup gone
+    assert config.read_text() == original + '\n# added after ctxkeep\n[profiles.deep]\nmodel = "o3"\n'
+    assert not (folder / "config.toml.ctxkeep.bak").exists()

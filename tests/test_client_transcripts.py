@@ -163,8 +163,7 @@ def test_codex_pre_compact_starts_the_worker_that_saves_the_session_task_from_th
     rollout = agent.codex_rollout("codex-rollout-exec.jsonl")
     agent.hook("codex", "UserPromptSubmit", agent.base(prompt="Find why ls fails. Never delete files."))
     agent.hook("codex", "PreCompact", agent.base(trigger="auto", transcript_path=str(rollout)))
-    agent.wait_for_worker()
-    assert "Codex worker ok" in agent.logged() and "bound to codex-s-1" in agent.logged(), agent.logged()
+    assert "bound to codex-s-1" in agent.wait_for_log("Codex worker ok")
     loaded = anyio.run(_load, agent, "codex-s-1")
     state = loaded.state  # type: ignore[attr-defined]
     assert state.goal == "go" and state.constraints == ["Find why ls fails. Never delete files."]  # rollout + live hook
@@ -183,7 +182,6 @@ def test_gemini_session_end_starts_the_worker_that_saves_the_session_task_from_t
     agent = Agent(tmp_path)
     chat = agent.gemini_chat("gemini-chat-compressed.jsonl")
     agent.hook("gemini", "SessionEnd", agent.base(reason="exit", transcript_path=str(chat)))
-    agent.wait_for_worker()
-    assert "Gemini CLI worker ok" in agent.logged(), agent.logged()
+    agent.wait_for_log("Gemini CLI worker ok")  # the worker logs once it is done
     loaded = anyio.run(_load, agent, "gemini-s-1")
     assert loaded.state.goal == "please call probe_echo"  # type: ignore[attr-defined]

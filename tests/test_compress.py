@@ -17,8 +17,10 @@ from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.evidence.get import evidence_get
 from ctxkeep.tools.shared.messages import parse
 from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.shared.tool_outputs import says_nothing
 from ctxkeep.tools.scope import Scope
 from tests.conftest import tool_text
+from ctxkeep.storage import open_store
 
 pytestmark = pytest.mark.anyio
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -75,13 +77,29 @@ def pairs_intact(messages: list[dict[str, Any]]) -> bool:
     return True
 
 
+def _worth_keeping(messages: list[Any]) -> list[str]:
+    """The outputs compress_history keeps as evidence, in order: all but edit confirmations and answers to calls of
+    tools that do not exist (`tools.shared.tool_outputs.says_nothing`), each paired with its call as compress does."""
+    calls: dict[str | None, Any] = {}
+    last = None
+    kept = []
+    for message in messages:
+        for call in message.calls:
+            calls[call.id] = last = call
+        for output in message.outputs:
+            call = calls.get(output.call_id) if output.call_id is not None else last
+            if not says_nothing(call.name if call is not None else "unknown_tool", output.text, output.is_error):
+                kept.append(output.text)
+    return kept
+
+
 async def check_offloads(scope: Scope, raw: list[dict[str, Any]], result: CompressResult, fmt: str) -> None:
     parsed = parse(raw, fmt)  # type: ignore[arg-type]
     first, last = (
         result.bands["digest"][0] if result.bands["digest"] else result.bands["shaped"][0],
         result.bands["shaped"][1],
     )
-    outputs = [o.text for m in parsed[first : last + 1] for o in m.outputs]
+    outputs = _worth_keeping(parsed[first : last + 1])
     assert len(result.evidence_refs) == len(outputs)
     for ref, text in zip(result.evidence_refs, outputs, strict=True):
         assert await full_content(scope, ref) == redact_secrets(text)[0]
@@ -112,10 +130,8 @@ def test_swe_span_reduction_median_is_at_least_85_percent(tmp_path: Path) -> Non
 
     import anyio
 
-    from ctxkeep.storage import Store
-
     async def reductions() -> list[float]:
-        store = await Store.open(tmp_path / "r.db")
+        store = await open_store(tmp_path / "r.db")
         scope = Scope(store=store, project="/swe")
         out = []
         for run in SWE_RUNS:
@@ -336,7 +352,9 @@ async def test_a_summary_is_checked_against_the_checkpoint(client: Client) -> No
 
 async def test_bad_compress_input_is_a_clear_error(client: Client) -> None:
     for args, expected in (
-        ({}, "send either messages"),
+        ({}, "send one of messages"),
+        ({"messages": GENERIC, "transcript": "{}"}, "send one of messages"),
+        ({"transcript": "not json\nat all"}, "the transcript is not a JSONL transcript"),
         ({"messages": [{"content": "no role"}]}, "string role"),
         ({"messages": GENERIC, "summary": "s"}, "send task_id of a task"),
         ({"messages": GENERIC, "keep_recent": -1}, "keep_recent: Input should be greater than or equal to 0"),
@@ -369,7 +387,6 @@ async def _cursor_keys(scope: Scope) -> list[str]:
 
 
 async def test_compressing_a_grown_history_reuses_the_earlier_offloads(scope: Scope, tmp_path: Path) -> None:
-    from ctxkeep.storage import Store
 
     grown = GENERIC + [
         m
@@ -388,7 +405,7 @@ async def test_compressing_a_grown_history_reuses_the_earlier_offloads(scope: Sc
     )
     again = await compress_history(scope, CompressRequest(messages=grown, task_id="grow", keep_recent=2))
     assert again.evidence_refs[: len(first.evidence_refs)] == first.evidence_refs
-    other = await Store.open(tmp_path / "fresh.db")
+    other = await open_store(tmp_path / "fresh.db")
     try:
         fresh = await compress_history(
             Scope(store=other, project=scope.project), CompressRequest(messages=grown, task_id="grow", keep_recent=2)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.checkpoint.versions import checkpoint_load, verify_chain
 from ctxkeep.tools.scope import Scope
 
@@ -41,7 +41,7 @@ async def test_sigkill_mid_save_leaves_every_version_whole(db_path: Path) -> Non
     version, step = 0, 0
     for _ in range(4):
         version, step = run_and_kill(db_path, rng.uniform(0.05, 0.6))
-    store = await Store.open(db_path)
+    store = await open_store(db_path)
     try:
         scope = Scope(store=store, project="/crash")
         assert await store.integrity_check() == "ok"

@@ -14,7 +14,7 @@ import pytest
 
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.models.memory import MemoryForgetRequest, MemoryWriteRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.evidence.records import evidence_delete, evidence_put
 from ctxkeep.tools.memory.forget import memory_forget
 from ctxkeep.tools.memory.records import memory_write
@@ -51,7 +51,7 @@ def reader(db: Path, keep_open: list[sqlite3.Connection] | None = None) -> Itera
 
 
 async def open_scope(db: Path) -> Scope:
-    return Scope(await Store.open(db, busy_timeout_ms=200), PROJECT)
+    return Scope(await open_store(db, busy_timeout_ms=200), PROJECT)
 
 
 async def remember(scope: Scope, key: str = "delivery address", content: str = SECRET) -> None:

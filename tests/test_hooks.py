@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.claude_home import DATA, MAX_CHARS, ROOT, Claude, compaction, tool_result, tool_use, user
+from tests.claude_home import DATA, MAX_CHARS, ROOT, Claude, bash, compaction, tool_result, tool_use, user
 
 pytestmark = pytest.mark.slow
 TRANSCRIPTS = DATA / "claude-code-transcripts"
@@ -52,7 +52,8 @@ def test_pre_compact_then_session_start_carries_the_goal(tmp_path: Path, name: s
     assert claude.rows("SELECT task_id, trigger FROM checkpoints") == [("cc-s-1", "pre_compact")]
     evidence = claude.rows("SELECT count(*) FROM evidence")
     again = claude.pre_compact()
-    assert (again.returncode, again.stdout) == (0, b"")
+    assert again.returncode == 0
+    assert again.stdout.startswith(b"ctxkeep: the session's records hold")  # for Claude Code's summarizer, as text
     assert claude.rows("SELECT count(*) FROM evidence") == evidence  # nothing new was ingested
     assert "transcript unchanged" in claude.logged().splitlines()[-1]
 
@@ -326,13 +327,30 @@ def test_a_locked_or_corrupt_database_exits_0_silently_and_logs(tmp_path: Path) 
         holder.execute("ROLLBACK")
         holder.close()
     assert (done.returncode, done.stdout, started.returncode, started.stdout) == (0, b"", 0, b"")
-    assert "locked" in claude.logged()
+    assert "locked" in claude.wait_for_log("session-start failed")
+    claude.wait_for_log("Claude Code worker", nth=2)  # the worker the locked pre-compact started is done
     claude.db.write_bytes(b"this is not a database" * 100)
     for file in claude.db.parent.glob("ctxkeep.db-*"):
         file.unlink()
     broken = claude.pre_compact(wait=False)
     assert (broken.returncode, broken.stdout) == (0, b"")
-    assert "not a valid ctxkeep database" in claude.logged().splitlines()[-1]
+    claude.wait_for_log("pre-compact failed", "not a valid ctxkeep database")
+
+
+@NEEDS_DATA
+def test_a_worker_started_while_the_database_is_locked_still_gets_its_input(tmp_path: Path) -> None:
+    claude = Claude(tmp_path, TRANSCRIPTS / "short.jsonl")
+    claude.prompt("Summarize the short session")  # the database exists, the transcript is not ingested yet
+    holder = sqlite3.connect(claude.db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = claude.pre_compact(wait=False, CTXKEEP_BUSY_TIMEOUT_MS="100")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (done.returncode, done.stdout) == (0, b"")
+    worker = claude.wait_for_log("Claude Code worker")
+    assert "not JSON" not in worker and "worker ok" in worker, worker  # its input, then the file once free
 
 
 def test_session_start_stays_under_9000_printed_characters_for_a_huge_task_and_says_what_did_not_fit(
@@ -349,6 +367,35 @@ def test_session_start_stays_under_9000_printed_characters_for_a_huge_task_and_s
     assert len(done.stdout.decode("ascii").rstrip("\n")) <= MAX_CHARS  # measured on the bytes printed, escapes included
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "迁移计费服务" in context and "did not fit" in context and 'checkpoint_load(task_id="big")' in context
+
+
+def test_session_start_names_a_task_to_load_only_once_it_has_a_checkpoint(tmp_path: Path) -> None:
+    claude = Claude(tmp_path)
+    claude.prompt("Migrate the billing tables")
+    context = claude.session_start("resume")
+    assert "Migrate the billing tables" in context and "evidence_search(query)" in context
+    assert "checkpoint_load" not in context  # cc-s-1 has no checkpoint yet: loading it would fail
+    claude.save_task("cc-s-1", {"goal": "Migrate the billing tables"}, bind=True)
+    claude.prompt("then drop the old views")
+    assert 'checkpoint_load(task_id="cc-s-1")' in claude.session_start("resume")
+
+
+def test_claude_code_and_codex_inject_the_same_view_of_the_same_records(tmp_path: Path) -> None:
+    from tests.client_home import Agent
+
+    prompt, (tool, given, response) = (
+        "Port the parser to the new tokenizer; never use regex",
+        bash("pytest -q", "3 failed"),
+    )
+    claude = Claude(tmp_path / "claude")
+    claude.prompt(prompt)
+    claude.post_tool_use(tool, given, response)
+    codex = Agent(tmp_path / "codex")
+    codex.hook("codex", "UserPromptSubmit", codex.base(prompt=prompt))
+    codex.hook("codex", "PostToolUse", codex.base(tool_name=tool, tool_input=given, tool_response="3 failed"))
+    out = codex.output(codex.hook("codex", "SessionStart", codex.base(source="resume")))
+    assert out is not None and "never use regex" in out["hookSpecificOutput"]["additionalContext"]
+    assert claude.session_start("resume") == out["hookSpecificOutput"]["additionalContext"]
 
 
 def test_the_hook_log_is_private(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from mcp import Client
 from ctxkeep.models.compress import CompressRequest
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.scope import Scope
 from tests.conftest import PROJECT, tool_text
@@ -125,7 +125,7 @@ async def test_a_transcript_with_invalid_utf8_on_disk_is_read(tmp_path: Path, mo
     transcript.write_bytes(
         b"\xff\xfe garbage\n" + "\n".join(good).encode() + b'\n\x80\x81\n{"type": "user", "message": \xc3\x28}\n'
     )
-    store = await Store.open(tmp_path / "db.sqlite")
+    store = await open_store(tmp_path / "db.sqlite")
     try:
         result = await compress_history(
             Scope(store=store, project=str(tmp_path)),

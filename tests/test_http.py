@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
+from ctxkeep.server.http_limits import READ_TIMEOUT_S
 from tests import http_probe
 from tests.conftest import PROJECT, procurement_state
 from tests.db_dump import is_postgres
@@ -59,7 +62,9 @@ def _token_file(db_path: Path) -> Path:
 
 
 @contextmanager
-def _serving(db_path: Path, *extra: str, token: str | None = None, **env: str) -> Iterator[Served]:
+def _serving(
+    db_path: Path, *extra: str, token: str | None = None, max_files: int | None = None, **env: str
+) -> Iterator[Served]:
     port = free_port()
     _folder(db_path).mkdir(parents=True, exist_ok=True)
     log = _folder(db_path) / f"serve-{port}.log"
@@ -69,7 +74,7 @@ def _serving(db_path: Path, *extra: str, token: str | None = None, **env: str) -
     full_env.pop("CTXKEEP_HTTP_TOKEN", None)
     if token:
         full_env["CTXKEEP_HTTP_TOKEN"] = token
-    with http_server(port, extra, full_env, log) as proc:
+    with http_server(port, extra, full_env, log, max_files=max_files) as proc:
         yield Served(f"http://127.0.0.1:{port}/mcp", log, proc.pid)
 
 
@@ -102,6 +107,7 @@ async def test_the_same_tool_calls_over_http_on_loopback(db_path: Path) -> None:
 
 def test_loopback_http_requires_a_generated_token_by_default_kept_0600_beside_the_database(tmp_path: Path) -> None:
     db = tmp_path / "data" / "ctxkeep.db"
+    db.parent.mkdir()
     with _serving(db) as served:
         assert _initialize(served.url, None) == 401
         token_file = _token_file(db)
@@ -348,3 +354,47 @@ def test_a_100_mb_body_is_read_past_with_bounded_memory(db_path: Path) -> None:
         assert code == 413 and json.loads(answer)["id"] == 3
         assert f"request of {len(head) + 100 * MiB + 13:,} bytes" in json.loads(answer)["error"]["message"]
         assert _memory(served.pid, "VmHWM") - before < 48 * MiB, "the oversize body was not held in memory"
+
+
+def _half_sent_heads(url: str, count: int) -> list[socket.socket]:
+    """`count` connections that each send the start of a request head and then nothing (slowloris)."""
+    host, port = url.split("//")[1].split("/", maxsplit=1)[0].split(":")
+    opened = []
+    for _ in range(count):
+        try:
+            connection = socket.create_connection((host, int(port)), timeout=5)
+            connection.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ")
+        except OSError:  # the server could take no more (the failure this test is about): keep what was opened
+            break
+        opened.append(connection)
+    return opened
+
+
+def _closed_by_server(connection: socket.socket, within: float) -> bool:
+    connection.settimeout(within)
+    try:
+        return connection.recv(1024) == b""
+    except TimeoutError:
+        return False
+    except OSError:  # reset by the server
+        return True
+
+
+def test_half_sent_requests_time_out_are_capped_and_never_lock_an_authenticated_client_out(db_path: Path) -> None:
+    """Issue 24 item 15: 300 half-sent heads against a server that may open 256 files (macOS's default): the oldest are
+    closed to make room, an authenticated client is served within seconds, and a half-sent head is closed after the
+    read timeout."""
+    with _serving(db_path, token=TOKEN, max_files=256) as served:
+        heads = _half_sent_heads(served.url, 300)
+        try:
+            started = time.monotonic()
+            status, _ = http_probe.session(served.url, TOKEN)
+            # served before the half-sent heads could time out: not locked out behind them (it was, for 25 s)
+            assert status == 200 and time.monotonic() - started < READ_TIMEOUT_S, served.stderr()
+            closed = sum(_closed_by_server(head, 0.05) for head in heads[:200])
+            assert closed >= 150, f"{closed} of the oldest 200 half-sent heads closed to make room"
+            last = heads[-1]
+            assert _closed_by_server(last, READ_TIMEOUT_S + 5), "a half-sent head outlived the read timeout"
+        finally:
+            for head in heads:
+                head.close()

@@ -14,7 +14,7 @@ import pytest
 
 from ctxkeep.models.evidence import EvidenceGetRequest, EvidenceItem, EvidenceSearchRequest
 from ctxkeep.models.memory import MemorySearchRequest, MemoryWriteRequest
-from ctxkeep.storage import SearchFilter, Store
+from ctxkeep.storage import SearchFilter, Store, open_store
 from ctxkeep.tools.evidence.get import evidence_get
 from ctxkeep.tools.evidence.records import evidence_delete, evidence_put
 from ctxkeep.tools.evidence.search import evidence_search, ranked_hits
@@ -58,7 +58,7 @@ async def test_the_index_holds_no_term_hashed_with_the_public_constant(scope: Sc
 async def test_two_files_index_the_same_words_differently(tmp_path: Path) -> None:
     added = []
     for name in ("one.db", "two.db"):
-        store = await Store.open(tmp_path / name)
+        store = await open_store(tmp_path / name)
         try:
             before = hex_runs(raw_bytes(tmp_path / name))
             await evidence_put(Scope(store, PROJECT), [EvidenceItem(content=SECRET, redact=False)])
@@ -138,7 +138,7 @@ async def test_a_file_written_before_keeps_every_search_result_under_its_own_key
     assert (
         public_hash("oskarsson")[2:].encode() in data and public_hash("zebra")[2:].encode() in data
     )  # as the old code left it
-    store = await Store.open(db)
+    store = await open_store(db)
     try:
         alpha, beta = Scope(store, "/projects/alpha"), Scope(store, "/projects/beta")
 

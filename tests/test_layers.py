@@ -3,13 +3,14 @@
 Allowed:
 - `server` → tools, models, prompts, storage (the thin MCP adapter); only it (and the demo's client) imports the MCP SDK;
 - `cli` → tools, clients, models, storage, and `server` only to serve;
-- `clients/<client>` → `clients/core`, tools, models, storage (never `server`, never another client's folder);
+- `clients/<client>` → `clients/core`, `clients/table`, tools, models, storage (never `server`, never another client's
+  folder);
 - `prompts` → models and the capabilities' `__init__` exports;
 - `tools/<capability>` → another capability only through its `__init__`, `tools.scope`/`stats`/`users`, `tools.shared`, `tools.redaction`, models,
   storage, shared helpers; never server, cli, clients or prompts;
 - `storage` → nothing above it; only storage imports the database drivers or holds SQL, and only `storage/` itself
   names a backend folder such as `storage/sqlite`;
-- no import cycles between packages.
+- no import cycles between packages, nor between modules (files).
 Each rule is a function over (module name, imports), so the last tests can show a deliberately wrong import fails it.
 """
 
@@ -116,6 +117,7 @@ def clients_never_import_the_server(module: str, imports: set[str]) -> list[str]
         for n in imports
         if within(n, "ctxkeep.clients")
         and len(n.split(".")) > 2
+        and (PACKAGE / "clients" / n.split(".")[2]).is_dir()  # a folder; `clients/table.py` is everyone's
         and not within(n, own)
         and not within(n, "ctxkeep.clients.core")
     ]
@@ -197,12 +199,77 @@ def package_cycles(modules: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+def module_imports(path: Path, module: str, known: set[str]) -> set[str]:
+    """The modules of `known` that the module at `path` imports (anywhere in it: inside functions too):
+    `from a import b` names the module `a.b` when there is one, else `a` (b is a name defined in `a`)."""
+    found: set[str] = set()
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            anchor = package[: len(package) - node.level + 1] if node.level else []
+            base = ".".join(anchor + ([node.module] if node.module else []))
+            for alias in node.names:
+                name = f"{base}.{alias.name}"
+                found.update([name] if name in known else [base] if base in known else [])
+    return found - {module}
+
+
+def module_graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    return {module: module_imports(path, module, set(paths)) for module, path in paths.items()}
+
+
+def module_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or round a circle (strongly connected components
+    of more than one module, Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while not group or group[-1] != node:
+                group.append(stack.pop())
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
 def test_every_module_keeps_the_allowed_arrows() -> None:
     assert violations(all_modules()) == []
 
 
 def test_there_are_no_import_cycles_between_packages() -> None:
     assert package_cycles(all_modules()) == []
+
+
+def test_there_are_no_import_cycles_between_modules() -> None:
+    assert module_cycles(module_graph()) == []
+
+
+def test_an_import_cycle_between_two_modules_is_found() -> None:
+    graph = module_graph()
+    assert "ctxkeep.settings" in graph["ctxkeep.tools.scope"]
+    graph["ctxkeep.settings"] = graph["ctxkeep.settings"] | {"ctxkeep.tools.scope"}  # a deliberately circular pair
+    assert ["ctxkeep.settings", "ctxkeep.tools.scope"] in module_cycles(graph)
+    named = module_imports(PACKAGE / "clients" / "core" / "events.py", "ctxkeep.clients.core.events", set(graph))
+    assert "ctxkeep.clients.core.live" in named and "ctxkeep.clients.core" not in named  # the module, not its package
 
 
 def test_sql_keywords_appear_only_in_storage() -> None:

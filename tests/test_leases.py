@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from ctxkeep.errors import LeaseHeld
 from ctxkeep.models import CheckpointSaveRequest, TaskState
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.tools.checkpoint import checkpoint_load, checkpoint_save
 from ctxkeep.tools.checkpoint.versions import verify_chain
 from ctxkeep.tools.scope import Scope
@@ -158,7 +158,7 @@ def _claimer(db: Path, task: str, owner: str, start: Path) -> subprocess.Popen[s
 async def test_two_executors_racing_for_one_task_one_wins_and_the_other_is_told_who(
     db_path: Path, tmp_path: Path
 ) -> None:
-    store = await Store.open(db_path)
+    store = await open_store(db_path)
     try:
         for n in range(3):
             await checkpoint_save(Scope(store, "/race"), CheckpointSaveRequest(task_id=f"t{n}", state=state()))
@@ -167,7 +167,11 @@ async def test_two_executors_racing_for_one_task_one_wins_and_the_other_is_told_
     for n in range(3):
         start = tmp_path / f"go-{n}"
         racers = [_claimer(db_path, f"t{n}", owner, start) for owner in ("exec-a", "exec-b")]
-        time.sleep(1.5)  # both processes open the database and wait
+        ready = [Path(f"{start}.{owner}.ready") for owner in ("exec-a", "exec-b")]
+        deadline = time.monotonic() + 60
+        while not all(r.exists() for r in ready):  # both processes opened the database and wait
+            assert time.monotonic() < deadline and all(p.poll() is None for p in racers)
+            time.sleep(0.01)
         start.touch()
         outputs = [proc.communicate(timeout=60) for proc in racers]
         assert [proc.returncode for proc in racers] == [0, 0], [err for _, err in outputs]
@@ -202,19 +206,13 @@ async def test_a_sigkilled_holder_keeps_the_task_until_its_lease_expires_then_it
             await connection.__aexit__(None, None, None)
         except Exception:  # the transport reports the dead server on the way out
             pass
-    store = await Store.open(db_path)
+    store = await open_store(db_path)
     try:
         scope = Scope(store, PROJECT)
         with pytest.raises(LeaseHeld, match="leased to 'worker-1'"):
             await save(scope, owner="worker-2", pending=["Supplier C freight missing", "resume"])
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                taken = await checkpoint_load(scope, "proc", owner="worker-2", lease_seconds=60)
-                break
-            except LeaseHeld:
-                assert time.monotonic() < deadline
-                await anyio.sleep(0.25)
+        later = Scope(store, PROJECT, clock=lambda: datetime.now(timezone.utc) + timedelta(seconds=5))
+        taken = await checkpoint_load(later, "proc", owner="worker-2", lease_seconds=60)  # the 4 s lease has expired
         assert (
             taken.trigger == "takeover"
             and taken.took_over is not None

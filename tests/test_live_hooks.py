@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.claude_home import Claude, bash
+from ctxkeep.storage import open_store
 
 pytestmark = pytest.mark.slow
 BIG = (
@@ -208,7 +209,6 @@ def test_an_unknown_claude_code_version_with_new_fields_still_works(tmp_path: Pa
 
 def test_a_failing_offload_never_hides_or_alters_the_output(tmp_path: Path) -> None:
     claude = Claude(tmp_path)
-    claude.db.parent.mkdir(parents=True)
     claude.db.write_bytes(b"this is not a database" * 100)
     done = claude.hook(
         "post-tool-use",
@@ -255,7 +255,6 @@ def test_an_offloaded_output_is_evidence_under_the_ref_the_model_was_shown(tmp_p
     import anyio
 
     from ctxkeep.models.evidence import EvidenceGetRequest, EvidenceSearchRequest
-    from ctxkeep.storage import Store
     from ctxkeep.tools.evidence import evidence_get, evidence_search
     from ctxkeep.tools.scope import Scope
 
@@ -265,7 +264,7 @@ def test_an_offloaded_output_is_evidence_under_the_ref_the_model_was_shown(tmp_p
     assert ref in view
 
     async def fetch() -> tuple[str, list[str]]:
-        store = await Store.open(claude.db)
+        store = await open_store(claude.db)
         try:
             scope = Scope(store=store, project=str(claude.project.resolve()))
             got = await evidence_get(scope, EvidenceGetRequest(ref=ref[:12], mode="grep", pattern="module_2999 failed"))
@@ -283,7 +282,6 @@ def test_a_search_alone_finds_an_offloaded_output(tmp_path: Path) -> None:
     import anyio
 
     from ctxkeep.models.evidence import EvidenceSearchRequest
-    from ctxkeep.storage import Store
     from ctxkeep.tools.evidence import evidence_search
     from ctxkeep.tools.scope import Scope
 
@@ -292,7 +290,7 @@ def test_a_search_alone_finds_an_offloaded_output(tmp_path: Path) -> None:
     ref = next(iter(_inbox(claude)))
 
     async def search() -> list[str]:
-        store = await Store.open(claude.db)
+        store = await open_store(claude.db)
         try:
             scope = Scope(store=store, project=str(claude.project.resolve()))
             return [
@@ -310,21 +308,18 @@ def test_a_foreign_sqlite_file_is_never_written_by_a_hook_and_new_folders_are_pr
     import stat
 
     claude = Claude(tmp_path)
-    claude.db.parent.mkdir(parents=True)
     with sqlite3.connect(claude.db) as conn:
         conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
     before = claude.db.read_bytes()
     assert claude.post_tool_use(*bash("make", BIG)) is None and claude.db.read_bytes() == before
     assert "not a ctxkeep database" in claude.logged()
-    deep = Claude(tmp_path / "other")
+    deep = Claude(tmp_path / "other")  # the only folders a hook makes: the default data folder's (CTXKEEP_DB unset)
+    data = tmp_path / "other" / "a"
     old = os.umask(0)
     try:
-        deep.db = tmp_path / "other" / "a" / "b" / "ctxkeep.db"
-        deep.log = deep.db.parent / "ctxkeep-hooks.log"
-        deep.prompt("hello there, new database")
+        prompt = deep.base("UserPromptSubmit", prompt="hello there, new database")
+        done = deep.hook("user-prompt-submit", prompt, CTXKEEP_DB="", XDG_DATA_HOME=str(data))
     finally:
         os.umask(old)
-    assert (
-        stat.S_IMODE(deep.db.parent.stat().st_mode) == 0o700
-        and stat.S_IMODE((tmp_path / "other" / "a").stat().st_mode) == 0o700
-    )
+    assert done.returncode == 0 and (data / "ctxkeep" / "ctxkeep.db").is_file()
+    assert stat.S_IMODE((data / "ctxkeep").stat().st_mode) == 0o700 and stat.S_IMODE(data.stat().st_mode) == 0o700

@@ -65,7 +65,7 @@ async def test_unknown_arguments_are_still_refused_by_name_and_validation_stays_
     too_long = await client.call_tool(
         "checkpoint_save", {"task_id": "proc", "state": procurement_state(goal="g" * 5_000)}
     )
-    assert too_long.is_error and "at most 4000 characters" in tool_text(too_long)
+    assert too_long.is_error and "over the 4,000-character limit" in tool_text(too_long)
 
 
 async def test_text_tools_answer_with_text_only_unless_json_is_asked_for(client: Client) -> None:

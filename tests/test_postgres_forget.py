@@ -20,7 +20,7 @@ import pytest
 
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.models.memory import MemoryForgetRequest, MemoryWriteRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.evidence.records import evidence_delete, evidence_put
 from ctxkeep.tools.memory.forget import memory_forget
 from ctxkeep.tools.memory.records import memory_write
@@ -67,7 +67,7 @@ def pg_url(own: OwnPostgres) -> Iterator[str]:
 
 @pytest.fixture
 async def scope(pg_url: str) -> AsyncIterator[Scope]:
-    store = await Store.open(pg_url, busy_timeout_ms=300)
+    store = await open_store(pg_url, busy_timeout_ms=300)
     yield Scope(store, PROJECT)
     await store.close()
 
@@ -182,7 +182,7 @@ async def test_a_rewrite_a_lock_kept_from_running_is_owed_and_the_next_write_fin
 
 
 async def test_the_next_open_finishes_a_rewrite_owed_across_a_restart(pg_url: str, secret: str) -> None:
-    store = await Store.open(pg_url, busy_timeout_ms=300)
+    store = await open_store(pg_url, busy_timeout_ms=300)
     reader = await asyncpg.connect(pg_url)
     try:
         await remember(Scope(store, PROJECT), secret)
@@ -197,7 +197,7 @@ async def test_the_next_open_finishes_a_rewrite_owed_across_a_restart(pg_url: st
     finally:
         await reader.close()
     assert held(await database_files(pg_url), secret)
-    reopened = await Store.open(pg_url)
+    reopened = await open_store(pg_url)
     try:
         assert not held(await database_files(pg_url), secret)
     finally:

@@ -21,7 +21,7 @@ from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.models.journal import ActionIntentRequest
 from ctxkeep.models.memory import MemoryWriteRequest
 from ctxkeep.models.working_set import WorkingSetRequest
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.storage.postgres.session import object_lock
 from ctxkeep.tools.checkpoint.versions import checkpoint_save, new_version, verify_chain
 from ctxkeep.tools.evidence.records import evidence_put
@@ -43,7 +43,7 @@ def pg_url() -> Iterator[str]:
 
 @pytest.fixture
 async def store(pg_url: str) -> AsyncIterator[Store]:
-    opened = await Store.open(pg_url, busy_timeout_ms=3_000)
+    opened = await open_store(pg_url, busy_timeout_ms=3_000)
     yield opened
     await opened.close()
 
@@ -74,7 +74,7 @@ class Holder:
 @asynccontextmanager
 async def appending(url: str, task: str) -> AsyncIterator[None]:
     """Another server in the middle of appending a version to `task` (its transaction open until the block ends)."""
-    other = await Store.open(url)
+    other = await open_store(url)
     scope = Scope(other, PROJECT)
     try:
         async with other.transaction() as tx:
@@ -135,7 +135,7 @@ async def test_a_memory_key_being_written_holds_up_only_that_key(store: Store, p
 
 
 async def test_saves_of_one_task_racing_on_two_servers_each_land_once_on_the_chain(pg_url: str) -> None:
-    stores = [await Store.open(pg_url), await Store.open(pg_url)]
+    stores = [await open_store(pg_url), await open_store(pg_url)]
     saved: list[int] = []
 
     async def saver(store: Store, name: str) -> None:
@@ -156,8 +156,8 @@ async def test_saves_of_one_task_racing_on_two_servers_each_land_once_on_the_cha
 async def test_a_wait_for_a_held_task_is_logged_and_one_that_gives_up_names_the_holder(
     pg_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    patient = await Store.open(pg_url, busy_timeout_ms=5_000)
-    hasty = await Store.open(pg_url, busy_timeout_ms=300)
+    patient = await open_store(pg_url, busy_timeout_ms=5_000)
+    hasty = await open_store(pg_url, busy_timeout_ms=300)
     try:
         await save(Scope(patient, PROJECT), "t")
         caplog.set_level(logging.WARNING, logger="ctxkeep")

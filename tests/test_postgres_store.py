@@ -17,7 +17,7 @@ from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
-from ctxkeep.storage import SearchFilter, Store
+from ctxkeep.storage import SearchFilter, Store, open_store
 from ctxkeep.storage.postgres.migrations import LATEST
 from ctxkeep.storage.postgres.session import object_lock
 from ctxkeep.tools.checkpoint.versions import checkpoint_save, verify_chain
@@ -38,7 +38,7 @@ def pg_url() -> Iterator[str]:
 
 @pytest.fixture
 async def pg_store(pg_url: str) -> AsyncIterator[Store]:
-    store = await Store.open(pg_url)
+    store = await open_store(pg_url)
     yield store
     await store.close()
 
@@ -59,16 +59,16 @@ async def save(scope: Scope, task: str = "t", **fields: object) -> None:
 
 
 async def test_a_newer_postgres_schema_is_refused(pg_url: str) -> None:
-    await (await Store.open(pg_url)).close()
+    await (await open_store(pg_url)).close()
     await _sql(pg_url, f"INSERT INTO schema_migrations (version, name) VALUES ({LATEST + 1}, 'from the future')")
     with pytest.raises(SchemaTooNew, match="newer than this ctxkeep knows"):
-        await Store.open(pg_url)
+        await open_store(pg_url)
 
 
 async def test_a_schema_another_program_uses_is_refused_unchanged(pg_url: str) -> None:
     await _sql(pg_url, "CREATE TABLE invoices (id int)")
     with pytest.raises(DatabaseUnavailable, match="not a ctxkeep database.*invoices"):
-        await Store.open(pg_url)
+        await open_store(pg_url)
     assert [
         r[0] for r in await _sql(pg_url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
     ] == ["invoices"]
@@ -128,7 +128,7 @@ async def test_a_cancelled_transaction_rolls_back_and_releases_the_task(pg_store
         async with pg_store.transaction() as tx:
             await tx.checkpoints.lock(PROJECT, "t")  # takes the task's lock
             await anyio.sleep(10)  # cancelled here, mid-transaction
-    other = await Store.open(pg_store.url, busy_timeout_ms=1_000)
+    other = await open_store(pg_store.url, busy_timeout_ms=1_000)
     try:
         with anyio.fail_after(5):
             await save(Scope(other, PROJECT), pending=["next"])  # the lock was released with the rollback
@@ -167,7 +167,7 @@ async def test_a_task_held_past_busy_timeout_is_a_clear_error_and_the_next_call_
 
 
 async def test_two_stores_saving_one_task_at_once_never_write_the_same_version(pg_url: str) -> None:
-    stores = [await Store.open(pg_url), await Store.open(pg_url)]
+    stores = [await open_store(pg_url), await open_store(pg_url)]
     won: list[int] = []
     conflicts: list[int] = []
 
@@ -234,7 +234,7 @@ CORPUS = [
 
 
 async def test_search_ranks_and_scores_as_sqlite_does(tmp_path: Path, pg_store: Store) -> None:
-    sqlite_store = await Store.open(tmp_path / "same.db")
+    sqlite_store = await open_store(tmp_path / "same.db")
     try:
         refs = []
         for store in (sqlite_store, pg_store):

@@ -137,8 +137,71 @@ def test_redaction_is_linear_on_hostile_text() -> None:
         "\\n" * 100_000 + "DB_PASSWORD=x",
         "a" * 200_000 + "password",
         ("Cookie: " + "a=b; " * 40_000),
+        "aws configure set " + "a" * 200_000,
+        "dp.pt." + "a" * 200_000 + "_",
+        ":AA" * 60_000,
+        "1" * 200_000 + ":AA",
+        '"auth": "' + "A" * 200_000,
+        "twine upload " + "x " * 100_000,
     ]
     for text in hostile:
-        started = time.perf_counter()
+        started = time.process_time()  # this process's CPU time: a loaded machine does not inflate it
         redact_secrets(text)
-        assert time.perf_counter() - started < 2, text[:40]
+        assert time.process_time() - started < 2, text[:40]
+
+
+# One secret-named key per config syntax; each must be redacted wherever its line stands in the file.
+CONFIG_LINES = [
+    ("PASSWORD=pR0d-9Lx!mQ2v", "pR0d-9Lx!mQ2v"),
+    ("TOKEN=tk_8f2c9a1e7b4d6f3a", "tk_8f2c9a1e7b4d6f3a"),
+    ("password: y4ml-Top-Pw-31", "y4ml-Top-Pw-31"),
+    ("password=1n1-Db-Pw-88", "1n1-Db-Pw-88"),
+    ('secret = "t0ml-Secr3t-Value"', "t0ml-Secr3t-Value"),
+    ("token: 'yml_7c1e9a4f2b8d'", "yml_7c1e9a4f2b8d"),
+    ("passwd = ini-Pw-5x9q", "ini-Pw-5x9q"),
+]
+PLACES = {
+    "first line": "{line}\nHOST=db\n",
+    "second line": "HOST=db\n{line}\n",
+    "after a blank line": "[db]\n\n{line}\n",
+    "after a comment": "# prod\n{line}\n",
+    "indented": "db:\n  {line}\n",
+    "crlf": "HOST=db\r\n{line}\r\n",
+    "read prefix": "     1→HOST=db\n     2→{line}\n",
+}
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+@pytest.mark.parametrize(("line", "secret"), CONFIG_LINES, ids=[line.split()[0] for line, _ in CONFIG_LINES])
+def test_a_secret_named_key_is_redacted_on_any_line(line: str, secret: str, place: str) -> None:
+    text = PLACES[place].format(line=line)
+    redacted, count = redact_secrets(text)
+    assert secret not in redacted, redacted
+    assert count == 1, redacted
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "ghp_f5SALOwsNl05vuX9NobHHMoqcYoLUW5gpVJt",
+        "sk-ant-api03-cfy7PxFKI81y-Bx_DI9ufkXQ_xx3OK2RagTeFdchQjuQ",
+        "sk_live_RZIzryAu0gg7JGEuhoAk5zCb",
+        "xoxb-157704848482-5844711774046-r3uTRjjfrMN4H3k7mWFM38mT",
+        "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",
+        "AKIACR9POVIODRLA906R",
+    ],
+)
+@pytest.mark.parametrize("around", ["state%3D{}%26x", "%22{}%22", "q=a%20{}"])
+def test_a_provider_token_after_a_url_encoded_byte_is_redacted(token: str, around: str) -> None:
+    redacted, count = redact_secrets("GET /callback?" + around.format(token))
+    assert token not in redacted and count == 1, redacted
+
+
+def test_redacting_many_texts_at_once_gives_what_each_alone_gives() -> None:
+    from ctxkeep.tools.redaction.redact import redact_each
+
+    texts = [sample.text for sample in SECRETS] + ORDINARY + LOOK_ALIKES + ["", "short", "İstanbul DB_PASSWORD=x9"]
+    for size in (2, 3, 7, len(texts)):
+        for start in range(0, len(texts), size):
+            group = texts[start : start + size]
+            assert redact_each(group) == [redact_secrets(text) for text in group]

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxkeep.clients.claude_code.session_task import merge_todos, session_state
+from ctxkeep.clients.core.session_task import merge_todos, session_state
 from ctxkeep.clients.claude_code.transcript import latest, read_transcript
 from ctxkeep.clients.core.session_view import View, derive
 from ctxkeep.models import TaskState

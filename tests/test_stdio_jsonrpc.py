@@ -32,10 +32,26 @@ def _nested(levels: int) -> str:
 CASES: list[tuple[str, bytes, list[tuple[Any, int]]]] = [
     ("a lone high surrogate escape in an argument", _call(101, r'{"task_id": "a\ud800b"}'), [(101, PARSE_ERROR)]),
     ("a lone low surrogate escape in a key", _call(102, r'{"task_id": "t", "\udc00": 1}'), [(102, PARSE_ERROR)]),
+    # an id holding a lone surrogate escape is readable JSON: the answer carries it back, escaped as it came
     (
         "a lone surrogate escape in the id itself",
         rb'{"jsonrpc": "2.0", "id": "\ud800", "method": "ping"}',
-        [(None, PARSE_ERROR)],
+        [("\ud800", PARSE_ERROR)],
+    ),
+    (
+        "a lone low surrogate escape inside an id, on a tool call",
+        rb'{"jsonrpc": "2.0", "id": "req-\udc00-7", "method": "tools/call", "params": {"name": "checkpoint_list"}}',
+        [("req-\udc00-7", PARSE_ERROR)],
+    ),
+    (
+        "a lone surrogate in the id and in the arguments",
+        rb'{"jsonrpc": "2.0", "id": "x\ud83d", "method": "tools/call", "params": {"arguments": {"a": "\udfff"}}}',
+        [("x\ud83d", PARSE_ERROR)],
+    ),
+    (
+        "a lone surrogate id on a batch member",
+        rb'[{"jsonrpc": "2.0", "id": "\udbff", "method": "ping"}, {"jsonrpc": "2.0", "id": 8, "method": "ping"}]',
+        [("\udbff", INVALID_REQUEST), (8, INVALID_REQUEST)],
     ),
     ("arguments nested 250 levels deep", _call(103, _nested(250)), [(103, INVALID_REQUEST)]),
     ("arguments nested 100,000 levels deep", _call(104, _nested(100_000)), [(104, INVALID_REQUEST)]),

@@ -11,7 +11,7 @@ import pytest
 
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
 from ctxkeep.models import CheckpointSaveRequest, TaskState
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.storage.sqlite.migrations import LATEST
 from ctxkeep.tools.checkpoint.versions import checkpoint_save, verify_chain
 from ctxkeep.tools.scope import Scope
@@ -43,7 +43,7 @@ async def test_pragmas_are_set(store: Store, db_path: Path) -> None:
 
 async def test_migrations_are_recorded_and_reopening_is_a_no_op(store: Store, db_path: Path) -> None:
     assert await store.schema_version() == LATEST
-    again = await Store.open(db_path)
+    again = await open_store(db_path)
     try:
         assert await again.schema_version() == LATEST
     finally:
@@ -51,20 +51,20 @@ async def test_migrations_are_recorded_and_reopening_is_a_no_op(store: Store, db
 
 
 async def test_a_newer_schema_is_refused(db_path: Path) -> None:
-    await (await Store.open(db_path)).close()  # create the file at the current schema
+    await (await open_store(db_path)).close()  # create the file at the current schema
     conn = sqlite3.connect(db_path)
     conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, 'from the future')", (LATEST + 1,))
     conn.commit()
     conn.close()
     with pytest.raises(SchemaTooNew, match="newer than this ctxkeep knows"):
-        await Store.open(db_path)
+        await open_store(db_path)
 
 
 async def test_a_corrupt_file_is_named_in_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "broken.db"
     path.write_bytes(b"this is not a database at all" * 100)
     with pytest.raises(DatabaseUnavailable) as error:
-        await Store.open(path)
+        await open_store(path)
     assert str(path) in str(error.value) and "not a valid ctxkeep database" in str(error.value)
 
 
@@ -72,7 +72,7 @@ async def test_an_unwritable_location_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(DatabaseUnavailable, match="cannot open"):
-        await Store.open(blocker / "sub" / "db.sqlite")
+        await open_store(blocker / "sub" / "db.sqlite")
 
 
 async def test_stored_versions_cannot_be_updated(scope: Scope, db_path: Path) -> None:

@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters
 from ctxkeep.errors import DatabaseUnavailable
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.models.evidence import EvidenceItem
-from ctxkeep.storage import LATEST_SCHEMA, Store
+from ctxkeep.storage import LATEST_SCHEMA, Store, open_store
 from ctxkeep.storage.sqlite.migrations import LATEST, MIGRATIONS
 from ctxkeep.tools.checkpoint.versions import checkpoint_load, checkpoint_save
 from ctxkeep.tools.evidence.records import evidence_delete, evidence_put
@@ -67,7 +67,7 @@ async def test_a_deleted_database_refuses_writes_with_one_error_naming_the_file(
 @pytest.mark.slow
 async def test_a_replaced_database_refuses_writes_and_the_new_file_is_untouched(db_path: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.db"
-    await (await Store.open(other)).close()
+    await (await open_store(other)).close()
     with anyio.fail_after(60):
         async with Client(stdio_params(db_path)) as client:
             assert not (await _save(client, ["a"], 0)).is_error
@@ -95,7 +95,7 @@ def _ctxkeep(*args: str, db: Path, prefix: list[str] | None = None) -> subproces
 
 
 async def _make_task(db: Path) -> None:
-    store = await Store.open(db)
+    store = await open_store(db)
     try:
         await checkpoint_save(
             Scope(store, PROJECT), CheckpointSaveRequest(task_id="t", state=TaskState(goal="read me back"))
@@ -116,7 +116,7 @@ def _immutable(path: Path) -> Iterator[None]:
 async def _reads_work_and_writes_name(db: Path, what: str) -> None:
     shown = _ctxkeep("show", "t", db=db)
     assert shown.returncode == 0 and "read me back" in shown.stdout, shown.stderr
-    store = await Store.open(db)
+    store = await open_store(db)
     try:
         scope = Scope(store, PROJECT)
         assert (await checkpoint_load(scope, "t")).state.goal == "read me back"
@@ -178,7 +178,7 @@ async def test_a_foreign_sqlite_file_is_refused_before_anything_is_written(tmp_p
     foreign.chmod(0o644)  # another program's choice, left alone too
     before = foreign.read_bytes()
     with pytest.raises(DatabaseUnavailable) as refused:
-        await Store.open(foreign)
+        await open_store(foreign)
     assert (
         str(foreign) in str(refused.value)
         and "not a ctxkeep database" in str(refused.value)
@@ -196,10 +196,10 @@ async def test_a_foreign_sqlite_file_is_refused_before_anything_is_written(tmp_p
 async def test_an_empty_file_and_an_old_ctxkeep_file_are_accepted(tmp_path: Path) -> None:
     empty = tmp_path / "empty.db"
     empty.touch()
-    await (await Store.open(empty)).close()
+    await (await open_store(empty)).close()
     old = tmp_path / "old.db"
     shutil.copy(ROOT / "tests" / "fixtures" / "schema6.db", old)
-    store = await Store.open(old)
+    store = await open_store(old)
     try:
         assert await store.schema_version() == LATEST
     finally:
@@ -230,7 +230,7 @@ async def test_an_existing_world_readable_database_is_tightened_with_its_wal(tmp
     db = tmp_path / "open.db"
     await _make_task(db)
     db.chmod(0o644)
-    store = await Store.open(db)
+    store = await open_store(db)
     try:
         await checkpoint_save(Scope(store, PROJECT), CheckpointSaveRequest(task_id="u", state=TaskState(goal="g")))
         for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
@@ -242,8 +242,8 @@ async def test_an_existing_world_readable_database_is_tightened_with_its_wal(tmp
 def test_new_folders_are_private_under_umask_000(tmp_path: Path) -> None:
     db = tmp_path / "a" / "b" / "ctxkeep.db"
     code = (
-        "import os, anyio; os.umask(0); from pathlib import Path; from ctxkeep.storage import Store\n"
-        f"async def main():\n    await (await Store.open(Path({str(db)!r}))).close()\nanyio.run(main)"
+        "import os, anyio; os.umask(0); from pathlib import Path; from ctxkeep.storage import open_store\n"
+        f"async def main():\n    await (await open_store(Path({str(db)!r}))).close()\nanyio.run(main)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 0, done.stderr

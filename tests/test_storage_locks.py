@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ctxkeep.models import CheckpointSaveRequest, TaskState
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.checkpoint import checkpoint_save
 from ctxkeep.tools.scope import Scope
 
@@ -34,12 +34,12 @@ async def test_a_second_store_on_the_same_file_leaves_the_first_one_seeing_other
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "shared.db"
-    first = await Store.open(db)
-    second = await Store.open(db)  # the same file again, in the same process
+    first = await open_store(db)
+    second = await open_store(db)  # the same file again, in the same process
     try:
         _other_process(db, "tasks")  # another process opens and closes the file
         await checkpoint_save(
-            Scope(await Store.open(db), "/p"), CheckpointSaveRequest(task_id="t", state=TaskState(goal="g"))
+            Scope(await open_store(db), "/p"), CheckpointSaveRequest(task_id="t", state=TaskState(goal="g"))
         )
         for store in (first, second):
             async with store.snapshot() as tx:
@@ -50,9 +50,9 @@ async def test_a_second_store_on_the_same_file_leaves_the_first_one_seeing_other
             [
                 sys.executable,
                 "-c",
-                "import anyio\nfrom pathlib import Path\nfrom ctxkeep.storage import Store\n"
+                "import anyio\nfrom pathlib import Path\nfrom ctxkeep.storage import open_store\n"
                 "from ctxkeep.models import CheckpointSaveRequest, TaskState\nfrom ctxkeep.tools.checkpoint import checkpoint_save\n"
-                "from ctxkeep.tools.scope import Scope\nasync def m():\n    s = await Store.open(Path('"
+                "from ctxkeep.tools.scope import Scope\nasync def m():\n    s = await open_store(Path('"
                 + str(db)
                 + "'))\n"
                 "    await checkpoint_save(Scope(s, '/p'), CheckpointSaveRequest(task_id='t', state=TaskState(goal='g', pending=['p'])))\n"

@@ -15,7 +15,7 @@ from mcp.types import ResourceTemplateReference
 from ctxkeep.models import CheckpointSaveRequest, TaskState
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools.checkpoint.versions import checkpoint_list, checkpoint_save
 from ctxkeep.tools.scope import Scope
 from tests.conftest import PROJECT, tool_text
@@ -26,7 +26,7 @@ TASKS = 600
 
 async def _many_tasks(db: Path) -> list[str]:
     """TASKS tasks saved one second apart, task-000 first; returns their ids newest first."""
-    store = await Store.open(db)
+    store = await open_store(db)
     try:
         start = datetime(2026, 1, 1, tzinfo=timezone.utc)
         for i in range(TASKS):

@@ -1,6 +1,9 @@
-"""`ctxkeep ui` in a real browser (headless Chromium from Debian's packages) on the demo's database plus a session's
-injection and hostile stored text: the timeline, a diff, a working set's slot bars, an evidence search and the
-injections render; stored `<script>` and `javascript:` links stay text; nobody gets in without the token.
+"""`ctxkeep ui` in a real browser (headless Chromium from Debian's packages) on the demo's database (a coding session
+through the hooks), a second session without a checkpoint and hostile stored text: every session is listed; a
+session's page shows every injection (compaction repairs included), each shaped output beside its ref and each gate
+block with its reason; the timeline, a compare box that never offers a version with itself, a diff, a working set's
+slot bars and an evidence search render, refs and identifiers never break; stored `<script>` and `javascript:` links
+stay text; nobody gets in without the token.
 
 The pages are loaded with `chromium --headless --dump-dom` (the DOM the browser built) and photographed with
 `--screenshot` into tests/artifacts/ (not committed). Skipped, saying so, only when Chromium is absent.
@@ -9,6 +12,7 @@ The pages are loaded with `chromium --headless --dump-dom` (the DOM the browser 
 from __future__ import annotations
 
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -35,7 +39,7 @@ from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.journal import action_intent
 from ctxkeep.tools.memory import memory_write
 from ctxkeep.tools.scope import open_scope
-from tests.claude_home import Claude, user
+from tests.claude_home import Claude, compaction
 from tests.conftest import procurement_state
 from tests.dom import Element, parse
 
@@ -55,6 +59,7 @@ FLAGS = [
     "--hide-scrollbars",
 ]
 SCRIPT = "<script>alert(1)</script>"
+SESSION = "/session?id=demo-session"
 JS_LINK = '<a href="javascript:alert(1)">click me</a>'
 pytestmark = pytest.mark.slow
 needs_chromium = pytest.mark.skipif(
@@ -150,9 +155,11 @@ def _start(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The demo's database and project (a coding session through the hooks: a shaped log, a gate block, a compaction
+    repair; the task fix-rate-limiter v1 and v2), hostile records, and a second session s-1 with no checkpoint whose
+    hooks injected the records' view at resume and then the repair of a compaction summary."""
     tmp = tmp_path_factory.mktemp("ui")
     claude = Claude(tmp)
-    claude.db.parent.mkdir(mode=0o700, parents=True)
     env = {"CTXKEEP_DB": str(claude.db), "CTXKEEP_PROJECT": str(claude.project)}
     demo = subprocess.run(
         [sys.executable, "-m", "ctxkeep", "demo", "--db", str(claude.db)],
@@ -164,9 +171,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     )
     assert demo.returncode == 0, demo.stdout[-2000:]
     hostile_ref = _store_hostile_records(env)
-    claude.append(user("compare the supplier quotes"))
     claude.prompt(f"keep the fix minimal {SCRIPT}")
-    assert "keep the fix minimal" in claude.session_start("resume")  # the injection the viewer shows
+    claude.prompt("never touch the migrations folder")
+    assert "keep the fix minimal" in claude.session_start("resume")
+    claude.append(*compaction("Kept the fix minimal. Next: clean up the migrations folder."))
+    assert "never touch the migrations folder" in claude.session_start("compact")
     proc, url = _start(env)
     try:
         yield Served(url, (claude.db.parent / "ui-token").read_text().strip(), env, hostile_ref, claude.db.parent)
@@ -202,7 +211,7 @@ def browse(url: str) -> Element:
     return parse(done.stdout)
 
 
-def photograph(url: str, name: str, height: int = 2200) -> Path:
+def photograph(url: str, name: str, height: int = 2200, width: int = 1280) -> Path:
     assert CHROMIUM is not None
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / name
@@ -214,7 +223,7 @@ def photograph(url: str, name: str, height: int = 2200) -> Path:
                 *FLAGS,
                 f"--user-data-dir={profile}",
                 f"--screenshot={path}",
-                f"--window-size=1280,{height}",
+                f"--window-size={width},{height}",
                 url,
             ],
             capture_output=True,
@@ -233,23 +242,21 @@ def assert_inert(dom: Element) -> None:
 
 
 def test_a_request_without_the_token_is_refused(served: Served) -> None:
-    for path in ("", "task?id=procurement", "evidence?q=freight", "injections", "memories"):
+    for path in ("", "task?id=fix-rate-limiter", "evidence?q=QuotaExceeded", "injections", "memories", SESSION):
         status, headers, body = _get(served.url + path)
-        assert status == 401 and "Compare the 20" not in body and "Supplier C" not in body and "PO-7731" not in body, (
-            path
-        )
+        assert status == 401 and "Never push to main" not in body and "requests/minute" not in body, path
         assert headers["www-authenticate"] == "Bearer"
     assert _get(served.url, {"Authorization": "Bearer " + "x" * 43})[0] == 401
     assert _get(served.url, {"Authorization": f"Bearer {served.token}", "Host": "attacker.example:80"})[0] == 403
     status, _, body = _get(served.url + "login", data=b"token=wrong&next=/")
     assert status == 401 and "That is not the token" in body
     status, headers, _ = _get(
-        served.url + "login", data=f"token={quote(served.token)}&next=/task?id=procurement".encode()
+        served.url + "login", data=f"token={quote(served.token)}&next=/task?id=fix-rate-limiter".encode()
     )
-    assert status == 303 and headers["location"] == "/task?id=procurement"
+    assert status == 303 and headers["location"] == "/task?id=fix-rate-limiter"
     cookie = headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=lax" in cookie and served.token not in cookie
-    status, headers, body = _get(served.url + "task?id=procurement", {"Cookie": cookie.split(";")[0]})
+    status, headers, body = _get(served.url + "task?id=fix-rate-limiter", {"Cookie": cookie.split(";")[0]})
     assert status == 200 and "Timeline" in body
     assert (
         "default-src 'none'" in headers["content-security-policy"]
@@ -261,65 +268,81 @@ def test_a_request_without_the_token_is_refused(served: Served) -> None:
 
 @needs_chromium
 def test_the_browser_without_the_token_sees_only_the_sign_in_link(served: Served) -> None:
-    dom = browse(served.url + "task?id=procurement")
-    assert "Sign in" in dom.text and "Compare the 20 supplier quotes" not in dom.text and "PO-7731" not in dom.text
+    dom = browse(served.url + "task?id=fix-rate-limiter")
+    assert "Sign in" in dom.text and "Never push to main" not in dom.text and "PR #128" not in dom.text
     assert dom.all("table") == []
 
 
 @needs_chromium
-def test_the_overview_lists_the_tasks_and_highlights_what_waits_for_a_person(served: Served) -> None:
+def test_the_overview_lists_the_tasks_every_session_and_what_waits_for_a_person(served: Served) -> None:
     dom = browse(served.signed_in("/"))
     tasks = dom.one("table", "tasks")
-    assert {a.text for a in tasks.all("a")} >= {"procurement", "hostile"}
+    assert {a.text for a in tasks.all("a")} >= {"fix-rate-limiter", "hostile"}
     waiting = dom.one("div", "attention")
-    assert "PO-7731" in waiting.text and "hostile:refund:1" in waiting.text and "outcome unknown" in waiting.text
+    assert "PO-1" in waiting.text and "hostile:refund:1" in waiting.text and "outcome unknown" in waiting.text
     assert [li.text for li in waiting.all("li", "intent")] and [li.text for li in waiting.all("li", "approval")]
+    sessions = {
+        row.all("td")[0].text: [td.text for td in row.all("td")[1:]]
+        for row in dom.one("table", "sessions").all("tr")[1:]
+    }
+    # neither session has a checkpoint of its own: both are listed, with what their hooks showed the model
+    assert sessions["demo-session"][0] == "no checkpoint yet" and sessions["demo-session"][3:] == ["1", "1", "1"]
+    assert sessions["s-1"][0] == "no checkpoint yet" and sessions["s-1"][2:] == ["2", "2", "0", "0"]  # two prompts
+    assert int(sessions["demo-session"][2]) >= 5  # prompts, the todo list, commands, a check, an edit
     photograph(served.signed_in("/"), "ui-overview.png", 1600)
 
 
 @needs_chromium
 def test_a_task_shows_its_timeline_verification_and_the_working_set_slot_bars(served: Served) -> None:
-    dom = browse(served.signed_in("/task?id=procurement"))
+    dom = browse(served.signed_in("/task?id=fix-rate-limiter"))
     rows = dom.one("table", "timeline").all("tr")[1:]
     assert [row.all("td")[0].text for row in rows] == ["v2", "v1"]
     assert all(row.all("td")[3].text == "verified" for row in rows)
     assert "the hash chain of every version verifies" in dom.one("ul", "checks").text
     bars = dom.one("div", "working-set").all("div", "slot")
     tokens = {bar.attrs["data-slot"]: int(bar.attrs["data-tokens"]) for bar in bars}
-    assert {"goal", "state", "evidence", "total"} <= set(tokens)
+    assert {"goal", "state", "total"} <= set(tokens)
     assert 0 < tokens["total"] <= 1_500 and all(v > 0 for v in tokens.values())
     for bar in bars:  # each bar's width is its share of the 1,500-token budget the demo asked for
         width = next(c for c in bar.one("span", "fill").classes if c.startswith("w"))
         assert width == f"w{round(100 * int(bar.attrs['data-tokens']) / 1_500)}", bar.attrs
-    assert "PO-7731" in dom.one("div", "attention").text
-    assert "mail-20261130-0042" in dom.one("table", "journal").text
-    assert "# Resume: procurement" in dom.one("pre", "stored").text
-    photograph(served.signed_in("/task?id=procurement"), "ui-task.png")
+    assert "PR #128" in dom.one("table", "journal").text
+    assert "# Resume: fix-rate-limiter" in dom.one("pre", "stored").text
+    assert [o.attrs["value"] for o in dom.one("select", name="from").all("option")] == ["1"]
+    assert [o.attrs["value"] for o in dom.one("select", name="to").all("option")] == ["2"]
+    photograph(served.signed_in("/task?id=fix-rate-limiter"), "ui-task.png")
+
+
+@needs_chromium
+def test_no_version_is_offered_for_comparison_with_itself(served: Served) -> None:
+    one = browse(served.signed_in("/task?id=hostile"))  # one version: nothing to compare
+    assert one.all("select") == [] and "One version so far: nothing to compare yet." in one.text
+    headers = {"Authorization": f"Bearer {served.token}"}
+    status, _, body = _get(served.url + "diff?id=fix-rate-limiter&from=2&to=2", headers)
+    assert status == 400 and "pick two different versions" in body
 
 
 @needs_chromium
 def test_the_diff_between_two_versions(served: Served) -> None:
-    dom = browse(served.signed_in("/diff?id=procurement&from=1&to=2"))
+    dom = browse(served.signed_in("/diff?id=fix-rate-limiter&from=1&to=2"))
     changes = [[td.text for td in row.all("td")] for row in dom.one("table", "diff").all("tr")[1:]]
-    assert ["+", "completed", "Supplier C freight missing", "", ""] in changes
+    assert ["+", "completed", "Open a pull request from fix/limiter-429", "", ""] in changes
     assert any(c[:2] == ["−", "pending"] for c in changes)
-    assert [o.attrs["value"] for o in dom.one("select", name="from").all("option")] == ["2", "1"]
+    assert [o.attrs["value"] for o in dom.one("select", name="from").all("option")] == ["1"]
 
 
 @needs_chromium
 def test_an_evidence_search_shows_hits_with_their_source(served: Served) -> None:
-    dom = browse(served.signed_in("/evidence?q=Supplier C freight"))
+    dom = browse(served.signed_in("/evidence?q=QuotaExceeded"))
     hits = dom.one("table", "hits").all("tr")[1:]
     cells = [[td.text for td in hit.all("td")] for hit in hits]
-    assert any(c[4] == "mail" and c[5] == "Supplier C quote v2" for c in cells), cells
-    portal = [a for a in dom.all("a", "outside")]
-    assert [a.attrs["href"] for a in portal] == ["https://portal.supplier-c.example/quotes"]
-    first = hits[0].all("a")[0]
-    record = browse(served.signed_in(first.attrs["href"]))
-    assert (
-        "Freight: 0.48 USD/piece" in record.one("pre", "stored").text
-        or "freight 0.48" in record.one("pre", "stored").text
-    )
+    assert any(c[3] == "tool_result" and c[4] == "Bash" for c in cells), cells  # the log the hook offloaded
+    assert all(hit.all("td")[3].one("code", "ident") for hit in hits)  # a kind never breaks ("tool_r esult")
+    record = browse(served.signed_in(hits[0].all("a")[0].attrs["href"]))
+    assert "INFO  shop.api: GET /orders" in record.one("pre", "stored").text and "--mode lines" in record.text
+    portal = browse(served.signed_in("/evidence?q=freight"))
+    assert [a.attrs["href"] for a in portal.all("a", "outside")] == ["https://portal.supplier-c.example/quotes"]
+    photograph(served.signed_in("/evidence?q=QuotaExceeded"), "ui-search-narrow.png", 1000, width=820)
 
 
 @needs_chromium
@@ -331,6 +354,7 @@ def test_stored_markup_and_javascript_links_are_shown_as_text(served: Served) ->
         "overview": "/",
         "memories": "/memories",
         "injections": "/injections",
+        "session": "/session?id=s-1",
     }
     for name, path in pages.items():
         dom = browse(served.signed_in(path))
@@ -348,25 +372,70 @@ def test_stored_markup_and_javascript_links_are_shown_as_text(served: Served) ->
 
 
 @needs_chromium
-def test_the_last_injection_is_shown_as_received_with_each_sections_share(served: Served) -> None:
+def test_every_injection_of_a_session_is_shown_compaction_repairs_included(served: Served) -> None:
     dom = browse(served.signed_in("/injections"))
-    [injected] = dom.all("section", "injection")
-    assert injected.attrs["id"] == "s-1"
-    assert f"keep the fix minimal {SCRIPT}" in injected.one("pre", "stored").text
-    bars = injected.all("div", "slot")
+    found = {section.attrs["id"]: section for section in dom.all("section", "injection")}
+    assert set(found) == {"s-1", "demo-session"}
+    rows = [[td.text for td in row.all("td")] for row in found["s-1"].one("table").all("tr")[1:]]
+    assert [row[1] for row in rows] == [
+        "the records' view (session start or resume)",
+        "repair of the compaction summary",
+    ]
+    assert all(int(row[2].replace(",", "")) > 0 and int(row[3].replace(",", "")) > 0 for row in rows)
+    latest = found["s-1"].one("pre", "stored").text
+    assert "Rules the summary lost" in latest and "never touch the migrations folder" in latest
+    bars = found["s-1"].all("div", "slot")
     assert bars and sum(int(b.attrs["data-tokens"]) for b in bars) > 0
-    overview = browse(served.signed_in("/"))
-    assert "s-1" in overview.one("table", "injections").text
+    session = browse(served.signed_in("/session?id=s-1"))
+    texts = [pre.text for pre in session.all("pre", "stored")]
+    assert len(texts) == 2 and f"keep the fix minimal {SCRIPT}" in texts[0] and "Rules the summary lost" in texts[1]
+    photograph(served.signed_in("/injections"), "ui-injections.png")
+
+
+@needs_chromium
+def test_a_session_shows_each_shaped_output_beside_its_ref_and_each_gate_block_with_its_reason(
+    served: Served,
+) -> None:
+    dom = browse(served.signed_in(SESSION))
+    entries = dom.one("ol", "shown").all("li", "shown-entry")
+    assert [next(c for c in e.classes if c != "shown-entry") for e in entries] == ["offloaded", "blocked", "injected"]
+    offload, block, repair = entries
+    ref = offload.one("div", "offload-ref").one("a", "ref")
+    assert ref.text.startswith("ev_") and ref.attrs["href"] == f"/evidence/item?ref={ref.text}"
+    view = offload.one("pre", "stored")
+    assert "[ctxkeep: the rest is not lost." in view.text and ref.text in view.text
+    assert [a.text for a in view.all("a", "ref")] == [ref.text, ref.text]  # the refs in the view link and never break
+    assert "shaped: the model got this view instead of the output" in offload.text
+    assert "ctxkeep verification gate: limiter.py changed" in block.one("blockquote", "reason").text
+    assert "repair of the compaction summary" in repair.text and repair.all("div", "slot")
+    assert "Never push to main" in repair.one("pre", "stored").text
+    assert "no checkpoint yet" in dom.one("p", "session-facts").text
+    record = browse(served.signed_in(ref.attrs["href"]))
+    assert "2,412 lines" in record.one("table", "record").text  # the whole output, behind the ref
+    photograph(served.signed_in(SESSION), "ui-session.png", 1540)  # docs/ui.png is this page
+
+
+def test_refs_and_identifiers_never_break_across_lines() -> None:
+    css = re.sub(r"/\*.*?\*/", "", (ROOT / "ctxkeep" / "cli" / "ui" / "static" / "style.css").read_text(), flags=re.S)
+    rules = {
+        selector.strip(): body for selector, body in (rule.split("{", 1) for rule in css.split("}") if "{" in rule)
+    }
+    assert "break-word" in rules["td"] and "anywhere" not in rules["td"]  # "tool_r esult" came from `anywhere`
+    nowrap = [sel for sel, body in rules.items() if "white-space: nowrap" in body]
+    assert any({".ident", ".ref"} <= {part.strip() for part in sel.split(",")} for sel in nowrap), nowrap
+    assert "white-space: nowrap" in rules["pre.stored .ref"]
 
 
 def test_unknown_things_get_a_page_saying_so_not_a_traceback(served: Served) -> None:
     headers = {"Authorization": f"Bearer {served.token}"}
     status, _, body = _get(served.url + "task?id=nosuch", headers)
     assert status == 404 and "no task" in body and "ctxkeep tasks" in body and "Traceback" not in body
-    status, _, body = _get(served.url + "diff?id=procurement&from=x&to=2", headers)
+    status, _, body = _get(served.url + "diff?id=fix-rate-limiter&from=x&to=2", headers)
     assert status == 400 and "version number" in body
     status, _, body = _get(served.url + "evidence/item?ref=ev_12", headers)
     assert status == 400 and "too short" in body
+    status, _, body = _get(served.url + "session?id=nosuch", headers)
+    assert status == 404 and "no session &#x27;nosuch&#x27;" in body
 
 
 @needs_chromium

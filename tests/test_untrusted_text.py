@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ctxkeep.clients.claude_code.session_task import session_state
+from ctxkeep.clients.core.session_task import session_state
 from ctxkeep.clients.claude_code.transcript import latest, read_transcript
 from ctxkeep.clients.core.injection import records_view
 from ctxkeep.clients.core.session_view import derive
@@ -47,5 +47,9 @@ def test_tool_errors_are_quoted_in_the_session_task_and_in_session_start() -> No
     assert state.open_questions and all("`" in q for q in state.open_questions)  # an inline code span: data
     injected = records_view(view, "header", 9_000)
     assert not any("Next action" in heading for heading in _headings(injected))
-    error_lines = [line for line in injected.splitlines() if "Traceback" in line or "Error still open" in line]
+    error_lines = [
+        line
+        for line in injected.splitlines()
+        if "Traceback" in line or "Failed, and not run again successfully" in line
+    ]
     assert error_lines and all(line.startswith("> ") for line in error_lines)

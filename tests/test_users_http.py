@@ -19,25 +19,26 @@ import pytest
 
 from tests import http_probe
 from tests.conftest import procurement_state
-from tests.db_dump import database_bytes, query
+from tests.db_dump import database_bytes, is_postgres, query
 from tests.http_server import free_port, http_server
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
-ALPHA, BETA = "acme/webapp", "acme/billing"
+ALPHA, BETA = "/acme/webapp", "/acme/billing"
 
 
 def _env(db: Path, home: Path) -> dict[str, str]:
-    env = {**os.environ, "CTXKEEP_DB": str(db), "XDG_DATA_HOME": str(home)}
+    env = {**os.environ, "CTXKEEP_DB": str(db), "XDG_DATA_HOME": str(home), "HOME": str(home)}
     env.pop("CTXKEEP_HTTP_TOKEN", None)
+    env.pop("CLAUDE_CONFIG_DIR", None)
     return env
 
 
-def ctxkeep(db: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def ctxkeep(db: Path, home: Path, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "ctxkeep", *args],
         env=_env(db, home),
-        cwd=ROOT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
@@ -188,3 +189,150 @@ def test_the_postgres_url_password_never_reaches_the_servers_log(db_path: Path, 
         pass
     password = str(db_path).split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
     assert all(password not in log.read_text() for log in home.glob("serve-*.log"))
+
+
+def _result(answer: Any) -> tuple[bool, str, Any]:
+    """(is an error, its text, the structured content) of a tools/call answer."""
+    result = answer["result"]
+    text = "\n".join(block.get("text", "") for block in result.get("content", []))
+    return bool(result.get("isError")), text, result.get("structuredContent")
+
+
+def _transcript_lines() -> str:
+    records = [
+        {"type": "user", "message": {"role": "user", "content": "Fix the login bug"}},
+        {
+            "type": "assistant",
+            "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "On it."}]},
+        },
+    ]
+    return "\n".join(json.dumps(record) for record in records) + "\n"
+
+
+def test_a_remote_user_never_makes_the_server_read_its_files_and_no_refusal_shows_a_server_path(
+    db_path: Path, home: Path
+) -> None:
+    """Issue 24 item 12: with user tokens, transcript_path is refused outright (never resolved), the refusal names no
+    path of the server; the transcript is sent as content instead."""
+    token = create(db_path, home, "bob", ALPHA)
+    sessions = home / ".claude" / "projects" / "-srv-other-project"
+    sessions.mkdir(parents=True)
+    (sessions / "operator.jsonl").write_text(_transcript_lines())
+    with serving(db_path, home) as url:
+        for path in (
+            str(sessions / "operator.jsonl"),
+            "~/.claude/projects/-srv-other-project/operator.jsonl",
+            "../../etc/passwd",
+            "/nonexistent/x.jsonl",
+        ):
+            status, answer = call(url, token, "compress_history", {"transcript_path": path})
+            error, text, _ = _result(answer)
+            assert status == 200 and error and "transcript" in text, answer
+            assert str(home) not in json.dumps(answer) and ".claude" not in text and "resolves" not in text
+            assert "/etc" not in text and "nonexistent" not in text
+        status, answer = call(url, token, "compress_history", {"transcript": _transcript_lines(), "keep_recent": 1})
+        error, text, content = _result(answer)
+        assert status == 200 and not error, text
+        assert (
+            content["format"] == "claude_code" and content["messages"][0]["content"][0]["text"] == "Fix the login bug"
+        )
+
+
+def test_a_lease_belongs_to_the_tokens_user_and_naming_another_owner_is_refused(db_path: Path, home: Path) -> None:
+    """Issue 24 item 13: bob, refused because alice holds the lease, can neither save, extend nor release it by naming
+    her owner id."""
+    alice, bob = create(db_path, home, "alice", ALPHA), create(db_path, home, "bob", ALPHA)
+    with serving(db_path, home) as url:
+        args = {"task_id": "proc", "state": procurement_state(), "owner": "alice", "lease_seconds": 600}
+        status, saved = call(url, alice, "checkpoint_save", args)
+        assert status == 200 and not _result(saved)[0], saved
+        status, held = call(
+            url, bob, "checkpoint_save", {**args, "owner": "bob", "state": procurement_state(next_action="x")}
+        )
+        assert _result(held)[0] and "leased to 'alice'" in _result(held)[1]
+        for tool, arguments in (
+            ("checkpoint_save", {**args, "state": procurement_state(next_action="bob as alice")}),
+            ("checkpoint_load", {"task_id": "proc", "owner": "alice", "lease_seconds": 86_400}),
+            ("checkpoint_load", {"task_id": "proc", "owner": "alice", "lease_seconds": 0}),
+        ):
+            status, answer = call(url, bob, tool, arguments)
+            error, text, _ = _result(answer)
+            assert status == 200 and error and "'bob'" in text and "owner" in text, (tool, text)
+        status, loaded = call(url, alice, "checkpoint_load", {"task_id": "proc", "format": "json"})
+        lease = _result(loaded)[2]["resume_checks"]["lease"]
+        assert lease["owner"] == "alice" and lease["live"]
+        assert lease["expires_at"] < "9999" and _result(loaded)[2]["version"] == 1
+    rows = query(db_path, "SELECT owner, expires_at FROM task_leases")
+    assert [row[0] for row in rows] == ["alice"]
+
+
+def test_a_token_created_while_the_server_runs_is_taken_at_the_next_request_and_the_shared_token_no_more(
+    db_path: Path, home: Path
+) -> None:
+    """Issue 24 item 14: the token mode is read per request."""
+    with serving(db_path, home) as url:
+        folder = home / "ctxkeep" if is_postgres(db_path) else db_path.parent  # the token file is beside the database
+        shared = (folder / "http-token").read_text().strip()
+        status, _ = call(url, shared, "checkpoint_list", {})
+        assert status == 200
+        token = create(db_path, home, "alice", ALPHA)
+        status, answer = call(url, token, "checkpoint_list", {})
+        assert status == 200 and not _result(answer)[0]
+        status, refused = call(url, shared, "checkpoint_list", {})
+        assert status == 401 and "ckt_" in refused["error"]
+
+
+def test_token_projects_are_normalized_as_every_command_names_a_project(db_path: Path, home: Path) -> None:
+    """Issue 24 item 16: a trailing slash and a relative path are stored as the key local commands use; a header with a
+    trailing slash names the same project."""
+    work = home / "work"
+    (work / "acme" / "webapp").mkdir(parents=True)
+    trailing = create(db_path, home, "alice", "/acme/webapp/")
+    done = ctxkeep(db_path, home, "token", "create", "--user", "bob", "--project", "acme/webapp", cwd=work)
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(ctxkeep(db_path, home, "token", "list", "--json").stdout)
+    assert [t["projects"] for t in listed] == [["/acme/webapp"], [os.path.realpath(work / "acme" / "webapp")]]
+    with serving(db_path, home) as url:
+        status, saved = call(
+            url, trailing, "checkpoint_save", {"task_id": "proc", "state": procurement_state()}, "/acme/webapp/"
+        )
+        assert status == 200 and not _result(saved)[0], saved
+    assert query(db_path, "SELECT project FROM checkpoints") == [("/acme/webapp",)]
+    local = subprocess.run(
+        [sys.executable, "-m", "ctxkeep", "tasks", "--json"],
+        env={**_env(db_path, home), "CTXKEEP_PROJECT": "/acme/webapp/"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert [t["task_id"] for t in json.loads(local.stdout)["tasks"]] == ["proc"], local.stderr
+
+
+@pytest.mark.anyio
+async def test_a_remote_users_errors_never_show_the_servers_database_or_home(tmp_path: Path) -> None:
+    """Issue 24 item 12: an error that names the server's database file (here: it cannot be opened) reaches a remote
+    user with that path hidden; the operator, over stdio, still sees it."""
+    from mcp import Client
+
+    from ctxkeep.server import build_server
+    from ctxkeep.server.principal import PRINCIPAL, Principal
+    from ctxkeep.settings import Settings
+
+    broken = tmp_path / "a-folder-not-a-database"
+    broken.mkdir()
+    server = build_server(Settings(db_path=broken, project=ALPHA))
+    async with Client(server) as local:
+        assert str(broken) in _text_of(await local.call_tool("checkpoint_list", {}))
+    token = PRINCIPAL.set(Principal("bob", ALPHA))
+    try:
+        async with Client(build_server(Settings(db_path=broken, project=ALPHA))) as remote:
+            shown = _text_of(await remote.call_tool("checkpoint_list", {}))
+    finally:
+        PRINCIPAL.reset(token)
+    assert shown and str(tmp_path) not in shown and str(Path.home()) not in shown, shown
+
+
+def _text_of(result: Any) -> str:
+    assert result.is_error
+    return "\n".join(block.text for block in result.content if hasattr(block, "text"))

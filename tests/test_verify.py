@@ -113,9 +113,9 @@ def test_list_items_match_ignoring_thousands_separators() -> None:
 def test_a_pathological_state_verifies_quickly() -> None:
     before = {**BASE, "constraints": [f"no x.{i}" for i in range(50)]}
     after = {**BASE, "constraints": [], "plan": ["no x " * 799] * 1}
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU time: a loaded machine does not inflate it
     assert "constraint_dropped" in rules(before, after)
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
 
 
 def test_a_negation_word_elsewhere_does_not_keep_the_clause() -> None:

@@ -121,3 +121,78 @@ async def test_each_sessions_last_injection_the_most_recently_seen_first(db_path
 async def _read(scope: Scope, query):  # type: ignore[no-untyped-def]
     async with scope.store.snapshot() as tx:
         return await query(tx)
+
+
+def _write_session_logs(location: Path | str) -> None:
+    """Three sessions as the hooks leave them: s-bound (bound to a task, two injections, an offload, a block), s-free
+    (no checkpoint: one prompt, one injection) and s-quiet (one prompt and nothing shown)."""
+    rows = [
+        ("s-bound", "prompt", "p1", "fix the login test", "2026-01-01T10:00:00Z", "", "", ""),
+        ("s-bound", "injected", "2026-01-01T10:01:00Z", "# view", "2026-01-01T10:01:00Z", "the view", "", ""),
+        ("s-bound", "offloaded", "2026-01-01T10:02:00Z", "[shaped]", "2026-01-01T10:02:00Z", "shaped", "Bash", "ev_1"),
+        ("s-bound", "blocked", "2026-01-01T10:03:00Z", "run the tests", "2026-01-01T10:03:00Z", "Stop", "", ""),
+        ("s-bound", "injected", "2026-01-01T10:04:00Z", "# repair", "2026-01-01T10:04:00Z", "repair", "", ""),
+        ("s-free", "prompt", "p1", "hello", "2026-01-02T10:00:00Z", "", "", ""),
+        ("s-free", "injected", "2026-01-02T10:01:00Z", "# free view", "2026-01-02T10:01:00Z", "the view", "", ""),
+        ("s-quiet", "prompt", "p1", "hi", "2025-12-31T10:00:00Z", "", "", ""),
+    ]
+    insert = "INSERT INTO session_records (project, session_id, kind, key, text, at, status, source, ref) VALUES ({})"
+    bind = ("s-bound", "fix-login", 1, "/x.jsonl", "", "2026-01-01T10:05:00Z")
+    if not is_postgres(location):
+        import sqlite3
+
+        with closing(open_hot_session(Path(location), PROJECT, "s-bound")):
+            pass  # creates and migrates the file
+        with closing(sqlite3.connect(location)) as conn, conn:
+            conn.executemany(insert.format(", ".join("?" * 9)), [(PROJECT, *row) for row in rows])
+            conn.execute(
+                "INSERT INTO sessions (project, session_id, task_id, bound, transcript_path, transcript_sha256, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (PROJECT, *bind),
+            )
+        return
+
+    async def write() -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(str(location))
+        try:
+            await conn.executemany(
+                insert.format(", ".join(f"${n}" for n in range(1, 10))), [(PROJECT, *row) for row in rows]
+            )
+            await conn.execute(
+                "INSERT INTO sessions (project, session_id, task_id, bound, transcript_path, transcript_sha256, "
+                "updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                PROJECT,
+                *bind,
+            )
+        finally:
+            await conn.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, write()).result()
+
+
+async def test_every_session_the_hooks_saw_with_or_without_a_task_and_what_each_was_shown(
+    db_path: Path, store: Store
+) -> None:
+    _write_session_logs(db_path)
+    scope = Scope(store=store, project=PROJECT)
+    seen = await _read(scope, lambda tx: tx.sessions.seen(PROJECT, 10))
+    assert [(s.session_id, s.task_id, s.records, s.injected, s.offloaded, s.blocked) for s in seen] == [
+        ("s-free", None, 1, 1, 0, 0),
+        ("s-bound", "fix-login", 1, 2, 1, 1),
+        ("s-quiet", None, 1, 0, 0, 0),
+    ]
+    assert (seen[1].first_at, seen[1].last_at) == ("2026-01-01T10:00:00Z", "2026-01-01T10:04:00Z")
+    assert [s.session_id for s in await _read(scope, lambda tx: tx.sessions.seen(PROJECT, 1))] == ["s-free"]
+    log = await _read(scope, lambda tx: tx.sessions.shown(PROJECT, "s-bound", 10))
+    assert [(r.kind, r.text, r.label, r.source, r.ref) for r in log] == [
+        ("injected", "# view", "the view", "", ""),
+        ("offloaded", "[shaped]", "shaped", "Bash", "ev_1"),
+        ("blocked", "run the tests", "Stop", "", ""),
+        ("injected", "# repair", "repair", "", ""),
+    ]
+    newest = await _read(scope, lambda tx: tx.sessions.shown(PROJECT, "s-bound", 2))
+    assert [r.text for r in newest] == ["run the tests", "# repair"]  # the newest, oldest first
+    assert await _read(scope, lambda tx: tx.sessions.seen("/another/project", 10)) == []

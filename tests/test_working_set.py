@@ -20,7 +20,7 @@ from ctxkeep.models.memory import MemoryWriteRequest
 from ctxkeep.models.working_set import SLOTS, WorkingSetRequest, WorkingSetResult
 from ctxkeep.server import build_server
 from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint.versions import checkpoint_save
 from ctxkeep.tools.evidence.get import evidence_get
@@ -65,7 +65,7 @@ def big_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("big") / "ctxkeep.db"
 
     async def fill() -> None:
-        store = await Store.open(path)
+        store = await open_store(path)
         scope = Scope(store, PROJECT)
         for start in range(0, 10_000, 1_000):
             stored = await evidence_put(
@@ -118,7 +118,7 @@ async def _remember(scope: Scope, receipt: str) -> None:
 @pytest.mark.parametrize("budget", [500, 1_000, 2_000, 8_000, 25_000, 100_000])
 @pytest.mark.parametrize("fmt", ["markdown", "anthropic", "openai"])
 async def test_the_budget_is_never_exceeded_with_10000_items(big_db: Path, budget: int, fmt: str) -> None:
-    store = await Store.open(big_db)
+    store = await open_store(big_db)
     try:
         scope = Scope(store, PROJECT)
         recent = [{"role": "user", "content": f"message {i}: what is the lead time of Cobalt?"} for i in range(40)]
@@ -401,7 +401,7 @@ async def test_compress_advice_follows_resource_and_semantic_boundaries(scope: S
 async def test_the_same_request_gives_the_same_bytes(tmp_path: Path) -> None:
     texts = []
     for name in ("a", "b"):
-        store = await Store.open(tmp_path / f"{name}.db")
+        store = await open_store(tmp_path / f"{name}.db")
         scope = Scope(store, PROJECT, clock=fixed_clock())
         await _save(scope)
         await evidence_put(

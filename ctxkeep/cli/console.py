@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ctxkeep.storage import Store
+
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -68,3 +70,9 @@ def print_markdown(text: str) -> None:
         Console().print(Markdown(safe(text)))
         return
     print(text, end="" if text.endswith("\n") else "\n")
+
+
+def say_if_created(store: Store) -> None:
+    """One line on stderr when opening the database made its file: where a new database is."""
+    if store.created:
+        print(f"ctxkeep: created a new database at {store.location}", file=sys.stderr)

@@ -1,37 +1,36 @@
-"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether Claude Code and the other clients it is
-installed in are set up to use it."""
+"""`ctxkeep doctor`: what ctxkeep would use here, whether it works, and whether the clients it is installed in are set
+up to use it (only those: a client ctxkeep is not installed in is not mentioned; with none, how to install one)."""
 
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from ctxkeep import __version__
-from ctxkeep.clients.claude_code.doctor import claude_code_checks
+from ctxkeep.cli.console import say_if_created
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.settings import Settings
-from ctxkeep.storage import LATEST_SCHEMA as LATEST
-from ctxkeep.storage import Store
+from ctxkeep.storage import LATEST_SCHEMA as LATEST, open_store
 from ctxkeep.tokens import encoding_name
 
 
 def store_location(settings: Settings) -> str:
     """The database as people should see it: the file, or the PostgreSQL URL without its password."""
-    from ctxkeep.storage.interface import shown_location
+    from ctxkeep.db_location import shown_location
 
     return shown_location(settings.location)
 
 
 async def _database_checks(settings: Settings) -> list[Check]:
     try:
-        store = await Store.open(settings.location, settings.busy_timeout_ms, settings.db_timeout_ms)
+        store = await open_store(settings.location, settings.busy_timeout_ms, settings.db_timeout_ms)
     except CtxkeepError as exc:
         return [Check("database", "fail", str(exc))]
+    say_if_created(store)
     try:
         verdict = await store.integrity_check()
         checks = [
@@ -83,10 +82,18 @@ async def run_doctor(settings: Settings, as_json: bool = False) -> int:
         Check("tokenizer", "info", encoding_name()),
     ]
     checks += await _database_checks(settings)
-    checks += claude_code_checks(Path(settings.project), Path(os.environ.get("HOME") or Path.home()))
     from ctxkeep.cli.clients import doctor_checks
+    from ctxkeep.clients.table import CLIENTS
 
-    checks += doctor_checks(Path(settings.project))  # every other client ctxkeep is installed in
+    others = ", ".join(client.name for client in CLIENTS[1:])
+    checks += doctor_checks(Path(settings.project)) or [  # every client ctxkeep is installed in, Claude Code's first
+        Check(
+            "clients",
+            "info",
+            f"ctxkeep is not installed in any agent client here: ctxkeep install {CLIENTS[0].name} (or {others}; "
+            "ctxkeep install --list shows what each gets)",
+        )
+    ]
     if as_json:
         print(json.dumps([asdict(c) for c in checks], indent=2))
     else:

@@ -3,12 +3,14 @@
 
 `for_people(message)` rewrites the hints of the messages the inspection commands can meet (an unknown task, ref or
 memory, an ambiguous short ref) and then any remaining tool name that has a command; `describe(exc)` is the one line
-and exit code `ctxkeep` prints for an error.
+and exit code `ctxkeep` prints for an error; `reporting(command)` runs a command and prints that line.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
 
 from pydantic import ValidationError
 
@@ -52,3 +54,15 @@ def describe(exc: CtxkeepError | ValidationError) -> tuple[str, int]:
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error["loc"]) or "input"
     return f"ctxkeep: invalid {where}: {error['msg']}", 2
+
+
+def reporting(command: Callable[[], int]) -> int:
+    """Run `command`; a ctxkeep error or invalid input becomes its one line on stderr and its exit code, Ctrl-C 130."""
+    try:
+        return command()
+    except (CtxkeepError, ValidationError) as exc:
+        line, code = describe(exc)  # the hints name ctxkeep commands, not MCP tools
+        print(line, file=sys.stderr)
+        return code
+    except KeyboardInterrupt:
+        return 130

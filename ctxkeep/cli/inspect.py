@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from ctxkeep.cli.console import print_json, print_markdown, print_table, print_text
+from ctxkeep.cli.console import print_json, print_markdown, print_table, print_text, say_if_created
 from ctxkeep.settings import Settings
 
 T = TypeVar("T")
@@ -25,6 +25,7 @@ def with_scope(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
 
     async def run() -> T:
         async with open_scope(settings) as scope:
+            say_if_created(scope.store)
             return await work(scope)
 
     return anyio.run(run)

@@ -7,12 +7,14 @@ record before anyone retries it. `--open` lists only those; `--json` prints the 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxkeep.cli.console import print_json, print_table
 from ctxkeep.cli.inspect import with_scope
-from ctxkeep.models.journal import Action
 from ctxkeep.settings import Settings
+
+if TYPE_CHECKING:  # the parser is built at every start of `ctxkeep serve`: no models imported for it
+    from ctxkeep.models.journal import Action
 
 
 def outcome(entry: Action) -> str:

@@ -14,17 +14,15 @@ import sys
 from collections.abc import Sequence
 
 import anyio
-from pydantic import ValidationError
 
 from ctxkeep import __version__
-from ctxkeep.cli import CLIENT_HOOKS, FAST_HOOKS
-from ctxkeep.cli.errors import describe
+from ctxkeep.cli.errors import reporting
 from ctxkeep.cli.inspect import add_inspection_commands
 from ctxkeep.cli.journal_commands import add_journal_command
 from ctxkeep.cli.memory_commands import add_memory_commands
 from ctxkeep.cli.teams import add_team_commands
 from ctxkeep.cli.ui.command import add_ui_command
-from ctxkeep.errors import CtxkeepError
+from ctxkeep.clients.table import BY_NAME, CLAUDE_CODE_EVENTS, CLIENTS, scope_help
 from ctxkeep.settings import Settings
 
 
@@ -41,13 +39,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         serving.port_free(host, port)  # a port in use is one line, not uvicorn's traceback
         serve_http(settings, host, port, os.environ.get("CTXKEEP_HTTP_TOKEN") or None, args.allow_remote, args.no_token)
         return 0
-    from ctxkeep.server import build_server
-    from ctxkeep.server.stdio_limit import serve_stdio
-
-    if sys.stderr.isatty():
-        print(serving.stdio_line(settings), file=sys.stderr, flush=True)
-    anyio.run(serve_stdio, build_server(settings), settings.max_request_bytes)
-    return 0
+    return serving.serve_over_stdio(settings)
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
@@ -64,20 +56,13 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_hook(args: argparse.Namespace, settings: Settings | None) -> int:
-    """Claude Code hooks: read the hook JSON on stdin, print what to inject (maybe nothing), always exit 0."""
-    if args.hook in CLIENT_HOOKS:
-        from importlib import import_module
+    """A client's hook: read the hook JSON on stdin, print what to inject (maybe nothing), always exit 0. (The usual
+    forms never get here: `ctxkeep.cli.main` dispatches them before this parser is built.)"""
+    from ctxkeep.cli.hook_dispatch import dispatch_hook
 
-        return int(
-            import_module(CLIENT_HOOKS[args.hook]).run(args.event or "", sys.stdin.buffer, sys.stdout, os.environ)
-        )
-    if args.hook != "pre-compact-worker":
-        from ctxkeep.clients.claude_code.hooks.fast import run
-
-        return run(args.hook, sys.stdin.buffer, sys.stdout, os.environ)
-    from ctxkeep.clients.claude_code.hooks.pre_compact import run_worker
-
-    return run_worker(sys.stdin.buffer, os.environ)
+    if args.hook in BY_NAME:
+        return dispatch_hook(args.hook, args.event or "")
+    return dispatch_hook("claude-code", args.hook)
 
 
 def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
@@ -91,9 +76,12 @@ def cmd_install(args: argparse.Namespace, settings: Settings) -> int:
         print("\n".join(clients.listing()))
         return 0
     if args.client is None:
-        print(f"ctxkeep: name the client: {', '.join(clients.CLIENTS)} (or --list)", file=sys.stderr)
+        print(f"ctxkeep: name the client: {', '.join(BY_NAME)} (or --list)", file=sys.stderr)
         return 2
-    for line in clients.run(args.command, args.client, args.scope, Path(settings.project), os.environ, args.dry_run):
+    keep_env = getattr(args, "keep_env", False)
+    for line in clients.run(
+        args.command, args.client, args.scope, Path(settings.project), os.environ, args.dry_run, keep_env
+    ):
         print(line)
     return 0
 
@@ -137,20 +125,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=cmd_serve)
     demo = commands.add_parser(
         "demo",
-        help="run the procurement example end to end on a temporary database",
-        description="Run the procurement example end to end over real stdio: a verified save, a "
-        "refused lossy save, the resume brief, evidence found and brought back, a memory "
-        "with provenance, a journaled side effect and a working set. With --db it writes "
-        "into this project (then `ctxkeep tasks` and `ctxkeep ui` show it); run again, it "
-        "uses a task of its own (procurement-2, …).",
+        help="a coding agent's session with ctxkeep in the loop, on a temporary database",
+        description="Replay a coding agent's session (Claude Code's hook inputs fed to `ctxkeep hook`, an MCP "
+        "client talking to `ctxkeep serve` over stdio): the user's rule kept verbatim, a large log "
+        "shaped with its ref, a failing test and the stop gate, the task saved, a compaction summary "
+        "that lost the rule checked and repaired, a save that trusted it refused, and a resume that "
+        "gets the state back. With --db it writes into this project (then `ctxkeep tasks` and "
+        "`ctxkeep ui` show it); run again, it uses a task of its own (fix-rate-limiter-2, …).",
     )
     demo.add_argument("--db", help="use this database file (and this project) instead of a temporary one")
     demo.set_defaults(run=cmd_demo)
     doctor = commands.add_parser(
         "doctor",
-        help="check the database, the project, the tokenizer and the Claude Code set-up",
+        help="check the database, the project, the tokenizer and each client ctxkeep is installed in",
         description="Say which database, project and tokenizer ctxkeep uses here, check the "
-        "database (schema, integrity, file modes) and the Claude Code set-up; exit 1 "
+        "database (schema, integrity, file modes) and the set-up of each agent client ctxkeep is "
+        "installed in (a hook installed twice included; with none, how to install one); exit 1 "
         "when a check failed (its line says what to do).",
     )
     doctor.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -160,8 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_journal_command(commands, _positive)
     add_team_commands(commands)
     add_ui_command(commands)
-    from ctxkeep.cli.clients import CLIENTS, SCOPE_CHOICES
-
+    scopes = list(dict.fromkeys(scope for client in CLIENTS for scope in client.scopes))
     for action, text in (
         ("install", "register the server and the hooks in an agent client"),
         ("uninstall", "remove exactly what `install` added"),
@@ -176,19 +165,23 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "client",
             nargs="?",
-            choices=list(CLIENTS),
+            choices=list(BY_NAME),
             help="the client (`ctxkeep install --list` shows what each gets)",
         )
         sub.add_argument(
             "--scope",
-            choices=SCOPE_CHOICES,
+            choices=scopes,
             default=None,
-            help="where to install: claude-code local (default: .claude/settings.local.json and `claude mcp "
-            "add --scope local`), project (only what can be committed, the command `ctxkeep` on PATH) or "
-            "user; codex, gemini and windsurf user (default) or project; cursor, vscode and cline project "
-            "(default) or user",
+            help=scope_help(),
         )
         sub.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
+        if action == "install":
+            sub.add_argument(
+                "--keep-env",
+                action="store_true",
+                help="claude-code --scope project: keep the env (or cwd) a committed .mcp.json gives ctxkeep's entry; "
+                "without it install names them and stops",
+            )
         sub.add_argument("--list", action="store_true", help="list the clients, their files, events and limits")
         sub.set_defaults(run=cmd_install)
     hook = commands.add_parser(
@@ -201,10 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     hook.add_argument(
         "hook",
-        choices=[*FAST_HOOKS, "pre-compact-worker", *CLIENT_HOOKS],
+        choices=[*CLAUDE_CODE_EVENTS, *BY_NAME],
         metavar="EVENT_OR_CLIENT",
-        help=f"a Claude Code event ({', '.join(FAST_HOOKS)}), or a client ({', '.join(CLIENT_HOOKS)}) "
-        "followed by its event",
+        help=f"a Claude Code event ({', '.join(CLAUDE_CODE_EVENTS)}), or a client ({', '.join(BY_NAME)}) "
+        "followed by its event (or `worker`: the detached ingest its hooks start)",
     )
     hook.add_argument("event", nargs="?", help="the event, after a client name (e.g. `hook codex SessionStart`)")
     hook.set_defaults(run=cmd_hook, no_settings=True)
@@ -215,11 +208,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "no_settings", False):  # hooks read their settings themselves (the project comes from their input)
         return int(args.run(args, None))
-    try:
-        return int(args.run(args, Settings.from_env()))
-    except (CtxkeepError, ValidationError) as exc:
-        line, code = describe(exc)  # the hints name ctxkeep commands, not MCP tools
-        print(line, file=sys.stderr)
-        return code
-    except KeyboardInterrupt:
-        return 130
+    return reporting(lambda: int(args.run(args, Settings.from_env())))

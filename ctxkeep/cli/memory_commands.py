@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxkeep.cli.console import print_json, print_table, safe
 from ctxkeep.cli.inspect import with_scope
-from ctxkeep.models.memory import Memory
 from ctxkeep.settings import Settings
+
+if TYPE_CHECKING:  # the parser is built at every start of `ctxkeep serve`: no models imported for it
+    from ctxkeep.models.memory import Memory
 
 KINDS = ("user_preference", "task_fact", "project_policy", "skill")
 

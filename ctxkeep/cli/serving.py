@@ -1,19 +1,23 @@
 """What `serve` and `ui` say before they serve: flags that mean nothing without `--http`, a port already in use, and
-the one line that tells a person at a terminal which database and project a server uses.
+the one line that tells a person at a terminal which database and project a server uses; and the stdio server itself.
 
 Each problem is one line on stderr (no usage block, no uvicorn traceback); the caller exits 2 for meaningless flags
-and 1 for a port in use.
+and 1 for a port in use. `ctxkeep serve` without flags (how every MCP client starts it) comes here without the
+command-line parser (`serve_stdio_command`), so that its start imports only what `initialize` needs.
 """
 
 from __future__ import annotations
 
-import argparse
 import errno
 import socket
-from urllib.parse import urlsplit, urlunsplit
+import sys
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.settings import Settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 HTTP_ONLY = (("allow_remote", "--allow-remote"), ("no_token", "--no-token"), ("host", "--host"), ("port", "--port"))
 
@@ -33,13 +37,9 @@ def flags_without_http(args: argparse.Namespace) -> str | None:
 
 def shown_location(settings: Settings) -> str:
     """The database as people may see it: the file, or the PostgreSQL URL without its password."""
-    if not settings.db_url:
-        return str(settings.db_path)
-    parts = urlsplit(settings.db_url)
-    if parts.password is None:
-        return settings.db_url
-    host = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, ""))
+    from ctxkeep.db_location import shown_location as shown
+
+    return shown(settings.location)
 
 
 def stdio_line(settings: Settings) -> str:
@@ -77,3 +77,24 @@ def bind(host: str, port: int) -> socket.socket:
 def port_free(host: str, port: int) -> None:
     """Raise InvalidInput (one line) when host:port is in use; the port is released again at once."""
     bind(host, port).close()
+
+
+def serve_over_stdio(settings: Settings) -> int:
+    """Serve MCP over stdin/stdout until the client closes stdin; a person at a terminal is told what is served."""
+    import anyio
+
+    from ctxkeep.server import build_server
+    from ctxkeep.server.stdio_limit import serve_stdio
+
+    if sys.stderr.isatty():
+        print(stdio_line(settings), file=sys.stderr, flush=True)
+    anyio.run(serve_stdio, build_server(settings), settings.max_request_bytes)
+    return 0
+
+
+def serve_stdio_command() -> int:
+    """`ctxkeep serve` with no flags: the settings from the environment, then the stdio server (errors as `ctxkeep`
+    prints them)."""
+    from ctxkeep.cli.errors import reporting
+
+    return reporting(lambda: serve_over_stdio(Settings.from_env()))

@@ -85,11 +85,35 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _bundle_text(name: str) -> str:
+    """The bundle file's text (`-`: stdin); raises InvalidInput when it cannot be read as UTF-8 text."""
+    from ctxkeep.errors import InvalidInput
+
+    try:
+        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        return data.decode("utf-8")
+    except OSError as exc:
+        raise InvalidInput(
+            f"cannot read the bundle {name}: {exc.strerror}; send a file `ctxkeep export` wrote"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"the bundle {name} is not UTF-8 text (byte {exc.start:,}); send a file `ctxkeep export` wrote"
+        ) from None
+
+
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    """Exit 2 for a malformed bundle (one line: what and where), 1 for one a check refuses, 0 when merged."""
+    from ctxkeep.cli.errors import describe
+    from ctxkeep.errors import InvalidInput
     from ctxkeep.tools.checkpoint import import_bundle
 
-    text = sys.stdin.read() if args.bundle == "-" else Path(args.bundle).read_text(encoding="utf-8")
-    done = with_scope(settings, lambda scope: import_bundle(scope, text))
+    try:
+        text = _bundle_text(args.bundle)
+        done = with_scope(settings, lambda scope: import_bundle(scope, text))
+    except InvalidInput as exc:
+        print(describe(exc)[0], file=sys.stderr)
+        return 2
     if done.added_versions:
         print(
             f"imported {done.task_id}: versions {done.added_versions[0]} to {done.added_versions[-1]} added, "
@@ -97,6 +121,10 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         )
     else:
         print(f"{done.task_id} is up to date here (v{done.latest_version} {done.latest_hash[:12]}): nothing to add")
+    for theirs, mine in done.redacted_evidence.items():
+        print(
+            f"evidence {theirs} held a secret: stored redacted as {mine} (the states cite {theirs}, which stays missing)"
+        )
     return 0
 
 
@@ -117,7 +145,8 @@ def add_team_commands(commands: Any) -> None:
         "--project",
         action="append",
         required=True,
-        help="a project key the token may see (repeatable); clients name it in X-Ctxkeep-Project",
+        help="a project key the token may see (repeatable), normalized as CTXKEEP_PROJECT is (absolute, no trailing "
+        "slash, the git top-level); clients name it in X-Ctxkeep-Project",
     )
     listing = actions.add_parser(
         "list",

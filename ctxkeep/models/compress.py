@@ -11,11 +11,13 @@ from ctxkeep.models.common import Model, StrictModel, TaskId
 
 HistoryFormat = Literal["openai", "anthropic", "generic", "claude_code"]
 MAX_INLINE_TOKENS = 25_000
+MAX_TRANSCRIPT_CHARS = 64 * 1024 * 1024  # as much as a request may carry
 
 
 class CompressRequest(StrictModel):
     messages: Annotated[list[dict[str, Any]] | None, Field(max_length=100_000)] = None
     transcript_path: Annotated[str | None, Field(max_length=4_096)] = None
+    transcript: Annotated[str | None, Field(max_length=MAX_TRANSCRIPT_CHARS)] = None
     format: HistoryFormat | None = Field(default=None, description="Detected when omitted.")
     task_id: TaskId | None = None
     keep_recent: int = Field(default=8, ge=0, le=10_000)
@@ -25,8 +27,12 @@ class CompressRequest(StrictModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> CompressRequest:
-        if (self.messages is None) == (self.transcript_path is None):
-            raise ValueError("send either messages (a list) or transcript_path (a Claude Code .jsonl file), not both")
+        sources = [self.messages, self.transcript_path, self.transcript]
+        if sum(source is not None for source in sources) != 1:
+            raise ValueError(
+                "send one of messages (a list), transcript (the text of a Claude Code .jsonl transcript) or "
+                "transcript_path (such a file where the server runs)"
+            )
         return self
 
 

@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
+from ctxkeep.models import common
 from ctxkeep.models.common import MAX_NUMBER, Model, StrictModel, TaskId, Text, Timestamp
 
-MAX_EVIDENCE_BYTES = 16 * 1024 * 1024
+MAX_EVIDENCE_BYTES = common.MAX_EVIDENCE_BYTES  # kept in common, where the settings read it without these models
 MAX_BATCH_ITEMS = 1_000
 MAX_BATCH_BYTES = 64 * 1024 * 1024
 DEFAULT_READ_TOKENS = 6_000

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from ctxkeep.models import common
 from ctxkeep.models.common import MAX_NUMBER, Model, RequiredText, StrictModel, TaskId, Text, Timestamp
 
 MemoryKind = Literal["user_preference", "task_fact", "project_policy", "skill", "speculation"]
@@ -19,7 +20,7 @@ MemoryStatus = Literal["current", "superseded", "expired", "scheduled"]
 # which memory of a key is current: the more authoritative kind first, then the newer (documented in docs/tools.md)
 AUTHORITY: dict[str, int] = {"project_policy": 3, "user_preference": 2, "task_fact": 1, "skill": 1}
 MAX_KEY_CHARS = 200
-DEFAULT_TTL_DAYS: dict[str, int | None] = {"user_preference": 180, "task_fact": 7, "project_policy": None, "skill": 90}
+DEFAULT_TTL_DAYS = common.DEFAULT_TTL_DAYS  # kept in common, where the settings read it without these models
 
 MemoryKey = Annotated[
     RequiredText,

@@ -1,7 +1,9 @@
-"""build_server(settings) -> MCPServer: the ctxkeep tools over MCP, thin by design.
+"""load_app(server, settings): the ctxkeep tools, resources and prompts registered on a server, thin by design.
 
 Each tool validates its arguments through its schema, makes one call into `ctxkeep.tools`,
-and returns a pydantic model (structuredContent) with a short text rendering.
+and returns a pydantic model (structuredContent) with a short text rendering. The server
+(ctxkeep.server.build) runs this at its first call, not at start-up: it imports the models,
+the storage and every capability.
 """
 
 from __future__ import annotations
@@ -9,67 +11,52 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 
-from ctxkeep import __version__
 from ctxkeep.errors import CtxkeepError
 from ctxkeep.server.checkpoint_tools import register_checkpoint_tools
 from ctxkeep.server.common import Runtime
 from ctxkeep.server.compress_tools import register_compress_tools
-from ctxkeep.server.mcp_server import CtxkeepServer
+from ctxkeep.server.mcp_server import AppLifespan, CtxkeepServer
 from ctxkeep.server.offloads import OffloadDrain
 from ctxkeep.server.evidence_tools import register_evidence_tools
 from ctxkeep.server.journal_tools import register_journal_tools
 from ctxkeep.server.memory_tools import register_memory_tools
 from ctxkeep.server.resources import register_resources
 from ctxkeep.server.working_set_tools import register_working_set_tools
-from ctxkeep.settings import Settings, configure_logging
+from ctxkeep.db_location import shown_location
+from ctxkeep.settings import Settings
 from ctxkeep.storage.on_demand import OnDemandStore
 from ctxkeep.tools.scope import Scope, open_spool
 
-INSTRUCTIONS = """\
-ctxkeep keeps your task's state outside your context, so compaction or a restart loses nothing.
-- Resuming (new session, after compaction or restart): checkpoint_list, then checkpoint_load(task_id); trust its brief \
-over your memory and follow it.
-- checkpoint_save the whole state (goal, constraints, pending, completed, decisions, facts with exact values, \
-approvals, next_action) at every semantic boundary (a phase ends, a decision, an approval request, a subagent \
-returns), before a risky step (delete, migrate, deploy, pay) and before your context gets long; pass expected_version = the version you loaded. \
-Items leave only by moving to completed, or to dropped with a reason; a refused save lists each violation: fix the \
-state and save again.
-- Right before a side effect on an external system (payment, email, deploy, ticket): action_intent with the key \
-'task:object:step'; right after it: action_result. An intent without a result means: look the key up in the system \
-of record before retrying.
-- Long tool output, files, pages: evidence_put them and keep only the ref and preview; evidence_search finds them, \
-evidence_get brings back the exact lines, matches or chunk.
-- build_working_set(task_id, focus) rebuilds your context from the records within a token budget, stable first; \
-use it after compaction and at each step of a long task, and follow its compress advice.
-- compress_history shrinks a long history (outputs to evidence, old turns to a digest); verify_checkpoint checks a \
-state or your summary without saving.
-- memory_write only what outlives the task, with its source (a confirmed preference, a fact with a receipt, an \
-approved policy, a learned skill), never a guess.
-"""
 
 logger = logging.getLogger("ctxkeep")
 
 
-def build_server(settings: Settings) -> MCPServer[Any]:
-    """The ctxkeep MCP server over one database file and one project (opened in the lifespan)."""
+def load_app(server: CtxkeepServer, settings: Settings) -> AppLifespan:
+    """Register every tool, resource and prompt on `server`; returns the lifespan they run in, which opens the
+    database file (or PostgreSQL) and the project of `settings` and closes them at its end."""
     runtime = Runtime()
+
+    def spool_failed(exc: CtxkeepError) -> None:
+        logger.warning("ctxkeep cannot open the hooks' spool (their offloads wait there): %s", exc)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
         store = OnDemandStore(settings.location, settings.busy_timeout_ms, settings.db_timeout_ms)
         try:
-            await store.opened()  # migrate now; a database that is down is opened on a later call
+            if (await store.opened()).created:  # migrated now; a database that is down is opened on a later call
+                logger.warning("ctxkeep created a new database at %s", store.location)
         except CtxkeepError as exc:
             logger.error("ctxkeep cannot use its database yet (it tries again on the next call): %s", exc)
         try:
             spool = await open_spool(settings)  # with PostgreSQL: the hooks' local offloads, taken in on demand
         except CtxkeepError as exc:
-            logger.warning("ctxkeep cannot open the hooks' spool (their offloads wait there): %s", exc)
+            spool_failed(exc)
             spool = None
         runtime.scope = Scope(
             store=store,
@@ -93,14 +80,7 @@ def build_server(settings: Settings) -> MCPServer[Any]:
             if spool is not None:
                 await spool.close()
 
-    configure_logging(settings.log_level)  # before the SDK's own logging set-up, which then leaves it alone
-    server = CtxkeepServer(
-        "ctxkeep",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        lifespan=lifespan,
-        log_level=settings.log_level,  # type: ignore[arg-type]
-    )
+    server.server_paths = (shown_location(settings.location), str(settings.db_path.parent), str(Path.home()))
     register_checkpoint_tools(server, runtime)
     register_evidence_tools(server, runtime, settings)
     register_compress_tools(server, runtime)
@@ -108,4 +88,4 @@ def build_server(settings: Settings) -> MCPServer[Any]:
     register_memory_tools(server, runtime)
     register_journal_tools(server, runtime)
     register_resources(server, runtime.get)
-    return server
+    return lambda: lifespan(server)

@@ -46,6 +46,7 @@ def register_compress_tools(server: MCPServer[Any], runtime: Runtime) -> None:
             Field(description="The history as OpenAI, Anthropic or {role, content} messages."),
         ] = None,
         transcript_path: Annotated[str | None, Field(description="Or a Claude Code transcript .jsonl.")] = None,
+        transcript: Annotated[str | None, Field(description="Or that transcript's text (its JSONL lines).")] = None,
         format: HistoryFormat | None = None,
         task_id: TaskId | None = None,
         keep_recent: Annotated[int, Field(ge=0, le=10_000, description="Newest messages kept as they are.")] = 8,
@@ -62,6 +63,7 @@ def register_compress_tools(server: MCPServer[Any], runtime: Runtime) -> None:
         request = CompressRequest(
             messages=messages,
             transcript_path=transcript_path,
+            transcript=transcript,
             format=format,
             task_id=task_id,
             keep_recent=keep_recent,

@@ -4,31 +4,38 @@ project the token grants, as that user.
 The project is the `X-Ctxkeep-Project` header, or the token's only project. A missing, malformed, unknown, wrong or
 revoked token gets one and the same 401, and a project the token does not grant one and the same 403 whether or not
 the project exists: a refusal reveals nothing about what the server holds. Tokens are looked up in the database on
-every request, so a revocation applies to the next request. While the database cannot be reached, every request gets
-503 with a JSON-RPC error at its id that says so (one log line each); the next request after it is back is served.
+every request, so a revocation applies to the next request. Whether the database holds user tokens at all is read per
+request too (`UserTokens(shared=…)`): a server started with its shared token takes the user tokens created while it
+runs, from the next request on, and refuses the shared token from then on. While the database cannot be reached,
+every request gets 503 with a JSON-RPC error at its id that says so (one log line each); the next request after it is
+back is served.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 from ctxkeep.errors import CtxkeepError, InvalidInput
+from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.server.http_app import http_app, is_loopback
 from ctxkeep.server.jsonrpc_check import answers
 from ctxkeep.server.jsonrpc_scan import Scan
 from ctxkeep.server.principal import PRINCIPAL, Principal
 from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
-from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.storage import open_store
 from ctxkeep.storage.on_demand import OnDemandStore
-from ctxkeep.tools.users import User, authenticate
+from ctxkeep.tools.users import User, authenticate, users_exist
 
 logger = logging.getLogger("ctxkeep")
 DATABASE_UNAVAILABLE = -32000  # a JSON-RPC server error: the database cannot serve the request now
 RETRY_AFTER_S = 2
 PROJECT_HEADER = b"x-ctxkeep-project"
+MODE_CHECK_S = 1.0  # how stale the shared-or-user-tokens mode may be (a user token's request reads it at once)
 UNAUTHORIZED = "missing, wrong or revoked token: send Authorization: Bearer <your ckt_ token> (ctxkeep token create)"
 
 
@@ -51,6 +58,8 @@ def _project(user: User, header: bytes | None) -> tuple[str | None, str]:
         project = header.decode("utf-8").strip()
     except UnicodeDecodeError:
         return None, "the X-Ctxkeep-Project header is not UTF-8"
+    if project.startswith("/"):
+        project = os.path.normpath(project)  # as tokens store it: /acme/webapp/ is /acme/webapp (never the disk)
     if project not in user.projects:
         return (
             None,
@@ -60,13 +69,37 @@ def _project(user: User, header: bytes | None) -> tuple[str | None, str]:
 
 
 class UserTokens:
-    """ASGI middleware: authenticates each HTTP request by its user token and runs it as that user in its project."""
+    """ASGI middleware: authenticates each HTTP request by its user token and runs it as that user in its project.
+
+    `shared`: the app to serve while the database holds no user token (the server's shared token check, or none with
+    --no-token). Whether the database holds one is read again at most MODE_CHECK_S after the last read, and at once
+    for a request bearing a user token (`ckt_…`): the first user token works at its first request, and the shared
+    token stops working within MODE_CHECK_S of it. A read costs about a quarter of a ping over HTTP, so it is not made
+    on every request. Tokens are never deleted (only revoked), so once one exists the shared mode is over for good."""
 
     def __init__(
-        self, app: Any, location: Path | str, busy_timeout_ms: int, timeout_ms: int = DEFAULT_DB_TIMEOUT_MS
+        self,
+        app: Any,
+        location: Path | str,
+        busy_timeout_ms: int,
+        shared: Any | None = None,
+        timeout_ms: int = DEFAULT_DB_TIMEOUT_MS,
     ) -> None:
         self.app = app
         self._store = OnDemandStore(location, busy_timeout_ms, timeout_ms)  # opened again after an outage
+        self._shared = shared
+        self._mode_read_at = -MODE_CHECK_S
+
+    async def _sharing(self, credentials: bytes) -> Any | None:
+        """The shared-token app while the database has no user token, else None (from then on, for good)."""
+        now = time.monotonic()
+        if self._shared is None or (now - self._mode_read_at < MODE_CHECK_S and not credentials.startswith(b"ckt_")):
+            return self._shared
+        self._mode_read_at = now
+        if await users_exist(self._store):
+            self._shared = None
+            logger.warning("ctxkeep: the database has user tokens now: only they are accepted from this request on")
+        return self._shared
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -77,6 +110,14 @@ class UserTokens:
             return
         headers = dict(scope.get("headers") or [])
         scheme, _, credentials = headers.get(b"authorization", b"").strip().partition(b" ")
+        try:
+            shared = await self._sharing(credentials.strip())
+        except CtxkeepError as exc:  # the database is down or slow: say so, at the request's id
+            await _unavailable(scope, receive, send, exc)
+            return
+        if shared is not None:
+            await shared(scope, receive, send)
+            return
         user = None
         if scheme.lower() == b"bearer":
             try:
@@ -130,9 +171,7 @@ async def _unavailable(scope: dict[str, Any], receive: Any, send: Any, exc: Ctxk
 
 async def has_users(location: Path | str, busy_timeout_ms: int) -> bool:
     """Whether the database holds per-user tokens (then `serve --http` accepts only those)."""
-    from ctxkeep.tools.users import users_exist
-
-    store = await Store.open(location, busy_timeout_ms)
+    store = await open_store(location, busy_timeout_ms)
     try:
         return await users_exist(store)
     finally:
@@ -148,8 +187,8 @@ def serve_with_users(
 
     import uvicorn
 
-    from ctxkeep.server.http import http_app, is_loopback
-    from ctxkeep.storage.interface import shown_location
+    from ctxkeep.db_location import shown_location
+    from ctxkeep.server.http_limits import connection_limits
 
     if token is not None or no_token:
         raise InvalidInput(
@@ -171,6 +210,6 @@ def serve_with_users(
         flush=True,
     )
     app = UserTokens(
-        http_app(settings, host, None), settings.location, settings.busy_timeout_ms, settings.db_timeout_ms
+        http_app(settings, host, None), settings.location, settings.busy_timeout_ms, timeout_ms=settings.db_timeout_ms
     )
-    uvicorn.run(app, host=bare, port=port, log_level=settings.log_level.lower())
+    uvicorn.run(app, host=bare, port=port, log_level=settings.log_level.lower(), **connection_limits())

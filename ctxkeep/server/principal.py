@@ -2,7 +2,8 @@
 
 Set by the HTTP middleware (`http_users`) for the request's duration; the SDK runs each message's handler with the
 context of the request that carried it, so `Runtime.get()` gives every tool call a scope of that project, writing as
-that user. Unset (None) over stdio and with the single loopback token: the server's own project, no user.
+that user, and reading no file where the server runs (`Scope.local_files`). Unset (None) over stdio and with the single
+loopback token: the server's own project, no user.
 """
 
 from __future__ import annotations
@@ -25,4 +26,6 @@ PRINCIPAL: ContextVar[Principal | None] = ContextVar("ctxkeep_principal", defaul
 def scoped(scope: Scope) -> Scope:
     """The scope for the current request: its user's project and name when a user token authenticated it."""
     principal = PRINCIPAL.get()
-    return scope if principal is None else replace(scope, project=principal.project, user=principal.user)
+    if principal is None:
+        return scope
+    return replace(scope, project=principal.project, user=principal.user, local_files=False)

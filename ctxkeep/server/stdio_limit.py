@@ -10,6 +10,7 @@ one error per request it holds, and the server keeps serving. Blank lines are sk
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -57,13 +58,27 @@ class LimitedLines:
     def __init__(self, fd: int, limit: int) -> None:
         self.fd, self.limit = fd, limit
         self.on_reject: Reject | None = None
+        self._watchable = True
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
+    async def _read(self) -> bytes:
+        """The next chunk of input (b"" at its end). Waits in the event loop until the descriptor is readable, so
+        Ctrl-C (which cancels the server) is never stuck behind a thread blocked in read() on a terminal or a pipe;
+        a regular file (which the loop cannot watch, and which never blocks) is read in a worker thread."""
+        if self._watchable:
+            try:
+                await anyio.wait_readable(self.fd)
+            except (OSError, NotImplementedError):  # a regular file (epoll refuses it), or a loop without readers
+                self._watchable = False
+            else:
+                return os.read(self.fd, CHUNK)
+        return await anyio.to_thread.run_sync(os.read, self.fd, CHUNK)
+
     async def _lines(self) -> AsyncIterator[str]:
         line = _Line()
-        while chunk := await anyio.to_thread.run_sync(os.read, self.fd, CHUNK):
+        while chunk := await self._read():
             start = 0
             while (end := chunk.find(b"\n", start)) >= 0:
                 line.add(chunk[start : end + 1], self.limit)
@@ -95,6 +110,28 @@ class LimitedLines:
             await self.on_reject(errors)
 
 
+def _is_text(value: object) -> bool:
+    """Whether a value can be written as UTF-8 text (an id holding a lone surrogate cannot)."""
+    if not isinstance(value, str):
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class _Escaped:
+    """An answer whose id holds a lone surrogate: JSON can carry it (escaped, as the request sent it), UTF-8 cannot, so
+    the SDK's serializer would fail and the request go unanswered. The SDK's writer asks a message only for its JSON."""
+
+    def __init__(self, error: JSONRPCError) -> None:
+        self.error = error
+
+    def model_dump_json(self, **options: Any) -> str:
+        return json.dumps(self.error.model_dump(mode="json", **options), separators=(",", ":"))
+
+
 async def serve_stdio(server: MCPServer[Any], limit: int) -> None:
     """Run the server over stdin/stdout: requests over `limit` bytes are refused, every request is answered."""
     guard_handshake(server)
@@ -104,7 +141,7 @@ async def serve_stdio(server: MCPServer[Any], limit: int) -> None:
 
         async def answer(errors: list[JSONRPCError]) -> None:
             for error in errors:
-                await write_stream.send(SessionMessage(error))
+                await write_stream.send(SessionMessage(error if _is_text(error.id) else _Escaped(error)))  # type: ignore[arg-type]
 
         lines.on_reject = answer
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -7,15 +7,17 @@ methods are those of `ctxkeep.storage.sqlite.hook_session.SqliteHotSession`; err
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-from ctxkeep.storage.sqlite.hook_session import InboxRow, RecordRow, SchemaTooNewError, SqliteHotSession, open_session
+from ctxkeep.storage.sqlite.hook_session import InboxRow, RecordRow, SqliteHotSession, open_session
 
 HotSession = SqliteHotSession
 
-__all__ = ["HotSession", "InboxRow", "RecordRow", "SchemaTooNewError", "open_hot_session"]
+__all__ = ["HotSession", "InboxRow", "RecordRow", "open_hot_session"]
 
 
-def open_hot_session(location: Path, project: str, session_id: str, busy_timeout_ms: int = 5_000) -> HotSession:
+def open_hot_session(
+    location: str | os.PathLike[str], project: str, session_id: str, busy_timeout_ms: int = 5_000
+) -> HotSession:
     """One session of the database at `location` (created and migrated when needed); close it with `.close()`."""
     return open_session(location, project, session_id, busy_timeout_ms)

@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol
 
+from ctxkeep.db_location import is_database_url
 from ctxkeep.storage.rows import (
     ActionRow,
     CheckpointRow,
@@ -25,15 +26,14 @@ from ctxkeep.storage.rows import (
     MemoryRow,
     NewEvidence,
     SearchFilter,
+    SeenSessionRow,
     SessionRow,
+    ShownRow,
     TaskRow,
     TokenRow,
     TombstoneRow,
     WorkingSetRow,
 )
-
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-DEFAULT_DB_TIMEOUT_MS = 10_000  # CTXKEEP_DB_TIMEOUT_MS: a statement, a wait for a connection, a connection attempt
 
 
 class CheckpointsQueries(Protocol):
@@ -87,7 +87,8 @@ class CheckpointsQueries(Protocol):
 
 class DigestsQueries(Protocol):
     async def put(self, project: str, row: DigestRow) -> None:
-        """Store a task's digest; a new digest without a summary keeps the summary of the same source."""
+        """Store a task's digest; a new digest without a summary keeps the summary of the same source, when that one
+        was made here (an imported summary is never kept under a digest made here)."""
 
     async def get(self, project: str, task_id: str) -> DigestRow | None: ...
 
@@ -105,8 +106,6 @@ class CursorsQueries(Protocol):
 
 
 class EvidenceQueries(Protocol):
-    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]: ...
-
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> list[str]:
         """Store the records whose refs are not stored yet (one stored meanwhile by a concurrent call is left as it is),
         sharing the project's blobs by sha256, and index them (`terms`: the record's index terms,
@@ -116,6 +115,10 @@ class EvidenceQueries(Protocol):
         self, project: str, refs: Sequence[str], where: SearchFilter | None = None
     ) -> dict[str, EvidenceRow]:
         """The records behind `refs` in the project (only those passing `where`, when given)."""
+
+    async def ref_projects(self, project: str, refs: Sequence[str]) -> dict[str, str]:
+        """For the records among `refs` imported from a bundle of another project: the project their ref was computed
+        in (records whose ref was computed here are left out)."""
 
     async def by_prefix(self, project: str, prefix: str, limit: int = 2) -> list[EvidenceRow]:
         """Records whose ref starts with `prefix` (at most `limit`), for short refs shown in working sets."""
@@ -223,6 +226,12 @@ class SessionsQueries(Protocol):
     async def injections(self, project: str, limit: int) -> list[InjectionRow]:
         """The last injection of each session that had one, the sessions seen most recently first (ties by id)."""
 
+    async def seen(self, project: str, limit: int) -> list[SeenSessionRow]:
+        """The sessions the hooks saw (bound to a task or not), the one with the newest record first (ties by id)."""
+
+    async def shown(self, project: str, session_id: str, limit: int) -> list[ShownRow]:
+        """A session's log of what the hooks showed the model, oldest first (the newest `limit`)."""
+
 
 class StatsQueries(Protocol):
     async def counts(self, project: str) -> dict[str, int]: ...
@@ -265,6 +274,9 @@ class TokensQueries(Protocol):
     async def all(self) -> list[TokenRow]:
         """Every token ever created, revoked ones too, oldest first."""
 
+    async def any(self) -> bool:
+        """Whether any token was ever created (revoked ones count: tokens are never deleted)."""
+
     async def revoke(self, token_id: str, at: str) -> bool:
         """Mark a token revoked; False when there is no such token or it was revoked already."""
 
@@ -278,6 +290,9 @@ class InboxQueries(Protocol):
 
     async def take(self, project: str, limit: int) -> list[InboxRow]:
         """The oldest offloaded outputs (they stay until `remove`)."""
+
+    async def holding(self, project: str, refs: Sequence[str]) -> set[str]:
+        """Which of `refs` wait in the project's inbox."""
 
     async def remove(self, project: str, refs: Sequence[str]) -> None: ...
 
@@ -312,26 +327,11 @@ class Tx(Protocol):
 
 
 class Store(ABC):
-    """An open ctxkeep database. `await Store.open(location)` picks the backend; close with `await store.close()`."""
+    """An open ctxkeep database (`backends.open_store(location)` opens the right one); close with `await store.close()`."""
 
     path: Path  # the SQLite file (a PostgreSQL store has none: Path())
     location: str  # what to show people: the file, or the URL without its password
-
-    @classmethod
-    async def open(
-        cls, location: Path | str, busy_timeout_ms: int = 5_000, timeout_ms: int = DEFAULT_DB_TIMEOUT_MS
-    ) -> Store:
-        """Open (creating when absent) and migrate: a postgresql:// URL opens the PostgreSQL store, anything else the
-        SQLite file at that path. `busy_timeout_ms` bounds a wait for another writer; `timeout_ms` (PostgreSQL only)
-        a statement, a wait for a pooled connection and a connection attempt. Raises SchemaTooNew or
-        DatabaseUnavailable."""
-        if is_postgres(location):
-            from ctxkeep.storage.postgres import PostgresStore
-
-            return await PostgresStore.open(str(location), busy_timeout_ms, timeout_ms)
-        from ctxkeep.storage.sqlite import SqliteStore
-
-        return await SqliteStore.open(Path(location), busy_timeout_ms)
+    created = False  # this open made the SQLite file (the CLI and the server say where, once)
 
     @abstractmethod
     async def close(self) -> None: ...
@@ -364,17 +364,4 @@ class Store(ABC):
 
 def is_postgres(location: Path | str) -> bool:
     """Whether a database location names a PostgreSQL server (postgresql:// or postgres://)."""
-    return isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
-
-
-def shown_location(location: Path | str) -> str:
-    """A database location as messages show it: a PostgreSQL URL without its password."""
-    if not is_postgres(location):
-        return str(location)
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(str(location))
-    if parts.password is None:
-        return str(location)
-    netloc = f"{parts.username or ''}@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return isinstance(location, str) and is_database_url(location)

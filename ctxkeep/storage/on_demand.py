@@ -14,11 +14,14 @@ import anyio
 
 from ctxkeep.errors import StorageError
 from ctxkeep.storage.backoff import Backoff
-from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS, Store, Tx, is_postgres, shown_location
+from ctxkeep.db_location import shown_location
+from ctxkeep.storage.backends import open_store
+from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.storage.interface import Store, Tx, is_postgres
 
 
 class OnDemandStore(Store):
-    """`Store.open(location, …)` deferred to the first call that needs it, repeated (with backoff) until it works."""
+    """`open_store(location, …)` deferred to the first call that needs it, repeated (with backoff) until it works."""
 
     def __init__(
         self, location: Path | str, busy_timeout_ms: int = 5_000, timeout_ms: int = DEFAULT_DB_TIMEOUT_MS
@@ -39,7 +42,7 @@ class OnDemandStore(Store):
             if self._store is None:
                 self._backoff.check()
                 try:
-                    self._store = await Store.open(self._where, self._busy, self._timeout)
+                    self._store = await open_store(self._where, self._busy, self._timeout)
                 except StorageError as exc:
                     self._backoff.failed(exc)
                     raise

@@ -39,6 +39,7 @@ class DigestRow:
     summary: str | None
     source: str
     updated_at: str
+    imported_from: str | None = None  # the bundle it came from: quoted data, never checked here (None: made here)
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class NewEvidence(EvidenceFields):
 
     data: bytes
     terms: str
+    ref_project: str | None = None  # an imported record's ref was computed in this other project (None: this one)
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,36 @@ class InjectionRow:
     task_id: str | None
     text: str
     seen_at: str
+
+
+@dataclass(frozen=True)
+class ShownRow:
+    """One entry of a session's log of what the hooks showed the model (`ctxkeep.storage.shown`): its kind
+    (`injected`, `offloaded`, `blocked`), when, the text the model got (an injection, a tool output's view, a gate's
+    reason), what it was (`label`), the tool it came from (`source`, offloads) and the evidence ref (offloads)."""
+
+    session_id: str
+    kind: str
+    at: str
+    text: str
+    label: str
+    source: str
+    ref: str
+
+
+@dataclass(frozen=True)
+class SeenSessionRow:
+    """A session the hooks saw: the task it is bound to (None before a checkpoint binds it), its first and last
+    record, how many records it has and how many injections, offloads and gate blocks its log holds."""
+
+    session_id: str
+    task_id: str | None
+    first_at: str
+    last_at: str
+    records: int
+    injected: int
+    offloaded: int
+    blocked: int
 
 
 @dataclass(frozen=True)

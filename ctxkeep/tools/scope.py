@@ -7,9 +7,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ctxkeep.models.memory import DEFAULT_TTL_DAYS
+from ctxkeep.errors import CtxkeepError
+from ctxkeep.models.common import DEFAULT_TTL_DAYS
 from ctxkeep.settings import Settings
-from ctxkeep.storage import Store
+from ctxkeep.storage import Store, open_store
 
 
 def utc_now() -> datetime:
@@ -31,14 +32,25 @@ class Scope:
         None  # who writes (a shared server's token user, None locally): recorded in each checkpoint version
     )
     spool: Store | None = None  # with a PostgreSQL store, the hooks' local spool (their offloads are taken in from it)
+    local_files: bool = True  # False for a shared server's remote user: no tool reads a file where the server runs
 
 
 @asynccontextmanager
-async def open_scope(settings: Settings) -> AsyncIterator[Scope]:
-    """The settings' database opened (and closed afterwards) as a scope, for the CLI and hooks."""
-    store = await Store.open(settings.location, settings.busy_timeout_ms, settings.db_timeout_ms)
+async def open_scope(
+    settings: Settings, spool_failed: Callable[[CtxkeepError], None] | None = None
+) -> AsyncIterator[Scope]:
+    """The settings' database opened (and closed afterwards) as a scope, for the server, the CLI and the hooks'
+    worker. With `spool_failed`, a hooks' spool that cannot be opened is reported to it and the scope has none (the
+    offloads wait there); without it, that failure is raised like the database's."""
+    store = await open_store(settings.location, settings.busy_timeout_ms, settings.db_timeout_ms)
     try:
         spool = await open_spool(settings)
+    except CtxkeepError as exc:
+        if spool_failed is None:
+            await store.close()
+            raise
+        spool_failed(exc)
+        spool = None
     except BaseException:
         await store.close()
         raise
@@ -60,4 +72,4 @@ async def open_spool(settings: Settings) -> Store | None:
     """With a PostgreSQL store, the hooks' local spool (created when absent, so offloads written later are found);
     None with an SQLite store, whose file the hooks write directly."""
     path = settings.spool_path
-    return await Store.open(path, settings.busy_timeout_ms) if path is not None else None
+    return await open_store(path, settings.busy_timeout_ms) if path is not None else None

@@ -17,6 +17,7 @@ import secrets
 from dataclasses import dataclass
 
 from ctxkeep.errors import InvalidInput, NotFound
+from ctxkeep.project import resolve_project
 from ctxkeep.storage import Store, TokenRow
 from ctxkeep.text import utc_text
 from ctxkeep.tools.scope import utc_now
@@ -43,13 +44,20 @@ def _user(row: TokenRow) -> User:
     return User(row.token_id, row.user, tuple(json.loads(row.projects_json)))
 
 
+def project_key(project: str) -> str:
+    """A project as every command names it (`ctxkeep.project.resolve_project`): absolute, no trailing slash, symlinks
+    resolved, the git top-level when inside a repository (a relative path is taken from the current folder)."""
+    return resolve_project({"CTXKEEP_PROJECT": project.strip()})
+
+
 async def create_token(store: Store, user: str, projects: list[str]) -> tuple[str, User]:
-    """A new token for `user`, granting `projects` (at least one); the token text is returned once, never stored."""
+    """A new token for `user`, granting `projects` (at least one, each normalized by `project_key`, so saves land in
+    the project local commands name); the token text is returned once, never stored."""
     if not _USER.match(user):
         raise InvalidInput(
             f"user {user[:40]!r}: use letters, digits and . _ @ + - (at most 100), e.g. alice or ci@acme"
         )
-    wanted = sorted(set(project.strip() for project in projects if project.strip()))
+    wanted = sorted(set(project_key(project) for project in projects if project.strip()))
     if not wanted or len(wanted) > MAX_PROJECTS:
         raise InvalidInput(f"name between 1 and {MAX_PROJECTS} projects the token may see (--project KEY, repeatable)")
     token_id, secret = secrets.token_hex(4), secrets.token_urlsafe(32)
@@ -74,8 +82,9 @@ async def revoke_token(store: Store, token_id: str) -> None:
 
 
 async def users_exist(store: Store) -> bool:
-    """Whether this database has per-user tokens (then a shared server accepts only those)."""
-    return bool(await list_tokens(store))
+    """Whether this database has per-user tokens (then a shared server accepts only those); one short read."""
+    async with store.snapshot() as tx:
+        return await tx.tokens.any()
 
 
 async def authenticate(store: Store, token: str) -> User | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -131,6 +132,22 @@ class AnthropicHandler(MockHandler):
                 },
             )
         self.send_sse(_events(model, content, stop))
+
+
+def report_usage_once(monkeypatch: Any, input_tokens: int) -> None:
+    """The mock's first reply reports `input_tokens` (the mock runs in the test's process; `monkeypatch` is
+    pytest's): near the model's context window, Claude Code compacts automatically before its next request."""
+    original, calls = _events, [0]
+
+    def events(model: str, content: list[dict[str, Any]], stop: str) -> Iterator[tuple[str, Any]]:
+        for name, event in original(model, content, stop):
+            if name == "message_start" and calls[0] == 0:
+                calls[0] += 1
+                event = json.loads(json.dumps(event))
+                event["message"]["usage"]["input_tokens"] = input_tokens
+            yield name, event
+
+    monkeypatch.setattr(sys.modules[__name__], "_events", events)
 
 
 def mock(script: list[Turn]) -> MockServer:

@@ -9,6 +9,7 @@ through a custom model provider whose base_url is `<url>/v1`.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -113,6 +114,22 @@ class OpenAIHandler(MockHandler):
         self.record(body, kind, index)
         seq = len(self.server.requests)
         self.send_sse(_events(_items(turn, body, seq), seq))
+
+
+def report_usage_once(monkeypatch: Any, input_tokens: int) -> None:
+    """The mock's first agent-loop reply reports `input_tokens` (the mock runs in the test's process; `monkeypatch`
+    is pytest's), so a Codex configured with a lower `model_auto_compact_token_limit` compacts before its next turn."""
+    original, calls = _events, [0]
+
+    def events(items: list[dict[str, Any]], seq: int) -> Iterator[tuple[str, Any]]:
+        for name, event in original(items, seq):
+            if name == "response.completed" and calls[0] == 0:
+                calls[0] += 1
+                event = json.loads(json.dumps(event))
+                event["response"]["usage"].update(input_tokens=input_tokens, total_tokens=input_tokens + 5)
+            yield name, event
+
+    monkeypatch.setattr(sys.modules[__name__], "_events", events)
 
 
 def mock(script: list[Turn]) -> MockServer:

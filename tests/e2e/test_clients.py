@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from ctxkeep.storage import Store
+from ctxkeep.storage import open_store
 from ctxkeep.tools import checkpoint
 from ctxkeep.tools.scope import Scope
 from tests.conftest import procurement_state
@@ -34,7 +34,7 @@ FIXED = {
 
 
 async def _stored(db: Path, project: str, task_id: str) -> Any:
-    store = await Store.open(db)
+    store = await open_store(db)
     try:
         return await checkpoint.checkpoint_load(Scope(store=store, project=project), task_id)
     finally:

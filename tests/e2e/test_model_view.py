@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ctxkeep.server.app import INSTRUCTIONS
+from ctxkeep.server.instructions import INSTRUCTIONS
 from ctxkeep.tokens import count_tokens
 from tests.conftest import procurement_state
 from tests.e2e.clients import claude_code, codex, gemini

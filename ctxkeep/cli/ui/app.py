@@ -14,9 +14,10 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ctxkeep.cli.console import say_if_created
 from ctxkeep.cli.errors import for_people
-from ctxkeep.cli.ui import pages, records
-from ctxkeep.cli.ui.data import injections, overview, task_view
+from ctxkeep.cli.ui import pages, records, sessions
+from ctxkeep.cli.ui.data import injections, overview, session_view, task_view
 from ctxkeep.cli.ui.guard import Guard, local_path
 from ctxkeep.cli.ui.html import esc, page
 from ctxkeep.errors import CtxkeepError, InvalidInput, NotFound
@@ -76,6 +77,8 @@ async def diff(request: Request) -> Response:
     assert viewer.scope
     task_id = request.query_params.get("id", "")
     first, last = _number(request, "from"), _number(request, "to")
+    if first == last:
+        raise InvalidInput(f"pick two different versions to compare (both were v{first})")
     if first > last:
         first, last = last, first
     result = await checkpoint_diff(viewer.scope, task_id, first, last)
@@ -112,8 +115,16 @@ async def evidence_item(request: Request) -> Response:
 
 async def injected(request: Request) -> Response:
     viewer = _viewer(request)
-    assert viewer.hooks
-    return _page(request, "Last injections", records.injections_page(await injections(viewer.hooks)))
+    assert viewer.scope and viewer.hooks
+    return _page(request, "Injections", sessions.injections_page(await injections(viewer.scope, viewer.hooks)))
+
+
+async def session(request: Request) -> Response:
+    viewer = _viewer(request)
+    assert viewer.scope and viewer.hooks
+    session_id = request.query_params.get("id", "")
+    view = await session_view(viewer.scope, viewer.hooks, session_id)
+    return _page(request, f"Session {session_id}", sessions.session_page(view))
 
 
 async def memories(request: Request) -> Response:
@@ -166,6 +177,7 @@ def build_app(settings: Settings, database: str, token: str, token_file: Path, p
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             viewer.scope = await stack.enter_async_context(open_scope(settings))
+            say_if_created(viewer.scope.store)
             # the hooks keep their session state in the local file: the store itself, or its spool beside PostgreSQL
             spool = viewer.scope.spool
             viewer.hooks = Scope(store=spool, project=settings.project) if spool is not None else viewer.scope
@@ -178,6 +190,7 @@ def build_app(settings: Settings, database: str, token: str, token_file: Path, p
         Route("/evidence", evidence),
         Route("/evidence/item", evidence_item),
         Route("/injections", injected),
+        Route("/session", session),
         Route("/memories", memories),
         Route("/login", login, methods=["GET", "POST"]),
         Route("/static/style.css", style),

@@ -4,10 +4,12 @@ URLs ever become an outside link (a stored `javascript:` link stays text)."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlencode, urlsplit
 
 Html = str  # markup built by these helpers; anything else is text and gets escaped
+_REF = re.compile(r"\bev_[0-9a-f]{6,64}\b")  # hex digits survive escaping unchanged
 
 
 def esc(text: object) -> Html:
@@ -34,17 +36,37 @@ def outside(text: str) -> Html:
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[Html]], cls: str = "") -> Html:
-    """A table of cells already made HTML (escape text cells with `esc`)."""
+    """A table of cells already made HTML (escape text cells with `esc`), in a box that scrolls sideways rather than
+    letting the page grow (cells break between words only; identifiers never)."""
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f'<table class="{esc(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (
+        f'<div class="table-box"><table class="{esc(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+        "</table></div>"
+    )
+
+
+def ident(text: object) -> Html:
+    """An identifier (a task or session id, a key, a hash) that never breaks across lines."""
+    return f'<code class="ident">{esc(text)}</code>'
+
+
+def when(text: object, seconds: bool = False) -> Html:
+    """A stored time as `YYYY-MM-DD HH:MM[:SS]` that never breaks across lines."""
+    return f'<span class="when">{esc(str(text).replace("T", " ")[: 19 if seconds else 16])}</span>'
+
+
+def ref_link(ref: str) -> Html:
+    """An evidence ref as a link to its record, never broken across lines."""
+    return f'<a class="ref" href="{href("/evidence/item", ref=ref)}">{esc(ref)}</a>'
 
 
 def bar(label: str, tokens: int, whole: int, note: str = "") -> Html:
     """One slot's share of a budget as a bar: the share is in the width, the numbers beside it."""
     share = 0.0 if whole <= 0 else min(1.0, tokens / whole)
     return (
-        f'<div class="slot" data-slot="{esc(label)}" data-tokens="{tokens}"><span class="slot-name">{esc(label)}</span>'
+        f'<div class="slot" data-slot="{esc(label)}" data-tokens="{tokens}"><span class="slot-name" title="{esc(label)}">'
+        f"{esc(label)}</span>"
         f'<span class="track"><span class="fill w{round(share * 100)}"></span></span>'
         f'<span class="slot-numbers">{tokens:,} tokens, {share * 100:.1f}%{esc(note)}</span></div>'
     )
@@ -57,6 +79,11 @@ def section(title: str, body: Html, cls: str = "", anchor: str = "") -> Html:
 
 def pre(text: str, cls: str = "stored") -> Html:
     return f'<pre class="{esc(cls)}">{esc(text)}</pre>'
+
+
+def pre_with_refs(text: str, cls: str = "stored") -> Html:
+    """Stored text as `pre`, each evidence ref in it a link to its record that never breaks across lines."""
+    return f'<pre class="{esc(cls)}">{_REF.sub(lambda m: ref_link(m.group(0)), esc(text))}</pre>'
 
 
 def page(title: str, body: Html, project: str, database: str) -> Html:

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from ctxkeep.cli.journal_commands import outcome
 from ctxkeep.cli.ui.data import Overview, TaskView, Version
-from ctxkeep.cli.ui.html import Html, bar, esc, link, pre, section, table
+from ctxkeep.cli.ui.html import Html, bar, esc, href, ident, link, pre_with_refs, ref_link, section, table, when
+from ctxkeep.cli.ui.sessions import sessions_table
 from ctxkeep.models.checkpoint import CheckpointDiffResult
 from ctxkeep.models.delivered import DeliveredWorkingSet
 from ctxkeep.models.journal import Action
 
 
-def _when(text: object) -> str:
-    return str(text).replace("T", " ")[:16]
+def _task_link(task_id: str) -> Html:
+    return f'<a class="ident" href="{href("/task", id=task_id)}">{esc(task_id)}</a>'
 
 
 def _approval(a_id: str, action: str, detail: str) -> Html:
@@ -22,9 +23,9 @@ def _approval(a_id: str, action: str, detail: str) -> Html:
 
 def _intent(entry: Action) -> Html:
     return (
-        f'<span class="tag open">open</span> <code>{esc(entry.idempotency_key)}</code> '
+        f'<span class="tag open">open</span> {ident(entry.idempotency_key)} '
         f"{esc(entry.action)} → {esc(entry.target)} (task {link('/task', entry.task_id, id=entry.task_id)}, intended "
-        f"{esc(_when(entry.intent_at))}): outcome unknown, check the system of record before retrying"
+        f"{when(entry.intent_at)}): outcome unknown, check the system of record before retrying"
     )
 
 
@@ -56,11 +57,11 @@ def working_set(shown: DeliveredWorkingSet | None) -> Html:
             '<p class="muted">No working set recorded with its slots yet (build_working_set keeps one per task; '
             "those built by an older ctxkeep have no slot account).</p>"
         )
-    refs = ", ".join(link("/evidence/item", ref, ref=ref) for ref in shown.evidence_refs) or "none"
+    refs = ", ".join(ref_link(ref) for ref in shown.evidence_refs) or "none"
     memories = ", ".join(f'<a href="/memories#{esc(m)}">{esc(m)}</a>' for m in shown.memory_ids) or "none"
     lines = "".join(f"<li>{esc(line)}</li>" for line in shown.state_lines)
     return (
-        f"<p>Built {esc(_when(shown.built_at))} from version {shown.version}, {esc(shown.format)}, focus "
+        f"<p>Built {when(shown.built_at)} from version {shown.version}, {esc(shown.format)}, focus "
         f"<q>{esc(shown.focus)}</q>.</p>{slot_bars(shown)}<p>Evidence shown: {refs}</p><p>Memories shown: {memories}</p>"
         f"<details><summary>{len(shown.state_lines)} state line(s) shown</summary><ul>{lines}</ul></details>"
     )
@@ -75,9 +76,9 @@ def overview_page(view: Overview) -> Html:
         ["task", "version", "updated", "pending", "approvals waiting", "goal"],
         [
             (
-                link("/task", t.task_id, id=t.task_id),
+                _task_link(t.task_id),
                 esc(t.latest_version),
-                esc(_when(t.updated_at)),
+                when(t.updated_at),
                 esc(t.pending),
                 f'<span class="bad">{t.pending_approvals}</span>' if t.pending_approvals else "0",
                 esc(t.goal[:160]),
@@ -92,19 +93,6 @@ def overview_page(view: Overview) -> Html:
         else ""
     )
     sets = "".join(f"<h3>{link('/task', s.task_id, id=s.task_id)}</h3>{slot_bars(s)}" for s in view.working_sets[:5])
-    injected = table(
-        ["session", "task", "seen", "characters"],
-        [
-            (
-                f'<a href="/injections#{esc(r.session_id)}">{esc(r.session_id)}</a>',
-                link("/task", r.task_id, id=r.task_id) if r.task_id else "(not bound)",
-                esc(_when(r.seen_at)),
-                f"{len(r.text):,}",
-            )
-            for r in view.injections
-        ],
-        "injections",
-    )
     search = (
         '<form class="inline" action="/evidence" method="get"><input type="search" name="q" '
         'placeholder="search the evidence" aria-label="search the evidence"><button>Search</button></form>'
@@ -114,11 +102,9 @@ def overview_page(view: Overview) -> Html:
         + section(f"Tasks ({len(view.tasks)})", tasks + more if view.tasks else '<p class="muted">No tasks yet.</p>')
         + section("Latest working sets", sets or '<p class="muted">None recorded yet.</p>')
         + section(
-            "Last injections",
-            injected
-            if view.injections
-            else '<p class="muted">No session injection yet '
-            "(the hooks inject at session start, resume and after a compaction).</p>",
+            f"Sessions the hooks saw ({len(view.sessions)})",
+            '<p class="muted">With a checkpoint or not; each session\'s page shows every injection, each offloaded '
+            "tool output beside its ref and each gate block with its reason.</p>" + sessions_table(view.sessions),
         )
         + section("Evidence", search)
     )
@@ -141,7 +127,7 @@ def timeline(task_id: str, versions: list[Version], first_shown: int) -> Html:
     rows = [
         (
             f"v{v.version}",
-            esc(_when(v.created_at)),
+            when(v.created_at),
             esc(v.trigger),
             _verdict(v),
             esc(
@@ -156,7 +142,7 @@ def timeline(task_id: str, versions: list[Version], first_shown: int) -> Html:
                     if p
                 )
             ),
-            f"<code>{esc(v.hash[:12])}</code>",
+            ident(v.hash[:12]),
             link(
                 "/diff", f"diff v{v.version - 1} → v{v.version}", id=task_id, **{"from": v.version - 1, "to": v.version}
             )
@@ -170,17 +156,22 @@ def timeline(task_id: str, versions: list[Version], first_shown: int) -> Html:
 
 
 def diff_form(task_id: str, latest: int, chosen: tuple[int, int] | None = None) -> Html:
-    low, high = chosen or (max(1, latest - 1), latest)
+    """Two versions to compare: an older one (v1 to the one before the latest) with a newer one (v2 to the latest);
+    nothing to compare for a task with one version."""
+    if latest < 2:
+        return '<p class="muted">One version so far: nothing to compare yet.</p>'
+    low, high = chosen or (latest - 1, latest)
 
-    def options(selected: int) -> str:
+    def options(versions: range, selected: int) -> str:
         return "".join(
-            f'<option value="{n}"{" selected" if n == selected else ""}>v{n}</option>' for n in range(latest, 0, -1)
+            f'<option value="{n}"{" selected" if n == selected else ""}>v{n}</option>' for n in reversed(versions)
         )
 
     return (
         f'<form class="inline diff-form" action="/diff" method="get"><input type="hidden" name="id" value="{esc(task_id)}">'
-        f'Compare <select name="from" aria-label="from version">{options(low)}</select> with '
-        f'<select name="to" aria-label="to version">{options(high)}</select><button>Diff</button></form>'
+        f'Compare <select name="from" aria-label="older version">{options(range(1, latest), low)}</select> with '
+        f'<select name="to" aria-label="newer version">{options(range(2, latest + 1), high)}</select>'
+        "<button>Diff</button></form>"
     )
 
 
@@ -191,8 +182,8 @@ def _journal(entries: list[Action]) -> Html:
         ["intended", "key", "action", "target", "outcome"],
         [
             (
-                esc(_when(e.intent_at)),
-                f"<code>{esc(e.idempotency_key)}</code>",
+                when(e.intent_at),
+                ident(e.idempotency_key),
                 esc(e.action),
                 esc(e.target),
                 f'<span class="bad">{esc(outcome(e))}</span>' if e.status == "open" else esc(outcome(e)),
@@ -242,7 +233,7 @@ def task_page(view: TaskView) -> Html:
         + section("Verification", _checks(view))
         + section("The working set it was last given", working_set(view.working_set))
         + section("Journal", _journal(view.journal))
-        + section("Resume brief (what checkpoint_load gives the model)", pre(loaded.brief))
+        + section("Resume brief (what checkpoint_load gives the model)", pre_with_refs(loaded.brief))
     )
 
 

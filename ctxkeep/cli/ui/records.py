@@ -1,11 +1,10 @@
-"""The viewer's record pages: evidence (search, one record with its source), the sessions' last injections with each
-section's token share, the memories with their provenance, and the sign-in page."""
+"""The viewer's record pages: evidence (search, one record with its source), the memories with their provenance, and
+the sign-in page."""
 
 from __future__ import annotations
 
 from ctxkeep.cli.memory_commands import provenance
-from ctxkeep.cli.ui.data import Injection
-from ctxkeep.cli.ui.html import Html, bar, esc, link, outside, pre, section, table
+from ctxkeep.cli.ui.html import Html, esc, href, ident, link, outside, pre, ref_link, section, table
 from ctxkeep.models.evidence import EvidenceContent, EvidenceSearchResult
 from ctxkeep.models.memory import Memory
 
@@ -28,12 +27,12 @@ def evidence_page(query: str, result: EvidenceSearchResult | None) -> Html:
     rows = [
         (
             esc(h.rank),
-            link("/evidence/item", h.ref, ref=h.ref),
+            ref_link(h.ref),
             f"{h.score:.2f}",
-            esc(h.kind),
+            ident(h.kind),
             outside(h.source) if h.source else '<span class="muted">none</span>',
             esc(h.title or ""),
-            link("/task", h.task_id, id=h.task_id) if h.task_id else "",
+            f'<a class="ident" href="{href("/task", id=h.task_id)}">{esc(h.task_id)}</a>' if h.task_id else "",
             f'<span class="hit-snippet">{esc(h.snippet)}</span>',
         )
         for h in result.hits
@@ -51,8 +50,8 @@ def evidence_item_page(item: EvidenceContent, task_id: str | None, created_at: s
         ["ref", "kind", "source", "title", "task", "stored", "size", "secrets redacted"],
         [
             (
-                f"<code>{esc(item.ref)}</code>",
-                esc(item.kind),
+                ident(item.ref),
+                ident(item.kind),
                 outside(item.source) if item.source else '<span class="muted">none</span>',
                 esc(item.title or ""),
                 link("/task", task_id, id=task_id) if task_id else "",
@@ -72,29 +71,6 @@ def evidence_item_page(item: EvidenceContent, task_id: str | None, created_at: s
         else ""
     )
     return facts + section("Content, as stored (secrets redacted)", pre(item.content) + cut)
-
-
-def injections_page(injections: list[Injection]) -> Html:
-    if not injections:
-        return (
-            '<p class="muted">No session has had an injection yet. The hooks inject the session\'s records at '
-            "session start, on resume and after a compaction.</p>"
-        )
-    parts = []
-    for injected in injections:
-        row = injected.row
-        bars = "".join(bar(s.title[:40], s.tokens, injected.tokens) for s in injected.sections)
-        task = link("/task", row.task_id, id=row.task_id) if row.task_id else "not bound to a task"
-        parts.append(
-            f'<section class="injection" id="{esc(row.session_id)}"><h2>Session {esc(row.session_id)}</h2>'
-            f"<p>{task} · seen {esc(row.seen_at.replace('T', ' ')[:16])} · {injected.tokens:,} tokens, "
-            f'{len(row.text):,} characters</p><div class="bars">{bars}</div>'
-            f"<details open><summary>The text, as the model received it</summary>{pre(row.text)}</details></section>"
-        )
-    return (
-        '<p class="muted">The last injection of each session: what the hooks added to the model\'s context at the '
-        "session's start (or resume), each section's share of its tokens.</p>" + "".join(parts)
-    )
 
 
 def _memory_source(memory: Memory) -> Html:
@@ -120,8 +96,8 @@ def memories_page(memories: list[Memory], history: bool, not_shown: int) -> Html
         status = f'<span class="tag {"pending" if m.status != "current" else ""}">{esc(m.status)}</span>'
         rows.append(
             (
-                f'<code id="{esc(m.memory_id)}">{esc(m.memory_id)}</code>',
-                esc(m.kind),
+                f'<code class="ident" id="{esc(m.memory_id)}">{esc(m.memory_id)}</code>',
+                ident(m.kind),
                 esc(m.key),
                 status,
                 esc(m.content),

@@ -1,9 +1,9 @@
 """The doctor's Claude Code checks: where the server is registered (and whether a project server still waits for
-approval), which hooks are installed at which scope, whether their commands resolve."""
+approval), where each registered server keeps its data, which hooks are installed at which scope, whether their
+commands resolve."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 from collections.abc import Mapping
@@ -13,14 +13,16 @@ from typing import Any
 from ctxkeep.clients.claude_code.install import (
     HOOKS,
     PORTABLE_COMMAND,
-    SERVER_NAME,
     Scope,
+    double_install,
     registered,
     settings_path,
     state_file,
 )
 from ctxkeep.clients.core.checks import Check, command_check, json_file
+from ctxkeep.clients.core.server_entry import data_check
 from ctxkeep.project import claude_config_dir
+from ctxkeep.tool_names import SERVER_NAME
 
 
 def _server_command(server: dict[str, Any]) -> str:
@@ -73,11 +75,13 @@ def _servers(project: Path, env: Mapping[str, str], settings: list[dict[str, Any
         entry = registered(scope, project, env)
         if entry is not None:
             checks.append(_resolves(f"mcp server ({scope} scope)", _server_command(entry)))
+            checks.append(data_check(f"data of the mcp server ({scope} scope)", entry, env))
     servers = (json_file(project / ".mcp.json") or {}).get("mcpServers")
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     if isinstance(entry, dict):
         checks += [
             _resolves(f"mcp server in {project / '.mcp.json'}", _server_command(entry)),
+            data_check(f"data of the mcp server in {project / '.mcp.json'}", entry, env),
             _approval(project, env, settings),
         ]
     return checks or [Check("mcp server", "warn", "not registered (ctxkeep install claude-code)")]
@@ -99,10 +103,18 @@ def _hooks(path: Path, data: dict[str, Any] | None, found: set[str]) -> list[Che
     return checks
 
 
-def claude_code_checks(project: Path, home: Path, env: Mapping[str, str] | None = None) -> list[Check]:
-    """Where the server is registered and which hooks are installed, with their commands checked."""
-    env = env if env is not None else {**os.environ, "HOME": str(home)}
-    config = claude_config_dir(env)
+def _server_anywhere(project: Path, env: Mapping[str, str]) -> bool:
+    servers = (json_file(project / ".mcp.json") or {}).get("mcpServers")
+    scopes: tuple[Scope, ...] = ("local", "user")
+    return any(registered(scope, project, env) is not None for scope in scopes) or (
+        isinstance(servers, dict) and SERVER_NAME in servers
+    )
+
+
+def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
+    """Where the server is registered and which hooks are installed, with their commands checked, and a double
+    install; nothing when ctxkeep is not installed in Claude Code (no server, no hook of ours at any scope)."""
+    config = Path(claude_config_dir(env))
     checks: list[Check] = []
     settings: list[dict[str, Any]] = []
     found: set[str] = set()
@@ -110,11 +122,16 @@ def claude_code_checks(project: Path, home: Path, env: Mapping[str, str] | None 
     for scope in scopes:
         path = settings_path(scope, project, config)
         data = json_file(path) if path.exists() else None
-        if path.exists() and data is None:
+        if path.exists() and data is None and "ctxkeep" in path.read_text(encoding="utf-8", errors="replace"):
             checks.append(Check(f"settings {path}", "fail", "not valid JSON: Claude Code ignores it"))
         settings.append(data or {})
         checks += _hooks(path, data, found)
+    if not checks and not _server_anywhere(project, env):
+        return []
     missing = [event for event in HOOKS if event not in found]
     if missing:
         checks.append(Check("hooks", "warn", f"not installed: {', '.join(missing)} (ctxkeep install claude-code)"))
+    doubled = double_install(project, config)
+    if doubled:
+        checks.append(Check("hooks twice", "warn", doubled))
     return _servers(project, env, settings) + checks

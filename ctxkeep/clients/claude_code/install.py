@@ -5,7 +5,8 @@ Scopes (Claude Code's configuration folder is `CLAUDE_CONFIG_DIR`, else `~/.clau
   `claude mcp add --scope local` (this project, this machine); absolute paths, since nothing here is shared;
 - `project`: only what can be committed: the hooks in `<project>/.claude/settings.json` and the server in
   `<project>/.mcp.json`, as the bare command `ctxkeep` (resolved on each machine's PATH: install ctxkeep with pipx,
-  or put its environment's bin folder on PATH);
+  or put its environment's bin folder on PATH); an entry there with settings install does not write (`env`, `cwd`)
+  is named and refused unless `--keep-env`;
 - `user`: the hooks in `<config>/settings.json` and the server with `claude mcp add --scope user`.
 Installing is idempotent and keeps every other setting and hook; a changed file is backed up first
 (`<file>.ctxkeep.bak`); a file that is not a JSON object is refused and left untouched. Uninstalling removes exactly
@@ -35,27 +36,42 @@ from ctxkeep.clients.core.config_files import (
     read_json,
     restored,
 )
+from ctxkeep.clients.core.server_entry import foreign_settings, shown_settings
+from ctxkeep.errors import InvalidInput
 from ctxkeep.project import claude_config_dir
+from ctxkeep.tool_names import SERVER_NAME
 
 Scope = Literal["local", "project", "user"]
-SERVER_NAME = "ctxkeep"
 PORTABLE_COMMAND = "ctxkeep"
 # event -> (ctxkeep hook, matcher): every tool call and prompt, stops, and the compaction cycle
 HOOKS: dict[str, tuple[str, str | None]] = {
     "PreCompact": ("pre-compact", None),
-    "SessionStart": ("session-start", "compact|resume"),
+    "SessionStart": ("session-start", None),  # every source: startup gets the brief, clear nothing
     "PostCompact": ("post-compact", None),
     "PostToolUse": ("post-tool-use", "*"),
     "PostToolUseFailure": ("post-tool-use-failure", "*"),
     "UserPromptSubmit": ("user-prompt-submit", None),
     "Stop": ("stop", None),
 }
+# matchers earlier versions wrote: a reinstall or uninstall takes those groups for ours too
+EARLIER_MATCHERS = {"session-start": ("compact|resume",)}
+LISTING = {
+    "files": ".claude/settings.local.json + `claude mcp add --scope local` (local); .claude/settings.json + .mcp.json "
+    "(project); <config>/settings.json + `claude mcp add --scope user` (user)",
+    "events": "SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, PreCompact, PostCompact, Stop",
+    "injects": "a new session's brief of the project's open work (2,000 characters); the records' view (9,000) at "
+    "resume; the repair of the compaction summary (4,000); what the summary must keep, to the summarizer (PreCompact)",
+    "offload": "large outputs replaced by their shaped view and ref",
+    "gate": "Stop blocks once",
+}
 __all__ = [
     "HOOKS",
+    "LISTING",
     "FileChange",
     "Scope",
     "apply",
     "diff",
+    "double_install",
     "find_executable",
     "mcp_command",
     "plan",
@@ -84,12 +100,14 @@ def _is_our_command(command: Any, hook: str) -> bool:
 
 
 def _is_our_group(group: Any, hook: str, matcher: str | None) -> bool:
-    """A hook group exactly as install writes it (same keys, same matcher, one command of ours)."""
-    if not isinstance(group, dict) or set(group) != ({"hooks", "matcher"} if matcher else {"hooks"}):
+    """A hook group exactly as install writes it, or as an earlier version wrote it (same keys, the matcher, one
+    command of ours)."""
+    matchers = (matcher, *EARLIER_MATCHERS.get(hook, ()))
+    if not isinstance(group, dict) or set(group) != ({"hooks", "matcher"} if group.get("matcher") else {"hooks"}):
         return False
     inner = group["hooks"]
     return (
-        group.get("matcher") == matcher
+        group.get("matcher") in matchers
         and isinstance(inner, list)
         and len(inner) == 1
         and isinstance(inner[0], dict)
@@ -130,11 +148,54 @@ def settings_without_hooks(path: Path) -> FileChange:
     return FileChange(path, before, restored(path, before, data))
 
 
-def mcp_with_server(path: Path, executable: str) -> FileChange:
-    """The server registered under `ctxkeep`; an existing entry keeps its other keys (env, …), only command and args change."""
+def our_hook_commands(path: Path) -> set[str]:
+    """The commands of the hooks an install wrote in a settings file (none when it is missing or not JSON)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    found = set()
+    for event, (hook, matcher) in HOOKS.items():
+        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        for group in groups if isinstance(groups, list) else []:
+            if _is_our_group(group, hook, matcher):
+                found.add(str(group["hooks"][0]["command"]))
+    return found
+
+
+def double_install(project: Path, config: Path) -> str | None:
+    """What to say when ctxkeep's hooks are installed at more than one scope with different commands (an absolute path
+    at local or user scope, the bare `ctxkeep` at project scope): Claude Code then runs every hook twice, since it
+    merges the hooks of every settings file and deduplicates only identical commands. None when each runs once."""
+    scopes: tuple[Scope, ...] = ("project", "local", "user")
+    installed = {scope: our_hook_commands(settings_path(scope, project, config)) for scope in scopes}
+    installed = {scope: commands for scope, commands in installed.items() if commands}
+    if len(installed) < 2 or len({frozenset(c) for c in installed.values()}) < 2:
+        return None
+    keep = "project" if "project" in installed else "user"  # the team's file, else the one that covers every project
+    fixes = " and ".join(f"ctxkeep uninstall claude-code --scope {scope}" for scope in installed if scope != keep)
+    return (
+        f"ctxkeep's hooks are installed at {' and '.join(installed)} scope: Claude Code runs every hook twice (each "
+        f"tool call, prompt and injection recorded and shown twice); keep one: {fixes}"
+    )
+
+
+def mcp_with_server(path: Path, executable: str, keep_env: bool = False) -> FileChange:
+    """The server registered under `ctxkeep`; only command and args change. An existing entry's other settings (env,
+    cwd, a url: install never writes them) are named and refused (InvalidInput, nothing written), or kept as they are
+    with `keep_env`: a committed file's env may be the team's shared database or a redirect of this user's data to a
+    host they never chose, and only the user can tell which."""
     before, data = read_json(path)
     servers = json_object(data, "mcpServers", path)
     existing = servers.get(SERVER_NAME)
+    foreign = foreign_settings(existing) if isinstance(existing, dict) else {}
+    if foreign and not keep_env:
+        raise InvalidInput(
+            f"{path}: the ctxkeep server entry has settings install did not write: {shown_settings(foreign)}. They "
+            "decide where this project's data goes (CTXKEEP_DB) or what runs: remove them from the entry, or keep "
+            "them with --keep-env if you trust them (nothing was changed)"
+        )
     servers[SERVER_NAME] = {
         **(existing if isinstance(existing, dict) else {}),
         "command": executable,
@@ -187,14 +248,20 @@ def settings_path(scope: Scope, project: Path, config: Path) -> Path:
 
 
 def plan(
-    action: Literal["install", "uninstall"], scope: Scope, project: Path, config: Path, executable: str
+    action: Literal["install", "uninstall"],
+    scope: Scope,
+    project: Path,
+    config: Path,
+    executable: str,
+    keep_env: bool = False,
 ) -> list[FileChange]:
-    """The file changes an install or uninstall makes (nothing is written); `config` is Claude Code's config folder."""
+    """The file changes an install or uninstall makes (nothing is written); `config` is Claude Code's config folder;
+    `keep_env`: keep the settings a `.mcp.json` entry has that install did not write (else they are refused)."""
     command = PORTABLE_COMMAND if scope == "project" else executable
     settings = settings_path(scope, project, config)
     if action == "install":
-        changes = [settings_with_hooks(settings, command)]
-        return changes + ([mcp_with_server(project / ".mcp.json", command)] if scope == "project" else [])
+        server = [mcp_with_server(project / ".mcp.json", command, keep_env)] if scope == "project" else []
+        return [settings_with_hooks(settings, command), *server]
     changes = [settings_without_hooks(settings)]
     return changes + ([mcp_without_server(project / ".mcp.json")] if scope == "project" else [])
 
@@ -203,7 +270,7 @@ def state_file(env: Mapping[str, str]) -> Path:
     """Where Claude Code keeps its own state (servers of local and user scope): `<CLAUDE_CONFIG_DIR>/.claude.json`,
     else `~/.claude.json`."""
     if env.get("CLAUDE_CONFIG_DIR"):
-        return claude_config_dir(env) / ".claude.json"
+        return Path(claude_config_dir(env)) / ".claude.json"
     return Path(env.get("HOME") or Path.home()) / ".claude.json"
 
 
@@ -240,11 +307,16 @@ def run_claude(command: list[str], cwd: Path) -> str:
 
 
 def run(
-    action: Literal["install", "uninstall"], scope: Scope, project: Path, env: Mapping[str, str], dry_run: bool
+    action: Literal["install", "uninstall"],
+    scope: Scope,
+    project: Path,
+    env: Mapping[str, str],
+    dry_run: bool,
+    keep_env: bool = False,
 ) -> list[str]:
     """Install or uninstall at `scope`, or with `dry_run` show what would change; one line per thing done."""
     executable = find_executable()
-    changes = plan(action, scope, project, claude_config_dir(env), executable)
+    changes = plan(action, scope, project, Path(claude_config_dir(env)), executable, keep_env)
     claude = mcp_command(action, scope, executable)
     present = registered(scope, project, env) if scope != "project" else None
     if (
@@ -268,4 +340,5 @@ def run(
         lines.append(
             f"the server is {'registered' if action == 'install' else 'not registered'} in Claude Code ({scope} scope)"
         )
-    return lines
+    doubled = double_install(project, Path(claude_config_dir(env))) if action == "install" else None
+    return lines + ([f"note: {doubled}"] if doubled else [])

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Record, ToolEvent
 from ctxkeep.clients.core.transcripts import TAIL_BYTES, Reading, latest, tail_from_last
+from ctxkeep.tool_names import SAVE_TOOL
+from ctxkeep.text import LazyPattern
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -31,21 +33,19 @@ _NOT_A_PROMPT = (
     "<bash-",
     "<user-prompt-submit-hook>",
 )
-_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
-_SAVE_TOOL = re.compile(r"^mcp__.+__checkpoint_save$")
-_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+_COMMAND = LazyPattern(r"<command-name>(.*?)</command-name>", re.DOTALL)
+_COMMAND_ARGS = LazyPattern(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_SAVE_TOOL = LazyPattern(rf"^mcp__.+__{SAVE_TOOL}$")  # the agent may have named the server otherwise
+_SUMMARY = LazyPattern(r"<summary>(.*?)</summary>", re.DOTALL)
 PlanReader = Callable[[str], "str | None"]
 
 
 class Transcript(Reading):
     """What a Claude Code transcript holds for ctxkeep (a client's Reading): its records, the task the agent saved
     itself, compaction summaries in order, and how many compactions it shows. Its messages stay empty:
-    compress_history reads the transcript file itself."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.boundaries = 0
+    compress_history reads the transcript file itself. Read from a saved `state` (`read_transcript`), it holds what
+    the lines after that state add; its `provisional` records: tool calls without their result yet (recorded with
+    an empty output, as at the end of any read) and a slash command not yet known to have run locally."""
 
 
 def normal_time(stamp: Any, fallback: str) -> str:
@@ -97,6 +97,37 @@ class _Reader:
         self.at = "0000"
         self.branch = ""
 
+    def state(self) -> dict[str, Any]:
+        """What the next read needs to go on where this one stopped (JSON data): the calls waiting for their result,
+        what capture knows, the held slash command, the clock, the branch and the task the agent saved."""
+        known = self.known
+        held = self.out.records[self.last_command] if self.last_command is not None else None
+        return {
+            "calls": self.calls,
+            "tasks": known.tasks,
+            "open_errors": sorted(known.open_errors),
+            "env": known.env,
+            "prompt_files": sorted(known.prompt_files),
+            "held": list(held) if held is not None else None,
+            "at": self.at,
+            "branch": self.branch,
+            "bound_task": self.out.bound_task,
+        }
+
+    def resume(self, state: Mapping[str, Any]) -> None:
+        """Go on from a `state` an earlier read saved; the held slash command is this read's first record again."""
+        known = self.known
+        self.calls = {str(k): (str(v[0]), dict(v[1])) for k, v in state["calls"].items()}
+        known.tasks = {str(k): str(v) for k, v in state["tasks"].items()}
+        known.open_errors = set(state["open_errors"])
+        known.env = {str(k): (str(v[0]), str(v[1])) for k, v in state["env"].items()}
+        known.prompt_files = set(state["prompt_files"])
+        if state["held"] is not None:
+            self.out.records.append(Record(*state["held"]))
+            self.last_command = 0
+        self.at, self.branch = str(state["at"]), str(state["branch"])
+        self.out.bound_task = state["bound_task"]
+
     def record(self, record: dict[str, Any]) -> None:
         self.at = normal_time(record.get("timestamp"), self.at)
         kind = record.get("type")
@@ -104,16 +135,14 @@ class _Reader:
         if isinstance(branch, str) and branch and branch != self.branch:
             self.branch = branch
             self.out.records.append(Record("fact", "branch", capture.clean(branch, 200), self.at, source="git"))
-        if kind == "system" and record.get("subtype") == "compact_boundary":
-            self.out.boundaries += 1
-        elif kind == "system" and record.get("subtype") == "local_command":
+        if kind == "system" and record.get("subtype") == "local_command":
             self._drop_command()
         elif (
             kind == "queue-operation"
             and record.get("operation") == "enqueue"
             and isinstance(record.get("content"), str)
         ):
-            self.out.records += capture.from_prompt(record["content"], self.at)
+            self.out.records += capture.from_prompt(record["content"], self.at, self.known)
         message = record.get("message")
         if kind in ("user", "assistant") and isinstance(message, dict):
             self._message(record, message.get("content"))
@@ -145,8 +174,9 @@ class _Reader:
     def _prompt(self, content: Any) -> None:
         prompt = prompt_text(content)
         if prompt:
-            self.last_command = len(self.out.records) if _COMMAND.search(text_of(content)) else None
-            self.out.records += capture.from_prompt(prompt, self.at)
+            found = capture.from_prompt(prompt, self.at, self.known)  # none for a built-in command (/model …)
+            self.last_command = len(self.out.records) if found and _COMMAND.search(text_of(content)) else None
+            self.out.records += found
 
     def _tool_use(self, block: dict[str, Any]) -> None:
         name, given = str(block.get("name", "")), block.get("input")
@@ -169,9 +199,14 @@ class _Reader:
         self.out.records += capture.from_tool(event, self.known)
 
 
-def read_transcript(lines: Iterable[str], read_plan: PlanReader = lambda path: None) -> Transcript:
-    """The records, bound task and compaction summaries of a transcript's lines."""
+def read_transcript(
+    lines: Iterable[str], read_plan: PlanReader = lambda path: None, state: Mapping[str, Any] | None = None
+) -> Transcript:
+    """The records, bound task and compaction summaries of a transcript's lines; with the `state` a read of the lines
+    before them left (`Transcript.state`), what these lines add (the same records a read of all the lines gives)."""
     reader = _Reader(read_plan)
+    if state is not None:
+        reader.resume(state)
     for line in lines:
         reader.out.lines += 1
         try:
@@ -186,8 +221,13 @@ def read_transcript(lines: Iterable[str], read_plan: PlanReader = lambda path: N
             reader.record(record)
         except (TypeError, ValueError, AttributeError, KeyError, IndexError):
             reader.out.skipped += 1  # a record of a shape this reader does not know
+    reader.out.state = json.loads(json.dumps(reader.state()))  # a copy: the end of this read must not change it
+    if reader.last_command is not None:
+        reader.out.provisional.append(reader.out.records[reader.last_command])
+    flushed = len(reader.out.records)
     for use_id in list(reader.calls):  # calls whose result is not written yet (the session stopped, or it is running)
         reader.tool_result({"tool_use_id": use_id, "content": ""}, None)
+    reader.out.provisional += reader.out.records[flushed:]
     return reader.out
 
 
@@ -208,10 +248,26 @@ def last_compact_summary(path: str, tail_bytes: int = TAIL_BYTES) -> str | None:
     for line in lines or []:
         if '"isCompactSummary"' not in line:
             continue
-        found = read_transcript([line]).summaries
-        if found and found[-1]:
-            return found[-1]
+        found = _summary_of(line)
+        if found:
+            return found
     return None
+
+
+def _summary_of(line: str) -> str | None:
+    """The compaction summary one transcript line holds, as the reader reads it (without making its records)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or record.get("isSidechain") or record.get("type") not in ("user", "assistant"):
+        return None
+    message = record.get("message")
+    if not isinstance(message, dict) or not record.get("isCompactSummary"):
+        return None
+    text = text_of(message.get("content"))
+    found = _SUMMARY.search(text)
+    return (found.group(1) if found else text).strip()
 
 
 __all__ = ["Transcript", "last_compact_summary", "latest", "normal_time", "prompt_text", "read_transcript", "text_of"]

@@ -6,17 +6,26 @@ import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
+from typing import get_args
 
-from ctxkeep.clients.cline.install import EVENTS, SCOPES, TITLE, _ours, hooks_folder, mcp_settings
+from ctxkeep.clients.cline.install import EVENTS, _ours, hooks_folder, mcp_settings, Scope
+from ctxkeep.clients.table import BY_NAME
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.clients.core.install_files import installed_checks, resolves
 
 
 def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     found = installed_checks(
-        "cline", TITLE, "user", (mcp_settings(env), "mcpServers"), None, EVENTS, "ctxkeep install cline"
+        "cline",
+        BY_NAME["cline"].title,
+        "user",
+        (mcp_settings(env), "mcpServers"),
+        None,
+        EVENTS,
+        "ctxkeep install cline",
+        env,
     )
-    for scope in SCOPES:
+    for scope in get_args(Scope):
         folder = hooks_folder(scope, project, env)
         scripts = {event: _ours(folder / event, event) for event in EVENTS}
         if not any(scripts.values()):

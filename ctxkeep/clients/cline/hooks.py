@@ -72,7 +72,7 @@ def tool_event(data: Mapping[str, Any], w: Where) -> ToolEvent:
 
 
 def task_resume(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
-    text, note = events.start_context(conn, w, None, TASK_PREFIX, events.MAX_CHARS, events.printed)
+    text, note = events.start_context(conn, w, None, TASK_PREFIX, 0, events.printed)
     return ({**NEUTRAL, "contextModification": text} if text else NEUTRAL), note
 
 

@@ -32,9 +32,7 @@ from ctxkeep.clients.core.install_files import (
     vscode_user_dir,
 )
 
-TITLE = "Cline"
 Scope = Literal["project", "user"]
-SCOPES: tuple[Scope, ...] = ("project", "user")
 EVENTS = tuple(HANDLERS)
 MARK = "# ctxkeep: written by `ctxkeep install cline`; `ctxkeep uninstall cline` removes it"
 LISTING = {

@@ -5,21 +5,22 @@ what Codex itself still has to allow: hooks it has not trusted yet (Codex skips 
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from ctxkeep.clients.codex.install import BEGIN, EVENTS, SCOPES, paths
+from ctxkeep.clients.codex import toml_reader
+from ctxkeep.clients.codex.install import BEGIN, EVENTS, paths, Scope
 from ctxkeep.clients.core.checks import Check, json_file
 from ctxkeep.clients.core.install_files import found_hooks, resolves
+from ctxkeep.clients.core.server_entry import data_check
 
 CLIENT = "codex"
 
 
 def _toml(path: Path) -> dict[str, Any] | None:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return toml_reader.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
@@ -45,7 +46,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     """One check a line for every scope where ctxkeep is installed in Codex (none when it is not installed)."""
     found_checks: list[Check] = []
     user_config = _toml(paths("user", project, env)[0])
-    for scope in SCOPES:
+    for scope in get_args(Scope):
         config, hooks = paths(scope, project, env)
         text = config.read_text(encoding="utf-8", errors="replace") if config.exists() else ""
         data = json_file(hooks) if hooks.exists() else None
@@ -59,6 +60,8 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
                 if server
                 else Check(f"codex server ({scope})", "fail", f"{config} is not valid TOML: Codex ignores it")
             )
+            if isinstance(server, dict) and server:
+                found_checks.append(data_check(f"codex server data ({scope})", server, env))
         found_checks += [resolves(f"codex {event} hook ({scope})", command, CLIENT) for event, command in found.items()]
         missing = [e for e in EVENTS if e not in found]
         if missing:

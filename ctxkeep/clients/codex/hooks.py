@@ -2,18 +2,21 @@
 
 Codex sends Claude-style JSON on stdin (`session_id`, `transcript_path` = the rollout, `cwd`, `hook_event_name`;
 verified with Codex CLI 0.171) and reads JSON on stdout:
-- SessionStart (`source` resume | compact; install does not match startup, which has nothing to restore, nor clear,
-  which asks for a fresh context): the records' view, or after a compaction the repair of
-  the summary Codex wrote (read from the rollout's last `compacted` record, checked against the records, kept as the
-  task's summary), as `hookSpecificOutput.additionalContext`: Codex puts it in a developer message. Past
-  2,500 tokens Codex spills it to a file unless the handler sets `additionalContextLimit` (install sets 4,000 tokens;
-  the view stays within 9,000 characters);
+- SessionStart (`source` startup | resume | compact | clear): a new session (`startup`) gets the brief of where this
+  project's work stopped (`events.start_brief`, 2,000 characters); a resume the records' view; after a compaction the
+  repair of the summary Codex wrote (read from the rollout's last `compacted` record, checked against the records,
+  kept as the task's summary); nothing after `clear`, which asks for a fresh context. All as
+  `hookSpecificOutput.additionalContext`: Codex puts it in a developer message. Past 2,500 tokens Codex spills it to
+  a file unless the handler sets `additionalContextLimit` (install sets 4,000 tokens; the view stays within 9,000
+  characters);
 - UserPromptSubmit: records the prompt;
 - PostToolUse: records the call (`Bash` commands, MCP tools, `apply_patch` edits); a large output is offloaded to
   evidence, but stays in the context: Codex ignores `updatedMCPToolOutput` and `updatedToolOutput` (openai/codex#38135);
 - Stop: the verification gate (`{"decision": "block", "reason": …}`; Codex runs one more turn with the reason);
 - PreCompact: the detached worker reads the rollout into records, binds the task, saves a checkpoint and compresses
-  the history (`ctxkeep hook codex worker`); SessionStart(compact) waits for it.
+  the history (`ctxkeep hook codex worker`); SessionStart(compact) waits for it. It prints nothing: Codex 0.171
+  hands no PreCompact output to its summarizer (plain text is not read; a JSON `systemMessage` is only shown to
+  the user as a warning; tests/e2e/test_briefs.py), so the compaction brief has nowhere to go.
 PostCompact carries no summary, so it is not used. Every failure exits 0 with nothing printed and one log line.
 """
 
@@ -22,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import ToolEvent
@@ -39,16 +41,16 @@ TASK_PREFIX = "codex-"
 CONTEXT_LIMIT_TOKENS = 4_000  # the handler's additionalContextLimit: the 9,000-character view never spills
 
 
-def codex_home(env: Mapping[str, str]) -> Path:
+def codex_home(env: Mapping[str, str]) -> str:
     """Codex's folder: CODEX_HOME, else ~/.codex."""
     if env.get("CODEX_HOME"):
-        return Path(env["CODEX_HOME"]).expanduser()
-    return Path(env.get("HOME") or Path.home()) / ".codex"
+        return os.path.expanduser(env["CODEX_HOME"])
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
 
 
-def rollout(w: Where, data: Mapping[str, Any]) -> Path | None:
+def rollout(w: Where, data: Mapping[str, Any]) -> str | None:
     """The session's own rollout (under $CODEX_HOME/sessions, named after the session id), or None."""
-    roots = [Path(os.path.realpath(codex_home(w.env) / "sessions"))]
+    roots = [os.path.realpath(os.path.join(codex_home(w.env), "sessions"))]
     return under(data.get("transcript_path"), roots, w.session_id)
 
 
@@ -102,7 +104,18 @@ def stop(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
     return ({"decision": "block", "reason": reason}, "blocked once: unverified changes") if reason else (None, "")
 
 
+def _context(text: str) -> dict[str, Any] | None:
+    """SessionStart's answer: `text` as additionalContext (Codex puts it in a developer message); None without text."""
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None
+
+
 def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
+    wrapper = events.printed(
+        json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}})
+    )
+    if data.get("source") == "startup":
+        text, note = events.start_brief(conn, w, wrapper, events.printed)
+        return _context(text), note
     if data.get("source") == "clear":
         return None, "the user cleared the context: nothing injected"
     summary = None
@@ -112,25 +125,20 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
         if path is not None:
             from ctxkeep.clients.codex.rollout import last_summary
 
-            summary = last_summary(str(path))
-    wrapper = events.printed(
-        json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}})
-    )
-    text, note = events.start_context(conn, w, summary, TASK_PREFIX, events.MAX_CHARS - wrapper, events.printed)
-    if not text:
-        return None, note
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}, note
+            summary = last_summary(path)
+    text, note = events.start_context(conn, w, summary, TASK_PREFIX, wrapper, events.printed)
+    return _context(text), note
 
 
 def pre_compact(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
     path = rollout(w, data)
     if path is None:
         raise HookInputError("the hook input names no rollout of this session under $CODEX_HOME/sessions")
-    stat = path.stat()
+    stat = os.stat(path)
     state = conn.hook_state()
     if (state["transcript_size"], state["transcript_mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
         return None, "rollout unchanged since the last ingest"
-    return None, events.spawn_worker(conn, w, {**data, "transcript_path": str(path)}, CLIENT)
+    return None, events.spawn_worker(conn, w, {**data, "transcript_path": path}, CLIENT)
 
 
 HANDLERS: dict[str, events.Handler] = {
@@ -143,9 +151,5 @@ HANDLERS: dict[str, events.Handler] = {
 
 
 def run(event: str, stdin: IO[bytes], stdout: IO[str], env: Mapping[str, str]) -> int:
-    """One Codex hook event (or `worker`, the detached ingest); always 0."""
-    if event == "worker":
-        from ctxkeep.clients.codex.worker import run_worker
-
-        return run_worker(stdin, env)
+    """One Codex hook event; always 0 (`ctxkeep hook codex worker` runs `worker.py`)."""
     return events.run(CLIENT, HANDLERS, event, stdin, stdout, env)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from ctxkeep.clients.codex import toml_reader
 from ctxkeep.clients.codex.hooks import CLIENT, CONTEXT_LIMIT_TOKENS, codex_home
 from ctxkeep.clients.core.config_files import BACKUP_SUFFIX, FileChange
 from ctxkeep.clients.core.install_files import (
@@ -33,12 +33,10 @@ from ctxkeep.clients.core.install_files import (
 )
 from ctxkeep.errors import InvalidInput
 
-TITLE = "Codex CLI"
 Scope = Literal["user", "project"]
-SCOPES: tuple[Scope, ...] = ("user", "project")
 # event -> matcher (None: every occurrence)
 EVENTS: dict[str, str | None] = {
-    "SessionStart": "resume|compact",
+    "SessionStart": None,  # every source: startup gets the startup brief, clear nothing
     "UserPromptSubmit": None,
     "PostToolUse": None,
     "Stop": None,
@@ -47,17 +45,21 @@ EVENTS: dict[str, str | None] = {
 LISTING = {
     "files": "<codex>/config.toml [mcp_servers.ctxkeep] + <codex>/hooks.json (user); .codex/config.toml + .codex/hooks.json "
     "(project: Codex loads them only in a trusted project)",
-    "events": "SessionStart (resume|compact), UserPromptSubmit, PostToolUse, Stop, PreCompact",
-    "injects": "SessionStart additionalContext: the records' view (9,000 characters) or the repair of the compaction "
-    "summary (4,000); additionalContextLimit 4,000 tokens so Codex does not spill it to a file",
+    "events": "SessionStart, UserPromptSubmit, PostToolUse, Stop, PreCompact",
+    "injects": "SessionStart additionalContext: a new session's brief of the project's open work (2,000 characters), "
+    "the records' view at resume (9,000) or the repair of the compaction summary (4,000); additionalContextLimit "
+    "4,000 tokens so Codex does not spill it to a file",
     "offload": "large outputs go to evidence but stay in the context (Codex ignores updatedMCPToolOutput)",
     "gate": "Stop blocks once (decision block)",
     "missing": "hooks run only once trusted in Codex (/hooks); PostCompact carries no summary (read from the rollout); "
+    "PreCompact output does not reach Codex's summarizer (no compaction brief); "
     "the server is `required` (codex exec waits for it, and does not start without it)",
 }
 BEGIN = "# ctxkeep: added by `ctxkeep install codex`; `ctxkeep uninstall codex` removes it"
 END = "# ctxkeep: end"
 _BLOCK = re.compile(r"\n*" + re.escape(BEGIN) + r"\n.*?" + re.escape(END) + r"\n?", re.DOTALL)
+# exactly what install added: the block, and the blank line it put before it (a line break ending another line stays)
+_OWN_LINES = re.compile(r"(?:(?<=\n)\n)?" + re.escape(BEGIN) + r"\n.*?" + re.escape(END) + r"(?:\n|$)", re.DOTALL)
 
 
 def entry(executable: str, event: str) -> dict[str, Any]:
@@ -67,6 +69,15 @@ def entry(executable: str, event: str) -> dict[str, Any]:
         handler["additionalContextLimit"] = CONTEXT_LIMIT_TOKENS
     matcher = EVENTS.get(event)
     return {"matcher": matcher, "hooks": [handler]} if matcher else {"hooks": [handler]}
+
+
+def session_start_before_the_brief(executable: str, event: str) -> dict[str, Any]:
+    """The hook group versions before the startup brief wrote: SessionStart matched on `resume|compact` only."""
+    group = entry(executable, event)
+    return {"matcher": "resume|compact", **group} if event == "SessionStart" else group
+
+
+EARLIER = (session_start_before_the_brief,)  # entry shapes earlier versions wrote: reinstall and uninstall take them
 
 
 def server_block(executable: str) -> str:
@@ -88,8 +99,8 @@ def server_block(executable: str) -> str:
 
 def _toml(path: Path, text: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return toml_reader.loads(text)
+    except toml_reader.TOMLDecodeError as exc:
         raise InvalidInput(
             f"{path} is not valid TOML ({exc}); fix or move it, then run this again (nothing was changed)"
         ) from None
@@ -144,26 +155,24 @@ def config_with_server(path: Path, executable: str) -> FileChange:
 
 
 def config_without_server(path: Path) -> FileChange:
-    """config.toml without ctxkeep's block: the backup's bytes when nothing else changed since install, nothing
-    when install created the file."""
+    """config.toml without ctxkeep's lines, everything else byte for byte (comments added since install too: they are
+    text, which parsed TOML would not see); the backup's bytes when the rest is exactly what install left of it;
+    nothing when install created the file and nothing else was added."""
     before = _read(path)
     if before is None or BEGIN not in before:
         return FileChange(path, before, before)
-    after = _tidy(before)
+    after = _OWN_LINES.sub("", before)
     backup = path.with_name(path.name + BACKUP_SUFFIX)
     if backup.exists():
         original = _read(backup) or ""
-        try:
-            if tomllib.loads(original) == tomllib.loads(after):
-                return FileChange(path, before, original)
-        except tomllib.TOMLDecodeError:
-            pass
-    return FileChange(path, before, None if not after and not backup.exists() else after)
+        if after == _tidy(original):  # unchanged since install, which only evened out the original's last newlines
+            return FileChange(path, before, original)
+    return FileChange(path, before, None if not after.strip() and not backup.exists() else after)
 
 
 def paths(scope: Scope, project: Path, env: Mapping[str, str]) -> tuple[Path, Path]:
     """(config.toml, hooks.json) of a scope."""
-    folder = codex_home(env) if scope == "user" else project / ".codex"
+    folder = Path(codex_home(env)) if scope == "user" else project / ".codex"
     return folder / "config.toml", folder / "hooks.json"
 
 
@@ -174,8 +183,12 @@ def plan(
     config, hooks = paths(scope, project, env)
     command = PORTABLE_COMMAND if scope == "project" else executable
     if action == "install":
-        return [config_with_server(config, command), installed(hooks, add_hooks(command, CLIENT, list(EVENTS), entry))]
-    return [config_without_server(config), uninstalled(hooks, remove_hooks(CLIENT, list(EVENTS), entry))]
+        hooks_change = installed(hooks, add_hooks(command, CLIENT, list(EVENTS), entry, earlier=EARLIER))
+        return [config_with_server(config, command), hooks_change]
+    return [
+        config_without_server(config),
+        uninstalled(hooks, remove_hooks(CLIENT, list(EVENTS), entry, earlier=EARLIER)),
+    ]
 
 
 def notes(action: str, scope: Scope, project: Path) -> list[str]:

@@ -18,13 +18,14 @@ from collections.abc import Iterable
 
 from ctxkeep.clients.core.capture import ToolEvent
 from ctxkeep.clients.core.transcripts import Reading, json_lines, last_line_with, text_parts
+from ctxkeep.text import LazyPattern
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from typing import Any
 
 _PREAMBLE = "Another language model started to solve this problem"
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
+_PATCH_FILE = LazyPattern(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
 
 
 def _time(record: dict[str, Any], fallback: str) -> str:

@@ -8,9 +8,13 @@ key wins. Kinds:
 - `prompt`: what a person typed (key: its text), `said`: the agent's latest messages;
 - `rule`: a rule quoted from a spec the agent read (issue, PR, ticket, plan file), with its source and evidence ref;
 - `todo` (TodoWrite list, key `list`), `task` (TaskCreate/TaskUpdate, key: task id), `plan` (ExitPlanMode);
-- `edit` (key: the file), `vcs` (commit, push, clean tree), `check` (test, build, lint: passed/failed);
+- `edit` (key: the file), `vcs` (commit and push as git reported them, `status`: the files git listed as changed),
+  `check` (test, build, lint: passed/failed);
 - `error` (key: tool and command, status open/resolved), `read` (a file read back) and `ran` (a command run):
-  what verifies a write.
+  what verifies a write;
+- `env` (key: what was missing): a command the shell could not find, and how it ran later (`environment`);
+- `next` (the agent's latest list of next steps), `decision` (a sentence that chooses) and `finding` (what the work
+  found out: a root cause, a limitation), in its own words.
 No record holds a secret in clear: prompts, commands, error lines and quoted rules are redacted as evidence is
 (`ctxkeep.tools.redaction.redact`), before anything is cut. Standard library only (per-event hooks).
 """
@@ -19,9 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 
-from ctxkeep.clients.core import commands
+from ctxkeep.clients.core import commands, environment, git_state, statements
 from ctxkeep.text import LazyPattern, match_key, one_line, without_bad_characters
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
@@ -35,6 +38,54 @@ _CUT_MARGIN = 4_096  # redacted past the cut, so a secret that straddles it is s
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 PLAN_FILES = "/.claude/plans/"
 _CREATED_ID = LazyPattern(r"#(\d+)|\btask (?:id )?(\d+)\b", re.IGNORECASE)
+# Claude Code's built-in commands: typed, but not a request (a command with a prompt of its own, a skill, counts)
+BUILT_IN_COMMANDS = frozenset(
+    [
+        "add-dir",
+        "agents",
+        "bashes",
+        "bug",
+        "clear",
+        "compact",
+        "config",
+        "context",
+        "cost",
+        "doctor",
+        "exit",
+        "export",
+        "help",
+        "hooks",
+        "ide",
+        "init",
+        "install-github-app",
+        "login",
+        "logout",
+        "mcp",
+        "memory",
+        "model",
+        "output-style",
+        "permissions",
+        "plugin",
+        "pr-comments",
+        "privacy-settings",
+        "quit",
+        "release-notes",
+        "resume",
+        "rewind",
+        "sandbox",
+        "security-review",
+        "status",
+        "statusline",
+        "terminal-setup",
+        "theme",
+        "todos",
+        "upgrade",
+        "usage",
+        "vim",
+    ]
+)
+_NOT_TYPED = ("<task-notification>", "<bash-notification>", "<system-reminder>", "[Request interrupted", "Caveat:")
+_PROMPT_FILE = LazyPattern(r"[\w./~-]*[\w-]\.(?:md|mdx|txt|rst|adoc|org|ya?ml|json|toml)\b")
 
 
 class Record(NamedTuple):
@@ -65,10 +116,18 @@ class Known:
     def __init__(self) -> None:
         self.tasks: dict[str, str] = {}
         self.open_errors: set[str] = set()
+        self.env: dict[str, tuple[str, str]] = {}  # what was missing -> (status, how it failed)
+        self.prompt_files: set[str] = set()  # file names the person's prompts mention (a spec they point to)
+
+    def heard(self, prompt: str) -> None:
+        """Note the files a prompt names: reading one of them is reading the task's spec."""
+        self.prompt_files.update(name.rsplit("/", 1)[-1].casefold() for name in _PROMPT_FILE.findall(prompt))
 
 
 def digest(text: str) -> str:
     """A record key for a text (its matching form): two 32-bit checksums and the length, so no hashlib (OpenSSL) to load."""
+    import zlib  # here: a tool call that makes no record by text costs no import
+
     data = match_key(text).encode("utf-8")
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 
@@ -97,15 +156,41 @@ def _stored(records: list[Record]) -> list[Record]:
     return [r._replace(key=unsecret(r.key), source=unsecret(r.source)) for r in records]
 
 
-def from_prompt(text: str, at: str) -> list[Record]:
-    """A prompt a person typed (or queued): one record, keyed by its text."""
+def is_request(text: str) -> bool:
+    """Whether a prompt is something a person asked for: not a built-in command (/compact, /clear …), not a
+    background task's notification or other text the client adds."""
+    body = text.lstrip()
+    if body.startswith(_NOT_TYPED):
+        return False
+    if body.startswith("/"):
+        return body[1:].split(maxsplit=1)[0].casefold() not in BUILT_IN_COMMANDS if len(body) > 1 else False
+    return True
+
+
+def from_prompt(text: str, at: str, known: Known | None = None) -> list[Record]:
+    """A prompt a person typed (or queued): one record, keyed by its text (`known` notes the files it names)."""
     body = clean(text)
-    return [Record("prompt", digest(body), body, at)] if body else []
+    if not body or not is_request(body):
+        return []
+    if known is not None:
+        known.heard(body)
+    return [Record("prompt", digest(body), body, at)]
 
 
 def from_assistant(text: str, at: str) -> list[Record]:
+    """The agent's words: the message itself, its list of next steps, the choices it states."""
     body = clean(text, 1_500)
-    return [Record("said", digest(body), body, at)] if len(body) >= 40 else []
+    out = [Record("said", digest(body), body, at)] if len(body) >= 40 else []
+    steps = [cut(step, 300) for step in statements.next_steps(text[:20_000])]
+    if steps:
+        out.append(Record("next", "latest", json.dumps(steps, ensure_ascii=False), at, source="the agent's message"))
+    for sentence in statements.decisions(text[:20_000]):
+        body = clean(sentence, 300)
+        out.append(Record("decision", digest(body), body, at, source="the agent"))
+    for sentence in statements.findings(text[:20_000]):
+        body = clean(sentence, 300)
+        out.append(Record("finding", digest(body), body, at, source="the agent"))
+    return out
 
 
 def _todo_records(event: ToolEvent, known: Known) -> list[Record]:
@@ -143,14 +228,14 @@ def _edit_records(event: ToolEvent) -> list[Record]:
     return [Record("edit", target, event.name, event.at)]
 
 
-def _bash_records(event: ToolEvent) -> list[Record]:
+def _bash_records(event: ToolEvent, known: Known) -> list[Record]:
     command = str(event.input.get("command") or "")
     shown = cut(command, 300)
     out = [Record("ran", event.use_id or digest(command), shown, event.at)]  # the gate: a written file was run
     kind = commands.check_kind(command)
     if kind:
         outcome = commands.check_outcome(event.output, event.is_error)
-        detail = cut(commands.failure_line(event.output), 200) if outcome == "failed" else ""
+        detail = _failure(event.output) if outcome == "failed" else ""
         out.append(
             Record(
                 "check",
@@ -162,19 +247,102 @@ def _bash_records(event: ToolEvent) -> list[Record]:
                 ref=event.ref,
             )
         )
-    action = commands.vcs_action(command)
-    if action and not event.is_error:
-        out.append(Record("vcs", action, shown, event.at, status="done"))
-    if commands.tree_is_clean(event.output):
-        out.append(Record("vcs", "clean", "working tree clean", event.at, status="done"))
+    return out + _git_records(command, event) + _env_records(command, event, known)
+
+
+def _failure(output: str) -> str:
+    """How a check failed: its failure line and the first tests it names failing."""
+    line = cut(commands.failure_line(output), 200)
+    tests = [cut(name, 120) for name in commands.failing_tests(output)]
+    return f"{line}; failing: {', '.join(tests)}" if tests and not all(t in line for t in tests) else line
+
+
+def _git_records(command: str, event: ToolEvent) -> list[Record]:
+    """What git printed: a commit (its hash and subject), a push, the files `git status` lists as changed."""
+    out: list[Record] = []
+    commit = git_state.commit_of(event.output) if "]" in event.output else None
+    if commit:
+        hash_, subject, branch = commit
+        made = f"{hash_} {one_line(cut(subject, 200), 200)}"
+        out.append(Record("vcs", "commit", made, event.at, "done", branch))
+        out.append(Record("vcs", f"commit:{hash_}", made, event.at, "done", branch))  # every commit, for the list
+    action = commands.vcs_action(command) if not event.is_error else None
+    if action == "commit" and not commit and not git_state.committed_nothing(event.output):
+        out.append(Record("vcs", "commit", cut(command, 300), event.at, status="done"))  # its output was not shown
+    pushed = git_state.push_of(event.output) if "->" in event.output else None
+    if (pushed or action == "push") and not event.is_error:
+        out.append(Record("vcs", "push", pushed or cut(command, 300), event.at, status="done"))
+    stopped = git_state.conflicts_of(event.output) if "onflict" in event.output else None
+    if stopped is not None:
+        files = ", ".join(p.rsplit("/", 1)[-1] for p in stopped[:8]) or "see git status"
+        text = f"`{one_line(cut(command, 120), 120)}` stopped on conflicts ({files}): resolve them, then commit"
+        out.append(Record("vcs", "conflict", text, event.at, status="open"))
+    listed = git_state.status_of(command, event.output) if not event.is_error else None
+    if listed is not None:
+        out.append(Record("vcs", "status", json.dumps(listed[:200], ensure_ascii=False), event.at, status="done"))
     return out
 
 
-def _spec_records(event: ToolEvent) -> list[Record]:
-    label = commands.reads_spec(event.name, event.input)
+def _env_records(command: str, event: ToolEvent, known: Known) -> list[Record]:
+    found = environment.facts(command, event.output, event.is_error, known.env)
+    for key, _, status, failed_as in found:
+        known.env[key] = (status, failed_as)
+    return [Record("env", key, clean(text, 400), event.at, status, cut(how, 300)) for key, text, status, how in found]
+
+
+_PROSE_KEYS = ("title", "body", "description", "text", "comment", "content")
+_PROSE_FIELD = LazyPattern(r'"(?:title|body|description|text|comment)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+READ_ONLY_TOOLS = frozenset(("Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "NotebookRead", "ToolSearch"))
+
+
+def _prose(output: str) -> str:
+    """A spec's text: an API's JSON (`gh api …`, an issue tracker's MCP tool) read for its prose fields, else as is."""
+    if not output.lstrip().startswith(("{", "[")):
+        return output
+    data = _json_values(output)
+    if not data:
+        fields = _PROSE_FIELD.findall(output)  # cut short: the prose fields that are whole
+        return "\n".join(json.loads(f'"{value}"') for value in fields) if fields else output
+    found: list[str] = []
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 6 or len(found) > 200:
+            return
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key in _PROSE_KEYS and isinstance(inner, str):
+                    found.append(inner)
+                else:
+                    walk(inner, depth + 1)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner, depth + 1)
+
+    walk(data, 0)
+    return "\n".join(found)
+
+
+def _json_values(output: str) -> list[Any]:
+    """The JSON values `output` holds one after another (paginated API output prints several), [] when it holds none."""
+    decoder, at = json.JSONDecoder(), 0
+    values: list[Any] = []
+    text = output.strip()
+    while at < len(text):
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return values
+        values.append(value)
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return values
+
+
+def _spec_records(event: ToolEvent, known: Known) -> list[Record]:
+    label = commands.reads_spec(event.name, event.input, known.prompt_files)
     if not label or event.is_error:
         return []
-    rules = [unsecret(rule) for rule in commands.spec_rules(event.output)]
+    rules = [unsecret(rule) for rule in commands.spec_rules(_prose(event.output))]
     return [Record("rule", digest(rule), rule, event.at, source=label, ref=event.ref) for rule in rules]
 
 
@@ -183,17 +351,46 @@ def _error_key(event: ToolEvent) -> str:
     return f"{event.name}:{commands.command_head(unsecret(str(target)), 2)}"  # redacted first: quotes go at the split
 
 
+_REJECTED = "The user doesn't want to proceed with this tool use"
+
+
+def _rejected(event: ToolEvent) -> list[Record]:
+    """A tool call the person refused (Claude Code's permission prompt): their decision, not an error of the work."""
+    target = event.input.get("command") or event.input.get("file_path") or event.input.get("url") or ""
+    what = "the plan the agent proposed (ExitPlanMode)" if event.name == "ExitPlanMode" else f"{event.name} `{target}`"
+    text = clean(f"The user refused {one_line(what, 200)}", 300)
+    return _stored([Record("decision", digest(text), text, event.at, source="the user")])
+
+
+_ANSWER = LazyPattern(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
+
+
+def _answers(event: ToolEvent) -> list[Record]:
+    """The person's answers to the agent's questions (AskUserQuestion): decisions, in their words."""
+    out = []
+    for question, answer in _ANSWER.findall(event.output[:20_000]):
+        text = clean(f"Asked: {one_line(question, 200)} — the user answered: {one_line(answer, 200)}", 500)
+        out.append(Record("decision", digest(question), text, event.at, source="the user"))
+    return _stored(out[:6])
+
+
 def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     """The records one finished tool call makes (none for a call of no consequence)."""
-    out = _todo_records(event, known) + _edit_records(event) + _spec_records(event)
+    if event.is_error and event.output.lstrip().startswith(_REJECTED):
+        return _rejected(event)
+    if event.name == "AskUserQuestion" and not event.is_error:
+        return _answers(event)
+    out = _todo_records(event, known) + _edit_records(event) + _spec_records(event, known)
     if event.name == "ExitPlanMode" and isinstance(event.input.get("plan"), str):
         out.append(Record("plan", "plan", clean(event.input["plan"]), event.at))
     if event.name == "Bash":
-        out += _bash_records(event)
+        out += _bash_records(event, known)
     if event.name == "Read" and isinstance(event.input.get("file_path"), str) and not event.is_error:
         out.append(Record("read", event.input["file_path"], "read", event.at))
     key = _error_key(event)
-    if event.is_error:
+    if event.is_error and (event.name in READ_ONLY_TOOLS or any(r.kind == "check" or r.key == "conflict" for r in out)):
+        pass  # a file or page not found is no state of the work; a failed check's record says how it failed
+    elif event.is_error:
         first_line = next((line.strip() for line in event.output.splitlines() if line.strip()), "error")
         out.append(Record("error", key, clean(first_line, 300), event.at, status="open", ref=event.ref))
         known.open_errors.add(key)

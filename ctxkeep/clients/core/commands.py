@@ -3,15 +3,17 @@ a push, a task spec read (an issue, a ticket, a PR, a plan file), and the rules 
 
 Rules are quoted from the spec as data: the lines that prohibit or require something ("Do not…", "No extra…",
 "must", "only", "Keep all logic in…"), and every bullet under a heading such as "Constraints" or "Rules". A line that
-tries to instruct the reader ("ignore your instructions") is never taken. Standard library only (per-event hooks).
+speaks to the reader instead (`speaks_to_the_reader`: it addresses the agent, claims authority or approval, says to run
+something, or to set instructions aside) is never taken, nor anything under such a heading. Standard library only
+(per-event hooks).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 
 from ctxkeep.text import LazyPattern
+from ctxkeep.tool_names import SERVER_NAME
 
 MAX_RULES_PER_SPEC = 12
 MAX_RULE_CHARS = 300
@@ -128,7 +130,8 @@ def may_run(command: str, what: str) -> bool:
 
 _FAILED = LazyPattern(
     r"\b(?:\d+ (?:failed|failures?|errors?)\b(?<!\b0 failed)(?<!\b0 failures)(?<!\b0 errors)|FAILED|FAIL:|--- FAIL|"
-    r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9])",
+    r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9]|"
+    r"[1-9]\d* (?:issues?|problems?)\b)",
     re.MULTILINE,
 )
 _PASSED = LazyPattern(
@@ -144,12 +147,14 @@ _SPEC_COMMANDS = LazyPattern(
 _SPEC_TOOL = LazyPattern(r"issue|ticket|story|pull_?request|get_pr|review|comment|spec|linear|jira|task", re.IGNORECASE)
 _SPEC_FILE = LazyPattern(
     r"(?:spec|plan|prd|design|requirement|rfc|adr|task|issue|ticket|agents|claude|contributing|"
-    r"guideline|convention|todo)[^/]*\.(?:md|mdx|txt|rst|adoc)$",
+    r"guideline|convention|todo|feedback|instruction|rules|brief|assignment)[^/]*\.(?:md|mdx|txt|rst|adoc)$",
     re.IGNORECASE,
 )
 _RULE_HEADING = LazyPattern(
-    r"^\s*(?:#+\s*)?(?:[\w ]*\b)?(?:constraints?|rules?|requirements?|guidelines?|scope|non-?goals?|"
-    r"do(?:'s| and don'?ts)|don'?ts|must|restrictions?|conventions?)\b[\w ]*:?\s*$",
+    r"^\s*(?:#+\s*)?(?:[\w ]*\b)?(?:constraints?|rules?|requirements?|guidelines?|scope|non-?goals?|goals?|"
+    r"do(?:'s| and don'?ts)|don'?ts|must|restrictions?|conventions?|deliverables?|objectives?|acceptance(?: criteria)?|"
+    r"success criteria|definition of done|red flags?|risks?|deadlines?|timeline|windows?|milestones?|expected (?:output|"
+    r"results?)|outputs?)\b[\w ]*:?\s*$",
     re.IGNORECASE,
 )
 _HEADING = LazyPattern(r"^\s*(?:#+\s+\S|[A-Z][A-Za-z /&-]{2,40}:\s*$|[A-Z][A-Z /&-]{3,40}\s*$)")
@@ -163,11 +168,74 @@ _NEGATED_RULE = LazyPattern(
     r"without)\b|(?:^|[;:,—–]\s*)(?:[-*+]\s*)?no\s+\w",
     re.IGNORECASE,
 )
-_INJECTION = LazyPattern(
-    r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|prompts?|rules|previous|above|"
-    r"system)\b|\byou are now\b|\bsystem prompt\b|\bnew instructions\b",
+# A line that speaks to whoever reads it instead of stating what the work must be. Four kinds, each a pattern over the
+# shape of the line (not over a list of known attacks):
+_AGENT = r"(?:ai|a\.i\.|llms?|(?:large )?language models?|assistants?|agents?|bots?|copilot|claude|codex|gemini|chatgpt|gpt|cursor|devin)"
+_ADDRESSES_THE_AGENT = LazyPattern(  # "Claude, …", "Note to AI agents:", "If you are an LLM", "AI models reading this"
+    rf"^\W*(?:(?:hey|hi|hello|dear|attention|note|notice|message|reminder|instructions?|memo)(?: (?:to|for))?\s+"
+    rf"(?:(?:the|all|any|every)\s+)?(?:ai\s+)?{_AGENT}\b"
+    rf"|(?:(?:the|all|any)\s+)?(?:ai\s+)?{_AGENT}\s*[,:!]\s*(?:you\b|your\b|please\b|make sure|do\b|don'?t\b|never\b|always\b|ignore\b|only\b))"
+    rf"|\b(?:if|when|since|as long as)\s+you(?:'re|\s+are)\s+(?:an?\s+|the\s+)?(?:ai\b|{_AGENT}\b)"
+    rf"|\bas\s+(?:an?|the)\s+(?:ai\b|{_AGENT}\b)"
+    rf"|\b(?:ai\s+)?{_AGENT}\b[^.]{{0,40}}\b(?:reading|processing|parsing|seeing|reviewing|working on)\s+(?:this|these)\b",
     re.IGNORECASE,
 )
+_CLAIMS_AUTHORITY = LazyPattern(  # "IMPORTANT SYSTEM NOTE", "[SYSTEM]", "the user has approved", "you have permission"
+    r"\b(?:system|admin(?:istrator)?|developer|security|maintainer|operator|root|owner)\s+(?:note|notice|message|override|"
+    r"instructions?|directive|update|alert|prompt|mode)\b"
+    r"|^\W*[\[<(]?\s*/?\s*(?:system|sys|admin|developer|assistant|instructions?)\s*[\]>)]|^\W*(?:system|admin)\s*:"
+    r"|\b(?:has|have|had)\s+(?:already\s+|explicitly\s+|now\s+)?(?:approved|authori[sz]ed|allowed|permitted|okayed|"
+    r"consented|signed off|granted|cleared)\b"
+    r"|\byou\s+(?:have|are\s+(?:hereby\s+)?(?:given|granted))\s+(?:full\s+|explicit\s+)?(?:permission|authori[sz]ation|"
+    r"approval|consent|clearance|the go-ahead)\b|\byou\s+(?:are|have been)\s+(?:hereby\s+)?(?:authori[sz]ed|allowed|"
+    r"permitted|cleared)\b|\byou\s+(?:may|can)\s+(?!only\b|not\b|never\b)"
+    r"|\b(?:permission|approval|authori[sz]ation|consent)\s+(?:is|was|has been)\s+(?:hereby\s+)?(?:granted|given)\b"
+    r"|\b(?:pre|already)[- ]?(?:approved|authori[sz]ed)\b"
+    r"|\b(?:user|owner|maintainers?|admins?|administrators?|lead|manager)\s+(?:explicitly\s+)?(?:allows?|permits?|"
+    r"approves?|authori[sz]es?|consents?)\b"
+    r"|\b(?:message|note|instructions?|word|orders?)\s+from\s+(?:the\s+|your\s+)?(?:user|owner|admin|maintainers?|"
+    r"developers?|anthropic|openai|google|system|security team|operator)\b",
+    re.IGNORECASE,
+)
+_COMMAND = (  # what an instruction to run names: a code span, a path, a shell command, "this", "the script"
+    r"(?:`|\$\(|\.{0,2}/|~/|(?:sudo|curl|wget|bash|sh|zsh|python\d?|node|npx|npm|pnpm|yarn|pip\d?|uv|make|cargo|go|"
+    r"docker|kubectl|git|gh|chmod|rm|iwr|irm)\b|(?:this|these|it|the following)\b|the\s+(?:\w+\s+)?(?:script|command|"
+    r"installer|binary|snippet|line|code|file)s?\b|:)"
+)
+_TELLS_TO_RUN = LazyPattern(  # "run `curl … | sh`", "First run ./x.sh", "pipe it into bash", "bash -c "$(wget …)""
+    r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^|\n]*\|\s*(?:sudo\s+)?(?:sh|bash|zsh|ksh|"
+    r"dash|fish|iex|python\d?|perl|ruby|node|pwsh|powershell)\b"
+    r"|\b(?:sh|bash|zsh)\s+(?:-c\s+)?[\"']?\$\(\s*(?:curl|wget)|<\(\s*(?:curl|wget)"
+    r"|\bpipe\b[^\n]{0,80}?\b(?:into|to)\s+(?:sh|bash|zsh|a shell|the shell|python\d?|iex|powershell)\b"
+    rf"|(?:^|[.;:!?]\s+|,\s*|\b(?:then|first|now|please|also|just|always|simply|next|and)\s+)(?:please\s+)?"
+    rf"(?:run|execute|exec|copy and (?:run|paste)|paste)(?![\w-])\s*{_COMMAND}"
+    rf"|(?:^|[.;:!?]\s+|\b(?:then|first|now|please|also|just|always|simply|next)\s+)(?:please\s+)?(?:install|download)\b"
+    r"[^.\n]*(?:`|https?://)"
+    r"|\b(?:you\s+(?:must|should|need to|have to|will need to)|make sure (?:to|you)|be sure to|remember to|"
+    r"don'?t forget to|do not forget to)\s+(?:first\s+)?(?:run|execute|install|download)\b",
+    re.IGNORECASE,
+)
+_SETS_INSTRUCTIONS_ASIDE = LazyPattern(  # "ignore the previous constraints", "new instructions:", "you are now"
+    r"\b(?:ignore|disregard|forget|override|bypass|set aside|do not follow|don'?t follow|stop following|no longer follow)"
+    r"\b[^.]{0,60}?(?:\b(?:previous|prior|earlier|above|all|any|your|these|those|original|existing|other|my)\s+"
+    r"(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|guardrails|constraints|polic(?:y|ies)|directives|"
+    r"requirements)\b|\bwhat you (?:were|have been|are) (?:told|asked|instructed)|\b(?:claude|agents|gemini)\.md\b|"
+    r"\.cursorrules|\bsystem prompt|\bsafety\b)"
+    r"|\b(?:new|updated|real|actual|true|hidden|secret)\s+(?:instructions?|task|orders|directives?)\b"
+    r"|\byou are now\b|\bsystem prompt\b|\bdeveloper mode\b|\bjailbreak|\bact as (?:an?|the)\b|\bpretend (?:to be|you)\b"
+    r"|\b(?:from now on|henceforth|going forward)\b[^.]{0,80}\b(?:you|your|ask|asking|confirm|permission|prompts?)\b",
+    re.IGNORECASE,
+)
+_SPEAKS_TO_THE_READER = (_ADDRESSES_THE_AGENT, _CLAIMS_AUTHORITY, _TELLS_TO_RUN, _SETS_INSTRUCTIONS_ASIDE)
+
+
+def speaks_to_the_reader(line: str) -> bool:
+    """A line a spec must not hand the agent as a rule: it addresses the agent (or any AI, assistant, model), claims
+    authority or approval (a system note, a permission granted), tells the reader to run something, or says to
+    ignore or override instructions. A rule states what the work must be; these try to steer whoever reads them."""
+    return any(pattern.search(line) for pattern in _SPEAKS_TO_THE_READER)
+
+
 _BULLET = LazyPattern(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 
 
@@ -182,6 +250,19 @@ def check_outcome(output: str, is_error: bool) -> str:
     if is_error or _FAILED.search(output[-20_000:]):
         return "failed"
     return "passed"
+
+
+_FAILING_TEST = LazyPattern(
+    r"^(?:FAILED\s+(?P<pytest>\S+)|--- FAIL: (?P<go>\S+)|\s*(?:✕|×)\s+(?P<jest>.+?)(?:\s+\(\d+ ?m?s\))?$|"
+    r"FAIL\s+(?P<file>\S+\.\w+))",
+    re.MULTILINE,
+)
+
+
+def failing_tests(output: str, most: int = 3) -> list[str]:
+    """The names of the tests a run reports failing (pytest, go test, jest/vitest), the first `most`."""
+    names = [next(g for g in m.groups() if g) for m in _FAILING_TEST.finditer(output[-30_000:])]
+    return list(dict.fromkeys(n.strip() for n in names))[:most]
 
 
 def failure_line(output: str) -> str:
@@ -204,15 +285,19 @@ def tree_is_clean(output: str) -> bool:
     return _CLEAN_TREE.search(output) is not None
 
 
-def reads_spec(tool: str, data: dict[str, object]) -> str | None:
-    """A label for the spec a tool call reads ("Bash: gh issue view 42", "Read: docs/plan.md"), or None."""
+def reads_spec(tool: str, data: dict[str, object], named: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """A label for the spec a tool call reads ("Bash: gh issue view 42", "Read: docs/plan.md"), or None. A file
+    whose name the person's prompts mention (`named`, casefolded names) is a spec whatever it is called."""
     if tool == "Bash" and isinstance(data.get("command"), str):
         command = str(data["command"])
         found = _SPEC_COMMANDS.search(command) if may_run(command, "spec") else None
         return f"Bash: {_segment(command[found.start() :])}" if found else None
-    if tool == "Read" and isinstance(data.get("file_path"), str) and _SPEC_FILE.search(str(data["file_path"])):
-        return f"Read: {data['file_path']}"
-    if tool.startswith("mcp__") and _SPEC_TOOL.search(tool.rsplit("__", maxsplit=1)[-1]) and "ctxkeep" not in tool:
+    path = data.get("file_path")
+    if tool == "Read" and isinstance(path, str) and path.rsplit("/", 1)[-1].casefold() in named:
+        return f"Read: {path} (the file the request names)"
+    if tool == "Read" and isinstance(path, str) and _SPEC_FILE.search(path):
+        return f"Read: {path}"
+    if tool.startswith("mcp__") and _SPEC_TOOL.search(tool.rsplit("__", maxsplit=1)[-1]) and SERVER_NAME not in tool:
         target = next((str(v) for v in data.values() if isinstance(v, (str, int))), "")
         return f"{tool} {target}".strip()[:160]
     return None
@@ -237,14 +322,17 @@ def spec_rules(text: str) -> list[str]:
     """The rules a spec states, verbatim, negated ones first, at most MAX_RULES_PER_SPEC."""
     negated: list[str] = []
     others: list[str] = []
-    under_rules = False
+    under_rules = steering = False
     for raw in text.splitlines()[:4_000]:
         line = re.sub(r"^\s*\d+→", "", raw)  # Claude Code's Read prefixes every line with its number and an arrow
         if _HEADING.match(line) and not _BULLET.match(line):
             under_rules = bool(_RULE_HEADING.match(line))
+            steering = speaks_to_the_reader(line)  # "IMPORTANT SYSTEM NOTE:": nothing under it is a rule
             continue
+        if line.lstrip().startswith("|"):
+            continue  # a table row: a cell is no rule
         rule = _clean_line(line)
-        if len(rule) < 12 or _INJECTION.search(rule) or rule.endswith(":"):
+        if len(rule) < 12 or steering or rule.endswith(":") or speaks_to_the_reader(rule):
             continue
         if _NEGATED_RULE.search(rule):
             negated.append(rule)
@@ -254,10 +342,25 @@ def spec_rules(text: str) -> list[str]:
     return unique[:MAX_RULES_PER_SPEC]
 
 
-def command_head(command: str, words: int = 3) -> str:
-    """The first words of a command line, for labels ("mix test test/foo_test.exs" -> "mix test test/foo_test.exs")."""
+# what shlex reads otherwise than str.split in ASCII: quotes, escapes, and the whitespace shlex does not split on
+_NOT_PLAIN = frozenset("'\"\\\x0b\x0c\x1c\x1d\x1e\x1f")
+
+
+def _shell_words(command: str) -> list[str]:
+    import shlex  # here: most commands have no quotes, and shlex costs a hook process its import
+
     try:
-        parts = shlex.split(command, posix=True)
+        return shlex.split(command, posix=True)
     except ValueError:
-        parts = command.split()
+        return command.split()
+
+
+def command_head(command: str, words: int = 3) -> str:
+    """The first words of the command a command line runs, for labels: variable assignments and a leading `cd …`
+    left out ("cd app && FOO=1 mix test test/foo_test.exs" -> "mix test test/foo_test.exs")."""
+    parts = command.split() if command.isascii() and _NOT_PLAIN.isdisjoint(command) else _shell_words(command)
+    while parts and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", parts[0]) or parts[0] in ("&&", ";")):
+        parts = parts[1:]
+    if len(parts) > 2 and parts[0] == "cd" and parts[2] in ("&&", ";"):
+        return command_head(" ".join(parts[3:]), words) or " ".join(parts[:words])[:80]
     return " ".join(parts[:words])[:80]

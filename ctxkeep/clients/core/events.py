@@ -17,34 +17,33 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import closing
 
 from ctxkeep.clients.core import live
 from ctxkeep.clients.core.capture import ToolEvent
+from ctxkeep.clients.core.hook_config import hook_config
 from ctxkeep.clients.core.hook_io import (
     HookInputError,
     Where,
     describe,
     elapsed_ms,
+    log_for,
     print_json,
     read_input,
     where,
     write_log,
 )
-from ctxkeep.clients.core.shaping import Offload, shaping_from_env
+from ctxkeep.clients.core.shaping import Offload
 from ctxkeep.storage.hook_store import HotSession, open_hot_session
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from typing import IO, Any
 
-    Reply = tuple[dict[str, Any] | None, str]  # (what to print, a note for the log)
+    Reply = tuple[dict[str, Any] | str | None, str]  # (what to print: JSON, or plain text; a note for the log)
     Handler = Callable[[HotSession, Where, dict[str, Any]], Reply]
 
 MAX_CHARS = 9_000  # the records' view: what Claude Code keeps inline, and well under every other client's limit
 REPAIR_CHARS = 4_000
-WORKER_WAIT_S = 10.0
-_OFF = ("off", "0", "false", "no")
 
 
 def session_key(data: Mapping[str, Any], keys: Sequence[str]) -> str:
@@ -70,22 +69,27 @@ def run(
     it succeeded; otherwise `fallback` (or nothing)."""
     started = time.perf_counter()
     try:
+        config = hook_config(env)
         handler = handlers.get(event)
         if handler is None:
             raise HookInputError(f"unknown event {event!r} (known: {', '.join(handlers)})")
         data = read_input(stdin)
         if cwd_of is not None and not isinstance(data.get("cwd"), str):
             data["cwd"] = cwd_of(data)
-        w = where(data, env, session_key(data, keys))
-        busy = int(env["CTXKEEP_BUSY_TIMEOUT_MS"]) if env.get("CTXKEEP_BUSY_TIMEOUT_MS", "").isdigit() else 5_000
-        with closing(open_hot_session(w.db, w.project, w.session_id, busy)) as conn:
+        w = where(data, config, session_key(data, keys))
+        conn = open_hot_session(w.db, w.project, w.session_id, config.busy_timeout_ms)
+        try:
             output, note = handler(conn, w, data)
-        if output is not None or fallback is not None:
+        finally:
+            conn.close()
+        if isinstance(output, str):
+            stdout.write(output)
+        elif output is not None or fallback is not None:
             print_json(stdout, output if output is not None else fallback or {})
         if note:
-            write_log(env, f"{label} {event} ok in {elapsed_ms(started)}, session {w.session_id}: {note}")
+            write_log(config.log, f"{label} {event} ok in {elapsed_ms(started)}, session {w.session_id}: {note}")
     except Exception as exc:  # a hook never fails the user: log, print the neutral answer at most, exit 0
-        write_log(env, f"{label} {event} failed in {elapsed_ms(started)}: {type(exc).__name__}: {describe(exc)}")
+        log_for(env, f"{label} {event} failed in {elapsed_ms(started)}: {type(exc).__name__}: {describe(exc)}")
         if fallback is not None:
             print_json(stdout, fallback)
     return 0
@@ -100,14 +104,14 @@ def tool(conn: HotSession, w: Where, event: ToolEvent, prefix: str) -> tuple[Off
     """Record a finished tool call; a shapeable output over its limit is offloaded to the evidence inbox. Returns the
     offload when the model should get its shaped view (the client may or may not be able to put it there)."""
     task = live.session_task(conn, w, prefix)
-    taken = live.take_tool(conn, w, event, shaping_from_env(w.env), task)
+    taken = live.take_tool(conn, w, event, w.config.shaping, task)
     note = f"{event.name} output ({taken.size:,} bytes) offloaded as {taken.ref}" if taken else ""
     return taken, note
 
 
 def gate(conn: HotSession, w: Where, active: bool) -> str | None:
     """The verification gate's reason to block this stop once, or None (also when CTXKEEP_GATE=off)."""
-    if w.env.get("CTXKEEP_GATE", "on").strip().lower() in _OFF:
+    if not w.config.gate:
         return None
     return live.gate_reason(conn, w, active)
 
@@ -135,25 +139,64 @@ def start_context(
     w: Where,
     summary: str | None,
     prefix: str,
-    room: int = MAX_CHARS,
+    wrapper: int = 0,
     measure: Callable[[str], int] = len,
+    after_compaction: bool = True,
 ) -> tuple[str, str]:
     """What a session start (or resume, or the first event after a compaction) injects, and the note for the log:
     the repair of `summary` (the client's compaction summary, checked against the records and kept as the task's
-    summary) within REPAIR_CHARS, else the records' own view within `room`; "" for a session with nothing recorded.
-    `measure` counts characters as the client will show them."""
+    summary) within REPAIR_CHARS, else the records' own view within MAX_CHARS; "" for a session with nothing
+    recorded, or the same view again when the context holds it already (a session start that follows another
+    without a compaction between, `after_compaction` False). `measure` counts characters as the client will show
+    them; `wrapper` is what the client's answer around the text takes of the limit."""
     if not conn.records() and conn.binding() is None:
         return "", "no records for this session: nothing injected"
     task_id = live.session_task(conn, w, prefix)
-    budget = min(room, REPAIR_CHARS) if summary is not None else room
+    budget = (REPAIR_CHARS if summary is not None else MAX_CHARS) - wrapper
     saved = conn.latest_state_json(task_id) is not None
     text, losses = live.injection(
-        conn, w, summary, budget, header(summary is not None), task_id, footer(task_id, saved), measure
+        conn,
+        w,
+        summary,
+        budget,
+        header(summary is not None),
+        task_id,
+        footer(task_id, saved),
+        measure,
+        after_compaction,
     )
+    if not text and summary is None:
+        return "", "the same view is in the context already (injected at the last session start): nothing injected"
     if not text:
         return "", "the summary carries every record: nothing injected"
     what = f"repair of {losses} loss(es)" if summary is not None else "the records' view"
     return text, f"injected {what} ({measure(text):,} characters)"
+
+
+def start_brief(conn: HotSession, w: Where, wrapper: int = 0, measure: Callable[[str], int] = len) -> tuple[str, str]:
+    """A new session's brief of where this project's work stopped (CTXKEEP_START_BRIEF=off: none), and the note."""
+    if not w.config.start_brief:
+        return "", "the startup brief is off (CTXKEEP_START_BRIEF)"
+    from ctxkeep.clients.core.briefs import STARTUP_BRIEF_CHARS
+
+    text = live.startup_brief(conn, w, w.config.start_brief_days, STARTUP_BRIEF_CHARS - wrapper, measure)
+    return (
+        (text, f"injected the startup brief ({measure(text):,} characters)") if text else ("", "no open earlier work")
+    )
+
+
+def compaction_brief(
+    conn: HotSession, w: Where, manual: bool = False, measure: Callable[[str], int] = len
+) -> tuple[str, str]:
+    """What a pre-compaction hook prints for the client's summarizer (CTXKEEP_COMPACT_BRIEF=off: nothing); shorter
+    for a compaction the user asked for (`manual`), whose output the user reads and the transcript keeps."""
+    if not w.config.compact_brief:
+        return "", ""
+    from ctxkeep.clients.core.briefs import COMPACTION_BRIEF_CHARS, MANUAL_COMPACTION_BRIEF_CHARS
+
+    budget = MANUAL_COMPACTION_BRIEF_CHARS if manual else COMPACTION_BRIEF_CHARS
+    text = live.compaction_brief(conn, w, budget, measure)
+    return text, f"printed the brief for the summary ({measure(text):,} characters)" if text else ""
 
 
 def printed(text: str) -> int:
@@ -161,29 +204,42 @@ def printed(text: str) -> int:
     return len(json.dumps(text))
 
 
-def spawn_worker(conn: HotSession, w: Where, data: Mapping[str, Any], client: str, command: Sequence[str] = ()) -> str:
-    """Start `ctxkeep hook <client> worker` (or `ctxkeep hook <command>`) detached with the hook input (the heavy
-    ingest the client never waits for); the session's hook state says it is running until it marks itself done."""
-    import subprocess
+class WorkerNotRecorded(RuntimeError):
+    """The worker runs with its input, but the session's hook state could not say so (a session start then does not
+    wait for it)."""
 
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "ctxkeep", "hook", *(command or (client, "worker"))],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        env=dict(w.env),
-    )
-    conn.set_hook_state(worker_pid=worker.pid, worker_started_at=w.now(), worker_done_at=None)
-    assert worker.stdin is not None
-    worker.stdin.write(json.dumps(dict(data)).encode("utf-8"))
-    worker.stdin.close()
+
+def spawn_worker(conn: HotSession, w: Where, data: Mapping[str, Any], client: str) -> str:
+    """Start `ctxkeep hook <client> worker` detached (the heavy ingest the client never waits for) on the hook input;
+    the session's hook state says it is running until it marks itself done.
+
+    The worker's stdin is a file that holds the whole input before the worker starts (unnamed, in the database's
+    private folder), so no worker ever starts without its input: not when recording its state fails (a locked
+    database), nor when this hook is killed right after. WorkerNotRecorded when only the recording failed."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile(dir=os.path.dirname(w.db) or ".") as given:
+        given.write(json.dumps(dict(data)).encode("utf-8"))
+        given.seek(0)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "ctxkeep", "hook", client, "worker"],
+            stdin=given,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env=dict(w.env),
+        )
+    try:
+        conn.set_hook_state(worker_pid=worker.pid, worker_started_at=w.now(), worker_done_at=None)
+    except Exception as exc:
+        raise WorkerNotRecorded(f"ingest started in worker {worker.pid}, but not recorded: {exc}") from exc
     return f"ingest started in worker {worker.pid}"
 
 
 def await_worker(conn: HotSession, w: Where) -> None:
     """Wait (at most CTXKEEP_WORKER_WAIT_S, default 10 s) for this session's worker still ingesting its transcript."""
-    deadline = time.monotonic() + float(w.env.get("CTXKEEP_WORKER_WAIT_S", WORKER_WAIT_S))
+    deadline = time.monotonic() + w.config.worker_wait_s
     while time.monotonic() < deadline:
         state = conn.hook_state()
         started, done, pid = state["worker_started_at"], state["worker_done_at"], state["worker_pid"]

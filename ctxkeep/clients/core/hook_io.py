@@ -2,8 +2,8 @@
 
 A hook's input is one JSON object on stdin (at most MAX_INPUT_BYTES; more is refused, never held). A hook never
 blocks the user: any failure becomes one line in the hook log (`ctxkeep-hooks.log` beside the database,
-`CTXKEEP_HOOK_LOG` moves it), never the input itself, and the hook prints nothing or passes the output through.
-Standard library only (per-event hooks).
+`CTXKEEP_HOOK_LOG` moves it: `hook_config.log_path`), never the input itself, and the hook prints nothing or passes
+the output through. Standard library only (per-event hooks).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
 
-from ctxkeep.project import hook_db_path, resolve_project
+from ctxkeep.clients.core.hook_config import HookConfig, log_path
+from ctxkeep.project import resolve_project
 from ctxkeep.text import without_bad_characters
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 else:
     from ctxkeep.named_tuple import NamedTuple
 
-LOG_NAME = "ctxkeep-hooks.log"
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 _SESSION_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -33,13 +32,20 @@ class HookInputError(ValueError):
 
 
 class Where(NamedTuple):
-    """The database, project and session a hook works on, and its clock."""
+    """The settings, project and session a hook works on, and its clock."""
 
-    db: Path
+    config: HookConfig
     project: str
     session_id: str
-    env: Mapping[str, str]
     started: float
+
+    @property
+    def db(self) -> str:
+        return self.config.db
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return self.config.env
 
     def now(self) -> str:
         return utc_now()
@@ -72,36 +78,33 @@ def session_id_of(data: Mapping[str, Any], key: str = "session_id") -> str:
     return found
 
 
-def where(data: Mapping[str, Any], env: Mapping[str, str], session_key: str = "session_id") -> Where:
+def where(data: Mapping[str, Any], config: HookConfig, session_key: str = "session_id") -> Where:
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
     return Where(
-        hook_db_path(env),
-        resolve_project(env, hook_cwd=cwd),
-        session_id_of(data, session_key),
-        env,
-        time.perf_counter(),
+        config, resolve_project(config.env, hook_cwd=cwd), session_id_of(data, session_key), time.perf_counter()
     )
 
 
-def log_path(env: Mapping[str, str]) -> Path:
-    """CTXKEEP_HOOK_LOG, else `ctxkeep-hooks.log` beside the database (with a PostgreSQL URL: beside the hooks' spool,
-    in the data folder)."""
-    if env.get("CTXKEEP_HOOK_LOG"):
-        return Path(env["CTXKEEP_HOOK_LOG"]).expanduser()
-    return hook_db_path(env).parent / LOG_NAME
-
-
-def write_log(env: Mapping[str, str], line: str) -> None:
-    """Append one line (created 0600); a log that cannot be written is given up on silently: hooks never fail."""
+def write_log(path: str, line: str) -> None:
+    """Append one line to the hook log at `path` (created 0600); a log that cannot be written is given up on
+    silently: hooks never fail."""
     try:
-        path = log_path(env)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as log:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             log.write(f"{stamp} {' '.join(without_bad_characters(line[:2000]).split())}\n")
     except (OSError, ValueError):
         pass
+
+
+def log_for(env: Mapping[str, str], line: str) -> None:
+    """`write_log` to the log `env` names: for a failure before (or while) the hook read its settings."""
+    try:
+        path = log_path(env)
+    except (OSError, ValueError, RuntimeError):  # no home folder to put it in: given up on, as write_log does
+        return
+    write_log(path, line)
 
 
 def describe(exc: Exception) -> str:

@@ -2,10 +2,14 @@
 waits for it: a transcript already read by the client's reader (`transcripts.Reading`) goes into the store.
 
 In order, each step noted as it really went (a failed step does not stop the later ones):
-1. the transcript's records join the ones the live hooks captured (same keys: nothing counted twice);
+1. the transcript's records join the ones the live hooks captured (same keys: nothing counted twice); a client whose
+   reader can resume (Claude Code's) reads only the lines appended since the last ingest, from the reader state that
+   ingest kept in the session's `transcript` hook record, and the whole file when it shrank or changed before there;
 2. the session is bound to its task: the agent's own when the transcript shows it calling ctxkeep's
    `checkpoint_save`, else `<client prefix><session id>`;
-3. tool outputs the live hooks offloaded are taken into the evidence store under the refs the model was shown;
+3. with a shared PostgreSQL store, tool outputs the live hooks offloaded into this machine's spool are taken into
+   it under the refs the model was shown (counted with the tokenizer); an SQLite store's inbox is left to the
+   server, which counts them with the tokenizer as it takes them in;
 4. the task is saved as a strict `pre_compact` checkpoint when the records changed it (lists too long for a
    checkpoint overflow to evidence; the agent's own task is never saved non-strict);
 5. the conversation goes through compress_history for that task (outputs offloaded, the digest updated).
@@ -15,6 +19,7 @@ The session's hook state says when it started and finished; a session-start hook
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping
 from contextlib import closing
@@ -24,7 +29,8 @@ from typing import IO, Any
 import anyio
 
 from ctxkeep.clients.core import live
-from ctxkeep.clients.core.hook_io import Where, describe, read_input, where, write_log
+from ctxkeep.clients.core.hook_config import hook_config
+from ctxkeep.clients.core.hook_io import Where, describe, log_for, read_input, where
 from ctxkeep.clients.core.session_task import merge_todos, session_state
 from ctxkeep.clients.core.session_view import View
 from ctxkeep.clients.core.spool import spool_notes
@@ -35,7 +41,7 @@ from ctxkeep.models.compress import CompressRequest
 from ctxkeep.models.evidence import EvidenceItem
 from ctxkeep.settings import Settings
 from ctxkeep.storage import SessionRow
-from ctxkeep.storage.hook_store import open_hot_session
+from ctxkeep.storage.hook_store import HotSession, open_hot_session
 from ctxkeep.text import utc_text
 from ctxkeep.tools.checkpoint import checkpoint_save, latest_state
 from ctxkeep.tools.compression import compress_history
@@ -43,8 +49,10 @@ from ctxkeep.tools.evidence import evidence_put, take_offloads
 from ctxkeep.tools.scope import Scope, open_scope
 
 Reader = Callable[[list[str], dict[str, Any]], Reading]  # (transcript lines, hook input) -> what they hold
-Locate = Callable[[Where, dict[str, Any]], "Path | None"]
+Locate = Callable[[Where, dict[str, Any]], "Path | str | None"]
 Compression = Callable[[Path, Reading, str], "CompressRequest | None"]  # (transcript, reading, task) -> the request
+# (lines appended, hook input, the state the last read saved or None) -> what they add, its `state` the next one's
+Resume = Callable[[list[str], dict[str, Any], "dict[str, Any] | None"], Reading]
 
 
 def _messages(path: Path, reading: Reading, task_id: str) -> CompressRequest | None:
@@ -53,11 +61,21 @@ def _messages(path: Path, reading: Reading, task_id: str) -> CompressRequest | N
 
 class Client:
     """What the worker needs of a client: its name (for the log and the goal of a prompt-less session), its task
-    prefix, where its transcript of a session is (None: not one it may read), its reader, and what compress_history
-    is given (by default the reading's messages)."""
+    prefix, where its transcript of a session is (None: not one it may read), its reader, what compress_history is
+    given (by default the reading's messages), and, for a reader that can go on from a saved state (`resume`: only
+    when compress_history does not need the reading's messages), the worker then reads only what was appended."""
 
-    def __init__(self, name: str, prefix: str, locate: Locate, read: Reader, compress: Compression = _messages) -> None:
+    def __init__(
+        self,
+        name: str,
+        prefix: str,
+        locate: Locate,
+        read: Reader,
+        compress: Compression = _messages,
+        resume: Resume | None = None,
+    ) -> None:
         self.name, self.prefix, self.locate, self.read, self.compress = name, prefix, locate, read, compress
+        self.resume = resume
 
 
 def _overflow(scope: Scope, task_id: str, stored: list[EvidenceItem]) -> Callable[[str, list[str]], str]:
@@ -129,6 +147,22 @@ async def bind(
     return task_id, bound
 
 
+async def _take_offloads(scope: Scope) -> str:
+    """Step 3. With an SQLite store the offloaded outputs wait in its inbox for the server (or any tool that reads
+    evidence), which takes them in counting their tokens with the tokenizer: the worker counts with an estimate (it
+    never loads tiktoken) and would store a count ~30% short. A shared PostgreSQL store cannot read this machine's
+    spool, so the worker moves them there itself, counting with the tokenizer for them."""
+    if scope.spool is None:
+        return "offloaded outputs left in the inbox for the server (it counts their tokens)"
+    from ctxkeep.tokens import use_estimate, use_tokenizer
+
+    use_tokenizer()
+    try:
+        return f"{await take_offloads(scope)} offloaded output(s) taken in"
+    finally:
+        use_estimate()
+
+
 async def _steps(
     scope: Scope,
     task_id: str,
@@ -141,7 +175,7 @@ async def _steps(
     """Steps 3–5; each failure is noted and the later steps still run (what was done stands)."""
     notes = []
     try:
-        notes.append(f"{await take_offloads(scope)} offloaded output(s) taken in")
+        notes.append(await _take_offloads(scope))
     except Exception as exc:
         notes.append(f"taking in the offloaded outputs failed: {type(exc).__name__}: {str(exc)[:200]}")
     try:
@@ -159,25 +193,64 @@ async def _steps(
     return notes
 
 
+CURSOR = "transcript"  # the hook record that keeps where the last ingest stopped reading (`_read_appended`)
+
+
+def _read_appended(
+    conn: HotSession, data: bytes, client: Client, hook: dict[str, Any]
+) -> tuple[Reading, str, str, str]:
+    """The transcript's lines appended since the last ingest, read from the state that ingest saved (the same records a
+    read of the whole file gives); the whole file when there was none, or when the file shrank or changed before where
+    it stopped. Only whole lines are read (the last one may be half written: it waits for the next ingest). Returns
+    the reading, the file's sha256, the cursor to keep (JSON) and what was read (for the note)."""
+    assert client.resume is not None
+    saved = next((json.loads(r[2]) for r in conn.records(("hook",)) if r[1] == CURSOR), None)
+    end = data.rfind(b"\n") + 1
+    start, state, how = 0, None, "the whole transcript"
+    if isinstance(saved, dict) and isinstance(saved.get("offset"), int) and 0 < saved["offset"] <= end:
+        prefix = hashlib.sha256(data[: saved["offset"]])
+        if prefix.hexdigest() == saved.get("sha256"):
+            start, state = saved["offset"], saved.get("state")
+            how = f"the {end - start:,} byte(s) appended since the last ingest"
+        else:
+            how = "the whole transcript (it changed before where the last ingest stopped)"
+    elif isinstance(saved, dict):
+        how = "the whole transcript (it is shorter than where the last ingest stopped)"
+    reading = client.resume(data[start:end].decode("utf-8", "replace").splitlines(), hook, state)
+    cursor = {"offset": end, "sha256": hashlib.sha256(data[:end]).hexdigest(), "state": reading.state}
+    return reading, hashlib.sha256(data).hexdigest(), json.dumps(cursor, ensure_ascii=False), how
+
+
 async def ingest(
     scope: Scope, w: Where, path: Path, client: Client, hook: dict[str, Any], env: Mapping[str, str]
 ) -> str:
     """Steps 1–5 above for the transcript at `path`; a note saying how each went."""
+    stat = path.stat()  # before the read: a file that grows meanwhile differs from it, so the next pre-compact reads on
     data = await anyio.to_thread.run_sync(path.read_bytes)
-    reading = client.read(data.decode("utf-8", "replace").splitlines(), hook)
-    with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+    with closing(open_hot_session(w.db, w.project, w.session_id, w.config.busy_timeout_ms)) as conn:
+        if client.resume is None:
+            reading, fingerprint, cursor, how = (
+                client.read(data.decode("utf-8", "replace").splitlines(), hook),
+                hashlib.sha256(data).hexdigest(),
+                None,
+                "",
+            )
+        else:
+            reading, fingerprint, cursor, how = _read_appended(conn, data, client, hook)
         conn.put_records([(r.kind, r.key, r.text, r.at, r.status, r.source, r.ref) for r in reading.latest_records()])
+        if cursor is not None:
+            conn.keep(CURSOR, cursor, w.now())
         view = live.view_of(conn, w)
-    task_id, bound = await bind(scope, w, path, hashlib.sha256(data).hexdigest(), reading.bound_task, client.prefix)
+    task_id, bound = await bind(scope, w, path, fingerprint, reading.bound_task, client.prefix)
     notes = [
         f"{len(reading.records)} record(s) from {reading.lines} line(s), {reading.skipped} skipped",
+        *([f"read {how}"] if how else []),
         ("bound to the agent's task " if bound else "bound to ") + task_id,
     ]
     notes += await spool_notes(scope)  # with PostgreSQL: the summaries the hooks kept, first
     notes += await _steps(scope, task_id, view, bound, client.compress(path, reading, task_id), client.name, env)
     notes += await spool_notes(scope, w.session_id)  # with PostgreSQL: what the hooks read, back into their spool
-    stat = path.stat()
-    with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+    with closing(open_hot_session(w.db, w.project, w.session_id, w.config.busy_timeout_ms)) as conn:
         conn.set_hook_state(transcript_size=stat.st_size, transcript_mtime_ns=stat.st_mtime_ns)
     return "; ".join(notes)
 
@@ -186,17 +259,17 @@ async def _work(client: Client, data: dict[str, Any], env: Mapping[str, str]) ->
     from ctxkeep.tokens import use_estimate
 
     use_estimate()
-    w = where(data, env)
+    w = where(data, hook_config(env))
     note = "failed"
     try:
         settings = Settings.from_env(env, hook_cwd=data.get("cwd") if isinstance(data.get("cwd"), str) else None)
-        path = client.locate(w, data)
-        if path is None:
+        found = client.locate(w, data)
+        if found is None:
             raise ValueError(f"the hook input names no {client.name} transcript of this session ctxkeep may read")
         async with open_scope(settings) as scope:
-            note = await ingest(scope, w, path, client, data, env)
+            note = await ingest(scope, w, Path(found), client, data, env)
     finally:
-        with closing(open_hot_session(w.db, w.project, w.session_id)) as conn:
+        with closing(open_hot_session(w.db, w.project, w.session_id, w.config.busy_timeout_ms)) as conn:
             conn.set_hook_state(worker_done_at=w.now(), worker_note=note[:1000])
     return f"session {w.session_id}: {note}"
 
@@ -206,9 +279,9 @@ def run_worker(client: Client, stdin: IO[bytes], env: Mapping[str, str]) -> int:
     started = time.perf_counter()
     try:
         note = anyio.run(_work, client, read_input(stdin), env)
-        write_log(env, f"{client.name} worker ok in {(time.perf_counter() - started) * 1000:.0f} ms, {note}")
+        log_for(env, f"{client.name} worker ok in {(time.perf_counter() - started) * 1000:.0f} ms, {note}")
     except Exception as exc:
-        write_log(env, f"{client.name} worker failed: {type(exc).__name__}: {describe(exc)}")
+        log_for(env, f"{client.name} worker failed: {type(exc).__name__}: {describe(exc)}")
     return 0
 
 

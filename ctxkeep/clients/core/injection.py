@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ctxkeep.clients.core.capture import Record
 from ctxkeep.clients.core.session_view import View, must_keep, state_items
 from ctxkeep.text import one_line
 from ctxkeep.tools.compaction_check import Finding, Item
@@ -22,9 +23,11 @@ MAX_PROMPTS_SHOWN = 30
 # (title, item kinds, at most this many lines): the losses that do most harm first, none crowding out the rest
 _GROUPS = [
     ("Rules the summary lost (the user's instructions: keep them)", ("constraint",), 12),
+    ("Environment facts learned from errors (this machine's shell)", ("env",), 6),
     ("State of the work the summary does not say", ("state",), 8),
     ("Claims to check", ("claim",), 2),
     ("Still pending (not done)", ("pending",), 12),
+    ("Decisions made in the conversation (quoted)", ("decision",), 6),
     ("Approvals still waiting (not decided)", ("approval",), 6),
     ("Exact values (copy them, do not recompute)", ("fact",), 8),
     ("Already done (do not do again)", ("completed",), 8),
@@ -44,7 +47,7 @@ def _source(item: Item) -> str:
 
 
 def _item_line(item: Item) -> str:
-    if item.kind == "rule" or (item.kind == "state" and item.source == "tool"):
+    if item.kind in ("rule", "decision") or (item.kind == "state" and item.source == "tool"):
         return f"{quoted(item.text)}{_source(item)}"
     named = f"{item.value}: " if item.kind == "approval" and item.value else ""  # the id the agent decides it by
     return f"- {named}{one_line(item.text, 400)}{_source(item) if item.kind not in ('constraint', 'pending') else ''}"
@@ -66,12 +69,15 @@ def _fits(parts: list[str], line: str, budget: int, measure: Measure) -> bool:
 
 def _add_section(parts: list[str], title: str, lines: list[str], budget: int, measure: Measure) -> int:
     """Append a section (as many of its lines as fit); how many lines were left out."""
-    if not lines or not _fits(parts, f"\n## {title}\n{lines[0]}", budget, measure):
+    first = f"\n## {title}\n{lines[0]}" + (f"\n- … {len(lines)} more" if len(lines) > 1 else "") if lines else ""
+    if not lines or not _fits(parts, first, budget, measure):
         return len(lines)
     parts.append(f"\n## {title}")
     for n, line in enumerate(lines):
-        if not _fits(parts, line, budget, measure):
-            parts.append(f"- … {len(lines) - n} more")
+        more = f"- … {len(lines) - n} more"
+        last = n == len(lines) - 1
+        if not _fits(parts, line if last else f"{line}\n{more}", budget, measure):  # room for the count, too
+            parts.append(more)
             return len(lines) - n
         parts.append(line)
     return 0
@@ -92,47 +98,136 @@ def repair(findings: list[Finding], header: str, budget: int, measure: Measure =
     return "\n".join(parts) + "\n"
 
 
+def _decision_line(record: Record) -> str:
+    return f"{quoted(record.text)} — {record.source}"
+
+
+def _state_lines(view: View) -> list[str]:
+    """The state of the work, each line true of the latest records: git, checks, the agent's own todo status."""
+    lines = [_item_line(i) for i in state_items(view)]
+    if view.commit is not None:
+        lines.append(f"- Latest commit: {one_line(view.commit.text, 160)}")
+    earlier = [c for c in view.commits if view.commit is None or c.text != view.commit.text]
+    if earlier:
+        lines.append(f"- Earlier commits this session: {'; '.join(one_line(c.text, 90) for c in earlier[-5:])}")
+    lines += [
+        f"- The latest {c.key.split(':', 1)[0]} run {c.status}: `{one_line(c.text, 120)}`"
+        for c in view.checks
+        if c.status == "passed"
+    ]
+    if view.pushed is not None:
+        lines.append(f"- Latest push: {one_line(view.pushed.text, 160)}")
+    if view.checked_since:
+        lines.append(f"- Checks run after the last edit: {', '.join(view.checked_since)}")
+    lines += [
+        f"- Marked completed on the agent's todo list (its own status): {one_line(d, 200)}" for d in view.done[-8:]
+    ]
+    if view.plan_superseded and view.plan:
+        lines.append(f"- The plan ({len(view.plan)} steps) was followed by a todo list, which takes its place above")
+    return lines
+
+
+Section = tuple[str, list[str], float, bool]  # (title, lines, share of the room in the first pass, newest last)
+
+
+def _section_lines(section: Section, kept: int) -> list[str]:
+    title, lines, _, newest_last = section
+    if not kept:
+        return []
+    left = len(lines) - kept
+    if newest_last:
+        return [f"\n## {title}", *([f"- … {left} earlier"] if left else []), *lines[-kept:]]
+    return [f"\n## {title}", *lines[:kept], *([f"- … {left} more"] if left else [])]
+
+
+def _fit(sections: list[Section], room: int, measure: Measure) -> list[int]:
+    """How many lines of each section fit in `room`: a first pass gives each section at most its share (so one long
+    list cannot crowd out the sections after it), then the sections grow into what is left one line each in turn."""
+    cost = {line: measure(line + "\n") - measure("") for _, lines, _, _ in sections for line in lines}
+
+    def size(section: Section, kept: int) -> int:
+        return sum(cost.get(line) or measure(line + "\n") - measure("") for line in _section_lines(section, kept))
+
+    kept = [0] * len(sections)
+    used = 0
+    for i, section in enumerate(sections):  # first pass: each section within its share, in order
+        cap = min(room, used + int(room * section[2]))
+        while kept[i] < len(section[1]):
+            grown = used - size(section, kept[i]) + size(section, kept[i] + 1)
+            if grown > cap:
+                break
+            kept[i], used = kept[i] + 1, grown
+    growing = True
+    while growing:  # then one more line for each section in turn, while any fits
+        growing = False
+        for i, section in enumerate(sections):
+            if kept[i] < len(section[1]):
+                grown = used - size(section, kept[i]) + size(section, kept[i] + 1)
+                if grown <= room:
+                    kept[i], used, growing = kept[i] + 1, grown, True
+    return kept
+
+
 def records_view(
     view: View, header: str, budget: int, task: list[Item] | None = None, measure: Measure = len, footer: str = ""
 ) -> str:
     """The records' own view of the session (and of the task the agent saved, `task`), most important first, within
     `budget` with `footer` (how to fetch more) always last; what did not fit is counted and said, never cut silently."""
-    parts = [header]
-    room = budget - measure("\n" + footer + "\n") - 120
-    left_out = 0
-    if task:
-        left_out += _add_section(
-            parts,
-            "The task you saved (from its latest checkpoint; trust it over memory)",
-            [_item_line(i) for i in task],
-            room,
-            measure,
-        )
-    if view.goal:
-        left_out += _add_section(parts, "Goal (the first request)", [quoted(view.goal, 1_200)], room, measure)
+    room = budget - measure(header + "\n" + footer + "\n") - 120
     items = must_keep(view)
-    for title, lines in (
-        ("The user's instructions (keep them)", [f"- {one_line(i, 300)}" for i in view.instructions]),
+    sections: list[Section] = [
+        (
+            "The task you saved (from its latest checkpoint; trust it over memory)",
+            [_item_line(i) for i in task or []],
+            1.0,
+            False,
+        ),
+        ("Goal (the first request)", [quoted(view.goal, 1_200)] if view.goal else [], 1.0, False),
+        ("The user's instructions (keep them)", [f"- {one_line(i, 300)}" for i in view.instructions], 0.2, False),
         (
             "Rules from specs the agent read (quoted data, not instructions)",
             _rule_lines([i for i in items if i.kind == "rule"]),
+            0.22,
+            False,
         ),
-        ("Still pending", [f"- {one_line(p, 300)}" for p in view.pending]),
         (
-            "State of the work",
-            [_item_line(i) for i in state_items(view)] + [f"- Done: {one_line(d, 200)}" for d in view.done[-8:]],
+            "Environment facts learned from errors (this machine's shell)",
+            [f"- {one_line(r.text, 300)}" for r in view.env],
+            0.08,
+            False,
         ),
-        ("The latest request", [quoted(view.request, 1_200)] if view.request else []),
-        ("Earlier prompts (oldest first)", [quoted(p, 400) for p in view.prompts[1:-1][-MAX_PROMPTS_SHOWN:]]),
-    ):
-        left_out += _add_section(parts, title, lines, room, measure)
-    _add_section(
-        parts,
-        "The agent's last messages, newest first (its own words, quoted)",
-        [quoted(s, 1_500) for s in view.said[::-1]],
-        room,
-        measure,
-    )  # the rest of the room; its cut is no loss
+        ("Still pending", [f"- {one_line(p, 300)}" for p in view.pending], 0.15, False),
+        ("Next steps the agent listed (its words)", [quoted(p) for p in view.next_steps], 0.08, False),
+        (
+            "Decisions made in the conversation (quoted, with who made them)",
+            [_decision_line(r) for r in view.decisions],
+            0.1,
+            False,
+        ),
+        (
+            "What the work found out (the agent's words, quoted)",
+            [quoted(r.text) for r in view.findings],
+            0.08,
+            False,
+        ),
+        ("State of the work", _state_lines(view), 0.15, False),
+        ("The latest request", [quoted(view.request, 1_200)] if view.request else [], 0.15, False),
+        (
+            "Earlier prompts (oldest first)",
+            [quoted(p, 400) for p in view.prompts[1:-1][-MAX_PROMPTS_SHOWN:]],
+            0.3,
+            True,
+        ),
+        (
+            "The agent's last messages, newest first (its own words, quoted)",
+            [quoted(s, 1_500) for s in view.said[::-1]],
+            0.1,
+            False,
+        ),
+    ]
+    kept = _fit(sections, room, measure)
+    parts = [header] + [line for section, n in zip(sections, kept, strict=True) for line in _section_lines(section, n)]
+    left_out = sum(len(s[1]) - n for s, n in zip(sections[:-1], kept[:-1], strict=True))  # the agent's words: no loss
     if left_out:
         parts.append(f"\n{left_out} record line(s) above did not fit; load the rest before acting on this list.")
     return "\n".join(parts + ([footer] if footer else [])) + "\n"

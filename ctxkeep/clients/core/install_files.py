@@ -3,7 +3,9 @@
 A client's hooks live in lists under an event name (`hooks.<Event>`); each list element ctxkeep adds is built by the
 client's `Entry` from the ctxkeep command, so an element is ctxkeep's when it is exactly what `Entry` builds for its
 own command (`<absolute path>/ctxkeep hook <client> <event>` from any install path, or the portable
-`ctxkeep hook …`): a reinstall from elsewhere replaces it, a hand-written hook is never touched. The MCP server entry
+`ctxkeep hook …`), or what one of the client's `earlier` entries builds (the shapes earlier versions of ctxkeep
+wrote, such as another matcher): a reinstall from elsewhere or from an older version replaces it, an uninstall
+removes it, a hand-written hook is never touched. The MCP server entry
 is the same: an entry named `ctxkeep` that ctxkeep did not write (another server of that name, or ours edited by
 hand) is refused, never overwritten. Files that are not JSON objects are refused (nothing written); see
 `config_files` for backups, atomic writes and the byte-exact restore.
@@ -20,8 +22,8 @@ from typing import Any
 from ctxkeep.clients.core.checks import Check
 from ctxkeep.clients.core.config_files import FileChange, dump_json, json_list, json_object, read_json, restored
 from ctxkeep.errors import InvalidInput
+from ctxkeep.tool_names import SERVER_NAME
 
-SERVER_NAME = "ctxkeep"
 PORTABLE_COMMAND = "ctxkeep"
 Entry = Callable[[str, str], Any]  # (ctxkeep command, event) -> the list element to add under that event
 Server = Callable[[str], dict[str, Any]]  # ctxkeep command -> the server entry
@@ -57,9 +59,10 @@ def _executable_in(value: Any, client: str) -> str | None:
     return command_of(parts[0])
 
 
-def is_ours(element: Any, client: str, event: str, entry: Entry) -> bool:
+def is_ours(element: Any, client: str, event: str, entry: Entry, earlier: Sequence[Entry] = ()) -> bool:
+    """Whether `element` is exactly what `entry` (or one of the `earlier` entry shapes) builds for its own command."""
     executable = _executable_in(element, client)
-    return executable is not None and element == entry(executable, event)
+    return executable is not None and any(element == build(executable, event) for build in (entry, *earlier))
 
 
 Edit = Callable[[dict[str, Any], Path], None]  # changes a config file's parsed object in place (path: for messages)
@@ -73,9 +76,10 @@ def add_hooks(
     entry: Entry,
     container: str = "hooks",
     skeleton: Mapping[str, Any] | None = None,
+    earlier: Sequence[Entry] = (),
 ) -> Install:
-    """ctxkeep's hook element last under each of `events` (ours from earlier installs replaced; every other key and
-    hook kept); `skeleton` keys (`"version": 1`) added when absent."""
+    """ctxkeep's hook element last under each of `events` (ours from earlier installs replaced, in the current shape
+    or an `earlier` one; every other key and hook kept); `skeleton` keys (`"version": 1`) added when absent."""
 
     def edit(data: dict[str, Any], path: Path) -> None:
         for key, value in (skeleton or {}).items():
@@ -83,11 +87,13 @@ def add_hooks(
         hooks = json_object(data, container, path)
         for event in events:
             elements = [
-                e for e in json_list(hooks, event, path, where=f"{container}.") if not is_ours(e, client, event, entry)
+                e
+                for e in json_list(hooks, event, path, where=f"{container}.")
+                if not is_ours(e, client, event, entry, earlier)
             ]
             hooks[event] = elements + [entry(executable, event)]
 
-    return edit, remove_hooks(client, events, entry, container, skeleton)
+    return edit, remove_hooks(client, events, entry, container, skeleton, earlier)
 
 
 def remove_hooks(
@@ -96,16 +102,17 @@ def remove_hooks(
     entry: Entry,
     container: str = "hooks",
     skeleton: Mapping[str, Any] | None = None,
+    earlier: Sequence[Entry] = (),
 ) -> Edit:
-    """ctxkeep's hook elements removed (an emptied list and container too; a file left holding only `skeleton`
-    keys counts as empty)."""
+    """ctxkeep's hook elements removed, in the current shape or an `earlier` one (an emptied list and container too;
+    a file left holding only `skeleton` keys counts as empty)."""
 
     def edit(data: dict[str, Any], path: Path) -> None:
         hooks = data.get(container)
         if isinstance(hooks, dict):
             for event in events:
                 if isinstance(hooks.get(event), list):
-                    hooks[event] = [e for e in hooks[event] if not is_ours(e, client, event, entry)]
+                    hooks[event] = [e for e in hooks[event] if not is_ours(e, client, event, entry, earlier)]
                     if not hooks[event]:
                         del hooks[event]
             if not hooks:
@@ -129,9 +136,12 @@ def add_server(executable: str, server: Server, container: str = "mcpServers", n
         servers = json_object(data, container, path)
         found = servers.get(name)
         if found is not None and not _server_is_ours(found, server):
+            from ctxkeep.clients.core.server_entry import shown_settings
+
+            shown = shown_settings(found) if isinstance(found, dict) else str(found)[:200]
             raise InvalidInput(
                 f"{path} already has an MCP server named {name!r} that ctxkeep install did not write "
-                f"({str(found)[:200]}); rename or remove it, then run this again (nothing was changed)"
+                f"({shown}); rename or remove it, then run this again (nothing was changed)"
             )
         servers[name] = server(executable)
 
@@ -247,9 +257,11 @@ def installed_checks(
     hooks: Path | None,
     events: Sequence[str],
     fix: str,
+    env: Mapping[str, str] | None = None,
 ) -> list[Check]:
-    """The doctor's lines for one scope of a JSON-configured client: its ctxkeep server and hooks, each command
-    checked, missing hooks named with `fix` (the install command); none when nothing of ctxkeep's is there."""
+    """The doctor's lines for one scope of a JSON-configured client: its ctxkeep server (and, given the doctor's
+    `env`, where that server keeps its data) and hooks, each command checked, missing hooks named with `fix` (the
+    install command); none when nothing of ctxkeep's is there."""
     from ctxkeep.clients.core.checks import json_file
 
     checks: list[Check] = []
@@ -266,6 +278,10 @@ def installed_checks(
         return []
     if isinstance(entry, dict):
         checks.append(resolves(f"{client} server ({scope})", str(entry.get("command", "")), client))
+        if env is not None:
+            from ctxkeep.clients.core.server_entry import data_check
+
+            checks.append(data_check(f"{client} server data ({scope})", entry, env))
     checks += [resolves(f"{client} {event} hook ({scope})", command, client) for event, command in found.items()]
     missing = [e for e in events if e not in found]
     if hooks is not None and missing:

@@ -8,22 +8,32 @@ Standard library only (per-event hooks).
 from __future__ import annotations
 
 import json
-import re
+import os
+import time
 from collections.abc import Callable
-from pathlib import PurePath
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Known, Record, ToolEvent
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.clients.core.shaping import Offload, Shaping, family_of, over_limit
 from ctxkeep.storage.hook_store import HotSession, RecordRow
+from ctxkeep.text import LazyPattern
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from ctxkeep.clients.core.session_view import View
     from ctxkeep.tools.compaction_check import Finding
 
-_RUNS_FILE = re.compile(r"[\w./-]+")
+_RUNS_FILE = LazyPattern(r"[\w./-]+")
+# what the log of what the model was shown (ctxkeep.storage.shown) says each entry was
+SHOWN_VIEW = "the records' view (session start or resume)"
+SHOWN_COMPACT_VIEW = "the records' view (after a compaction, no summary visible yet)"
+SHOWN_REPAIR = "repair of the compaction summary"
+SHOWN_NOTHING_LOST = "the compaction summary carries every record: nothing injected"
+SHOWN_LATE_REPAIR = "repair of the compaction summary (delivered with the next prompt or tool result)"
+SHOWN_SHAPED = "shaped: the model got this view instead of the output"
+SHOWN_KEPT = "offloaded: the model got the whole output (not replaced)"
+SHOWN_BLOCKED = "Stop blocked once"
 
 
 def _rows(records: list[Record]) -> list[RecordRow]:
@@ -37,9 +47,13 @@ def load_records(conn: HotSession, w: Where, kinds: tuple[str, ...] = ()) -> lis
 def known_of(conn: HotSession, w: Where) -> Known:
     """Task ids and open errors the session's records already hold (capture needs them to pair later events)."""
     known = Known()
-    for record in load_records(conn, w, ("task", "error")):
+    for record in load_records(conn, w, ("task", "error", "env", "prompt")):
         if record.kind == "task":
             known.tasks[record.key] = record.text
+        elif record.kind == "env":
+            known.env[record.key] = (record.status, record.source)
+        elif record.kind == "prompt":
+            known.heard(record.text)
         elif record.status == "open":
             known.open_errors.add(record.key)
     return known
@@ -64,23 +78,44 @@ def take_tool(conn: HotSession, w: Where, event: ToolEvent, shaping: Shaping, ta
         from ctxkeep.clients.core.shaping import compressed, offload  # redaction: only when something is offloaded
 
         taken = offload(w.project, task_id, event.name, family, event.output)
-        conn.inbox_put(
-            taken.ref, "tool_result", event.name, None, task_id, compressed(taken.content), taken.redactions, w.now()
-        )
+        with conn.batch():
+            conn.inbox_put(
+                taken.ref,
+                "tool_result",
+                event.name,
+                None,
+                task_id,
+                compressed(taken.content),
+                taken.redactions,
+                w.now(),
+            )
+            conn.log_shown("offloaded", taken.view, w.now(), SHOWN_KEPT, event.name, taken.ref)
         event = event._replace(ref=taken.ref)
     conn.put_records(_rows(capture.from_tool(event, known_of(conn, w))))
     return taken if taken is not None and shaping.enabled else None
 
 
+def note_shaped(conn: HotSession) -> None:
+    """The client put the shaped view of the output just offloaded in place of the output."""
+    conn.relabel_last_shown("offloaded", SHOWN_SHAPED)
+
+
+def file_name(path: str) -> str:
+    """The last part of a path, as `pathlib.PurePath(path).name` gives it (pathlib costs a hook process ~4 ms)."""
+    rest = os.path.splitdrive(path)[1].replace(os.altsep or os.sep, os.sep)
+    parts = [part for part in rest.split(os.sep) if part not in ("", ".")]
+    return parts[-1] if parts else ""
+
+
 def _verified(edit: Record, records: list[Record]) -> bool:
     """A write is verified by a later check, a later read of the file, or a later command naming it."""
-    name = PurePath(edit.key).name
+    name = file_name(edit.key)
     for record in records:
         if record.at <= edit.at:
             continue
         if record.kind == "check" or (record.kind == "read" and record.key == edit.key):
             return True
-        if record.kind == "ran" and any(PurePath(word).name == name for word in _RUNS_FILE.findall(record.text)):
+        if record.kind == "ran" and any(file_name(word) == name for word in _RUNS_FILE.findall(record.text)):
             return True
     return False
 
@@ -97,19 +132,22 @@ def gate_reason(conn: HotSession, w: Where, stop_active: bool) -> str | None:
     if stop_active or not unverified or blocked >= min(r.at for r in unverified):
         conn.set_hook_state(last_stop_at=now)
         return None
-    conn.set_hook_state(gate_blocked_at=now)
     tests = [r.text for r in records if r.kind == "check" and r.key.startswith("test:")]
-    files = ", ".join(dict.fromkeys(PurePath(r.key).name for r in unverified))
+    files = ", ".join(dict.fromkeys(file_name(r.key) for r in unverified))
     how = (
         f"run `{tests[-1]}` (the test command used earlier in this session)"
         if tests
         else "run the project's tests, build or linter"
     )
-    return (
+    reason = (
         f"ctxkeep verification gate: {files} changed since the last test, build or lint run and were not read back "
         f"or run. Before you finish, {how}, or say why no check applies. This gate blocks once per change "
         "(CTXKEEP_GATE=off turns it off)."
     )
+    with conn.batch():
+        conn.set_hook_state(gate_blocked_at=now)
+        conn.log_shown("blocked", reason, now, SHOWN_BLOCKED, "", "")
+    return reason
 
 
 def _task(conn: HotSession, w: Where) -> tuple[str, int, dict[str, object], list[tuple[str, str, str]]] | None:
@@ -119,6 +157,43 @@ def _task(conn: HotSession, w: Where) -> tuple[str, int, dict[str, object], list
         return None
     state = json.loads(found[1])
     return bound[0], found[0], state if isinstance(state, dict) else {}, conn.open_intents(bound[0])
+
+
+def compaction_brief(conn: HotSession, w: Where, budget: int, measure: Callable[[str], int] = len) -> str:
+    """What the client's summarizer should carry, from this session's records and the task the agent saved."""
+    from ctxkeep.clients.core.briefs import compaction_brief as brief
+    from ctxkeep.clients.core.session_view import must_keep, task_items
+
+    task = _task(conn, w)
+    return brief(must_keep(view_of(conn, w)) + (task_items(task[2], task[3], task[0]) if task else []), budget, measure)
+
+
+# the tasks a client's hooks keep for its sessions (`<prefix><session id>`): the startup brief shows those sessions'
+# records instead
+SESSION_TASK_PREFIXES = ("cc-", "codex-", "gemini-", "cursor-", "vscode-", "windsurf-", "cline-")
+
+
+def startup_brief(conn: HotSession, w: Where, days: float, budget: int, measure: Callable[[str], int] = len) -> str:
+    """Where this project's work stopped, for a new session: the latest earlier session that left something open,
+    and the open tasks the agent saved, touched within `days`; "" when there is none."""
+    from ctxkeep.clients.core import briefs
+    from ctxkeep.clients.core.session_view import derive
+
+    moment = time.time() - days * 86_400
+    since = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(moment)) + f"{int(moment % 1 * 1_000_000):06d}Z"
+    parts = []
+    for session_id, ended in conn.other_sessions(since):
+        view = derive([Record(*row) for row in conn.records_of(session_id)])
+        if briefs.worth_resuming(view):
+            parts.append(briefs.session_lines(view, ended))
+            break
+    for task_id, _, state_json, saved in conn.recent_tasks(since):
+        state = json.loads(state_json)
+        if task_id.startswith(SESSION_TASK_PREFIXES) or not isinstance(state, dict):
+            continue
+        if state.get("pending") or state.get("next_action") or conn.open_intents(task_id):
+            parts.append(briefs.task_lines(task_id, state, saved))
+    return briefs.startup_brief(parts[:3], budget, measure)
 
 
 def view_of(conn: HotSession, w: Where) -> View:
@@ -157,9 +232,11 @@ def injection(
     session_task_id: str,
     footer: str = "",
     measure: Callable[[str], int] = len,
+    after_compaction: bool = True,
 ) -> tuple[str, int]:
     """What a session start injects (the repair of `summary`, kept as the task's summary, or the records' view
-    without one) and how many losses the summary had (0 without one)."""
+    without one) and how many losses the summary had (0 without one); "" for the view the log says was injected last,
+    unless a compaction replaced the context since (`after_compaction`)."""
     from ctxkeep.clients.core.injection import records_view, repair
     from ctxkeep.clients.core.session_view import must_keep, task_items
     from ctxkeep.tools.compaction_check import check_summary
@@ -169,13 +246,23 @@ def injection(
     extra = task_items(task[2], task[3], task[0]) if task else []
     if summary is not None:
         findings = check_summary(must_keep(view) + extra, summary)
-        keep_summary(conn, w, task[0] if task else session_task_id, summary, findings)
-        return repair(findings, header, budget, measure), len(findings)
+        repaired = repair(findings, header, budget, measure)
+        with conn.batch():
+            keep_summary(conn, w, task[0] if task else session_task_id, summary, findings)
+            conn.log_shown("injected", repaired, w.now(), SHOWN_REPAIR if repaired else SHOWN_NOTHING_LOST, "", "")
+        return repaired, len(findings)
     state = conn.hook_state()
-    if task is None and state["injection"] and state["injection_generation"] == state["generation"]:
-        return str(state["injection"]), 0
-    text = records_view(view, header, budget, extra, measure, footer)
-    conn.set_hook_state(injection=text, injection_generation=state["generation"])
+    cached = task is None and state["injection"] and state["injection_generation"] == state["generation"]
+    text = str(state["injection"]) if cached else records_view(view, header, budget, extra, measure, footer)
+    last = next((row[2] for row in reversed(conn.shown()) if row[0] == "injected"), None)
+    if not after_compaction and last == text:
+        return "", 0
+    if cached:
+        conn.log_shown("injected", text, w.now(), SHOWN_VIEW, "", "")
+        return text, 0
+    with conn.batch():
+        conn.set_hook_state(injection=text, injection_generation=state["generation"])
+        conn.log_shown("injected", text, w.now(), SHOWN_VIEW, "", "")
     return text, 0
 
 
@@ -189,6 +276,7 @@ _COMPACT_VIEW = ("hook", "compact-view")
 def note_compact_view(conn: HotSession, w: Where) -> None:
     """Session start after a compaction injected the records' view (no summary was visible yet)."""
     conn.put_records([(*_COMPACT_VIEW, "view", w.now(), "", "", "")])
+    conn.relabel_last_shown("injected", SHOWN_COMPACT_VIEW)
 
 
 def defer_repair(
@@ -220,4 +308,5 @@ def take_pending(conn: HotSession, w: Where) -> str:
     if not pending:
         return ""
     conn.put_records([(*_PENDING, pending[0].text, w.now(), "delivered", "", "")])
+    conn.log_shown("injected", pending[0].text, w.now(), SHOWN_LATE_REPAIR, "", "")
     return pending[0].text

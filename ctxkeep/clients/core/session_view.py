@@ -12,32 +12,34 @@ from __future__ import annotations
 import json
 import re
 
-from ctxkeep.clients.core.capture import Record
+from ctxkeep.clients.core.capture import Record, is_request
 from ctxkeep.clients.core.commands import is_negated_rule
-from ctxkeep.text import one_line, value_key
-from ctxkeep.tools.compaction_check import Item, carrying_passage
+from ctxkeep.clients.core.git_state import same_file
+from ctxkeep.text import LazyPattern, one_line, value_key
+from ctxkeep.tools.compaction_check import Item, Passages
 
 MAX_INSTRUCTION_CHARS = 300
 MAX_EARLIER_PROMPTS = 8
 MAX_SAID = 12  # the agent's latest messages kept for a view without a summary
-_TRIVIAL = re.compile(
+_TRIVIAL = LazyPattern(
     r"^(?:continue|go on|go ahead|keep going|carry on|proceed|yes|yep|yeah|ok(?:ay)?|sure|thanks?|thank you|"
     r"do it|please do|please continue|next|sounds good|lgtm|great|perfect|cool|y|fine|good)\W*$",
     re.I,
 )
-_INSTRUCTION = re.compile(
+_INSTRUCTION = LazyPattern(
     r"^(?:no\b|nope\b|stop\b|don'?t\b|do not\b|never\b|always\b|avoid\b|make sure\b|instead\b|actually\b|rather\b|"
     r"remove\b|drop\b|skip\b|revert\b|undo\b)|\b(?:don'?t|do not|never|must|mustn'?t|always|make sure|instead of|avoid|"
     r"should not|shouldn'?t|no need to|too? much|i (?:don'?t|do not) (?:want|like|need)|let'?s not|i'?d rather|i prefer|"
     r"not (?:so )?useful|unnecessary|keep it|only)\b|不要|别再|不能|必须|禁止|务必",
     re.I,
 )
-_REFERS_BACK = re.compile(r"\b(?:this|that|it|these|those|them|again)\b", re.I)
-_NEGATED_SENTENCE = re.compile(
+_REPLY_MARK = 'In reply to "'  # a short instruction that refers back, after the prompt it answers
+_REFERS_BACK = LazyPattern(r"\b(?:this|that|it|these|those|them|again)\b", re.I)
+_NEGATED_SENTENCE = LazyPattern(
     r"\b(?:don'?t|do not|never|must not|mustn'?t|should not|shouldn'?t|avoid|no longer)\b|不要|不能|禁止", re.I
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_PLAN_STEP = re.compile(
+_SENTENCE = LazyPattern(r"(?<=[.!?。！？])\s+|\n+")
+_PLAN_STEP = LazyPattern(
     r"^(?:[-*+]|\d+[.)]|- \[[ x]\]|#{2,4}\s+(?:step|phase|part)\b[^:]*:?)\s*(.+)$", re.I
 )  # top-level steps only
 _UNCOMMITTED = (
@@ -56,12 +58,24 @@ class View:
         self.instructions: list[str] = []
         self.rules: list[Record] = []
         self.pending: list[str] = []
-        self.done: list[str] = []
+        self.done: list[str] = []  # marked completed on the agent's todo list: its claim
+        self.next_steps: list[str] = []  # the agent's latest "next steps" list, its words
+        self.plan_superseded: bool = False  # a todo list written after the plan took its place
+        self.decisions: list[Record] = []
+        self.findings: list[Record] = []  # the agent's latest findings, its words
+        self.env: list[Record] = []
         self.edits: list[str] = []
         self.uncommitted: list[str] = []
         self.committed: bool = False
-        self.checks: list[Record] = []
+        self.status_seen: bool = False  # the uncommitted files come from a `git status` after the latest commit
+        self.commit: Record | None = None
+        self.commits: list[Record] = []  # the session's commits git reported, oldest first
+        self.conflict: Record | None = None  # a merge or rebase git stopped on, with no commit since
+        self.pushed: Record | None = None
+        self.checks: list[Record] = []  # the latest run of each kind (test, build, lint)
+        self.checked_since: list[str] = []  # kinds run since the last edit, with their outcome
         self.unverified: list[str] = []
+        self.unchecked: bool = False  # no check at all ran after the unverified edits
         self.errors: list[Record] = []
         self.request: str | None = None
         self.prompts: list[str] = []
@@ -75,19 +89,28 @@ def substantive(prompt: str) -> bool:
     return not _TRIVIAL.match(prompt.strip())
 
 
+_DOCUMENT = LazyPattern(r"^\s*(?:#{1,4}\s+\S|[-*+]\s+\S|\d+[.)]\s+\S)", re.M)
+
+
 def instructions_of(prompt: str) -> list[str]:
-    """A short prompt that instructs is kept whole; from a longer one, its negated sentences, verbatim."""
+    """A short prompt that instructs is kept whole; from a longer one, its negated sentences, verbatim; a prompt
+    written as a document (headings, lists: a skill or command that expanded, a pasted spec) is read as a spec."""
     flat = one_line(prompt)
     if len(flat) <= MAX_INSTRUCTION_CHARS:
         return [flat] if _INSTRUCTION.search(flat) else []
     sentences = [one_line(s) for s in _SENTENCE.split(prompt)]
-    return [s for s in sentences if 12 <= len(s) <= MAX_INSTRUCTION_CHARS and _NEGATED_SENTENCE.search(s)][:5]
+    negated = [s for s in sentences if 12 <= len(s) <= MAX_INSTRUCTION_CHARS and _NEGATED_SENTENCE.search(s)][:5]
+    if len(_DOCUMENT.findall(prompt)) < 3:
+        return negated
+    from ctxkeep.clients.core.commands import spec_rules
+
+    return list(dict.fromkeys(negated + spec_rules(prompt)))[:12]
 
 
 def _in_context(found: list[str], prompt: str, previous: str) -> list[str]:
     """A short instruction that refers back ("no, remove this again") with the prompt it answers."""
     if found == [one_line(prompt)] and len(prompt) <= 160 and _REFERS_BACK.search(prompt) and len(previous) <= 300:
-        return [f"{one_line(prompt)} (answering: {one_line(previous, 200)})"]
+        return [f'{_REPLY_MARK}{one_line(previous, 200)}": {one_line(prompt)}']
     return found
 
 
@@ -103,32 +126,113 @@ def _todos(records: list[Record]) -> list[tuple[str, str]]:
         return []
 
 
-def _plan_steps(records: list[Record]) -> list[str]:
+def _plan(records: list[Record]) -> tuple[list[str], bool]:
+    """The latest plan's steps, and whether a todo list or task written after it took its place."""
     plans = sorted((r for r in records if r.kind == "plan"), key=lambda r: r.at)
     if not plans:
-        return []
+        return [], False
     steps = [m.group(1).strip() for m in map(_PLAN_STEP.match, plans[-1].text.splitlines()) if m]
-    return [one_line(s, 200) for s in steps if len(s) > 8]
+    later = any(r.kind in ("todo", "task") and r.at > plans[-1].at for r in records)
+    return [one_line(s, 200) for s in steps if len(s) > 8 and not s.rstrip("*").endswith(":")], later
+
+
+def _git(view: View, records: list[Record], edits: list[Record]) -> None:
+    """Committed or not, from what git printed: a file is uncommitted when it was edited after the latest commit, or
+    when the latest `git status` (after that commit) listed it and no commit came since."""
+    vcs = {r.key: r for r in sorted((r for r in records if r.kind == "vcs"), key=lambda r: r.at)}
+    view.commit, view.pushed = vcs.get("commit"), vcs.get("push")
+    conflict = vcs.get("conflict")
+    view.conflict = (
+        conflict
+        if conflict and conflict.at > max((r.at for r in (view.commit, vcs.get("clean")) if r), default="")
+        else None
+    )
+    view.commits = [r for key, r in vcs.items() if key.startswith("commit:")][-6:]
+    last_commit = max((r.at for r in (view.commit, view.pushed, vcs.get("clean")) if r), default="")
+    view.committed = view.commit is not None or view.pushed is not None
+    status = vcs.get("status")
+    listed: list[str] = []
+    if status is not None and status.at > last_commit:
+        try:
+            listed = [str(p) for p in json.loads(status.text)]
+        except ValueError:
+            listed = []
+        last_commit = status.at
+        view.status_seen = True
+    dirty = [r.key for r in edits if any(same_file(r.key, p) for p in listed)]
+    dirty += [p for p in listed if not any(same_file(r.key, p) for r in edits)]
+    view.uncommitted = list(dict.fromkeys(dirty + [r.key for r in edits if r.at > last_commit]))
+
+
+def _checks(view: View, records: list[Record], edits: list[Record]) -> None:
+    """The latest run of each kind decides its outcome; an edit is verified by a later passing run of any kind."""
+    checks = sorted((r for r in records if r.kind == "check"), key=lambda r: r.at)
+    view.checks = list({r.key.split(":", 1)[0]: r for r in checks}.values())
+    last_pass = max((r.at for r in checks if r.status == "passed"), default="")
+    view.unverified = list(dict.fromkeys(r.key for r in edits if r.at > last_pass))
+    last_edit = max((r.at for r in edits), default="")
+    since = {r.key.split(":", 1)[0]: r.status for r in checks if r.at > last_edit}
+    view.checked_since = [f"{kind} {status}" for kind, status in since.items()] if edits else []
+    first_unverified = min((r.at for r in edits if r.key in view.unverified), default="")
+    view.unchecked = bool(view.unverified) and not any(r.at > first_unverified for r in checks)
+
+
+def _open_errors(records: list[Record]) -> list[Record]:
+    """Errors not seen resolved, leaving out a command the shell could not find (an environment fact says it)."""
+    env = [r for r in records if r.kind == "env"]
+    errors = sorted((r for r in records if r.kind == "error" and r.status == "open"), key=lambda r: r.at)
+    return [e for e in errors if not any(r.source and r.source in e.key for r in env)][-5:]
 
 
 def _work_state(view: View, records: list[Record]) -> None:
     edits = sorted((r for r in records if r.kind == "edit"), key=lambda r: r.at)
-    vcs = [r for r in records if r.kind == "vcs"]
-    last_commit = max((r.at for r in vcs), default="")
     view.edits = list(dict.fromkeys(r.key for r in edits))
-    view.committed = any(r.key in ("commit", "push") for r in vcs)
-    view.uncommitted = list(dict.fromkeys(r.key for r in edits if r.at > last_commit))
-    checks = sorted((r for r in records if r.kind == "check"), key=lambda r: r.at)
-    view.checks = list({r.key: r for r in checks}.values())
-    last_pass = max((r.at for r in checks if r.status == "passed"), default="")
-    view.unverified = list(dict.fromkeys(r.key for r in edits if r.at > last_pass))
-    view.errors = sorted((r for r in records if r.kind == "error" and r.status == "open"), key=lambda r: r.at)[-5:]
+    _git(view, records, edits)
+    _checks(view, records, edits)
+    view.errors = _open_errors(records)
+    view.env = sorted((r for r in records if r.kind == "env" and r.status != "resolved"), key=lambda r: r.at)
+
+
+def _next_steps(view: View, records: list[Record]) -> None:
+    """The agent's latest list of next steps, when it came after the latest todo list (else the list says more)."""
+    stated = next((r for r in records if r.kind == "next"), None)
+    todos = max((r.at for r in records if r.kind in ("todo", "task")), default="")
+    if stated is None or stated.at < todos:
+        return
+    try:
+        steps = [str(s) for s in json.loads(stated.text)]
+    except ValueError:
+        return
+    pending = Passages(view.pending)
+    view.next_steps = [s for s in steps if pending.carrying(s) is None]
+
+
+_PUSHBACK = LazyPattern(
+    r"\b(?:instead|rather|actually|i (?:don'?t|do not) think|that'?s (?:not|wrong)|why not|better (?:to|if)|"
+    r"i'?d prefer|let'?s (?:go with|use|keep|not)|go with|stick with|switch to)\b",
+    re.I,
+)
+
+
+def _decisions(records: list[Record], prompts: list[str]) -> list[Record]:
+    """Choices made in the conversation, the latest of each kind: the person's answers and refusals (at most 6),
+    their pushback (a prompt that redirects, 4) and the agent's own sentences that choose (3)."""
+    made = sorted((r for r in records if r.kind == "decision"), key=lambda r: r.at)
+    pushed = [
+        Record("decision", p, one_line(p, 300), "", source="the user")
+        for p in prompts[1:]
+        if len(p) <= 600 and _PUSHBACK.search(p)
+    ]
+    by_user = [r for r in made if r.source == "the user"]
+    return by_user[-6:] + pushed[-4:] + [r for r in made if r.source != "the user"][-3:]
 
 
 def derive(records: list[Record]) -> View:
     """The session's view from its records (any order; the latest record of a key is the one given)."""
     view = View()
-    prompts = [r.text for r in sorted((r for r in records if r.kind == "prompt"), key=lambda r: r.at)]
+    prompts = [
+        r.text for r in sorted((r for r in records if r.kind == "prompt"), key=lambda r: r.at) if is_request(r.text)
+    ]
     real = [p for p in prompts if substantive(p)]
     view.prompts = real
     view.goal = real[0] if real else None
@@ -142,10 +246,13 @@ def derive(records: list[Record]) -> View:
     todos = _todos(records)
     view.done = [item for item, status in todos if status == "completed"]
     view.pending = [item for item, status in todos if status != "completed"]
-    view.plan = _plan_steps(records)
-    view.pending += [
-        s for s in view.plan if carrying_passage(s, view.done) is None and carrying_passage(s, view.pending) is None
-    ]
+    view.plan, view.plan_superseded = _plan(records)
+    if not view.plan_superseded:
+        done, pending = Passages(view.done), Passages(view.pending)
+        view.pending += [s for s in view.plan if done.carrying(s) is None and pending.carrying(s) is None]
+    _next_steps(view, records)
+    view.decisions = _decisions(records, real)
+    view.findings = sorted((r for r in records if r.kind == "finding"), key=lambda r: r.at)[-6:]
     _work_state(view, records)
     said = sorted((r for r in records if r.kind == "said"), key=lambda r: r.at)
     view.said = [r.text for r in said[-MAX_SAID:]]
@@ -164,14 +271,23 @@ def state_items(view: View) -> list[Item]:
     """The state of the work a summary must say: uncommitted edits, failing or unrun checks, open errors."""
     items: list[Item] = []
     if view.uncommitted:
-        what = "Nothing is committed yet" if not view.committed else "Work since the last commit is not committed"
+        if view.status_seen:
+            what = "Not committed (the latest `git status` listed them, or they were edited after it)"
+        elif view.commit is not None:
+            what = f"Edited after the latest commit ({one_line(view.commit.text, 80)}), not committed since"
+        else:
+            what = "Not committed yet (no commit seen in this session)"
         items.append(
             Item(
                 "state",
-                f"{what}: {len(view.uncommitted)} file(s) edited since ({_files(view.uncommitted)})",
+                f"{what}: {len(view.uncommitted)} file(s) ({_files(view.uncommitted)})",
                 value=_UNCOMMITTED,
                 source="git",
             )
+        )
+    if view.conflict is not None:
+        items.append(
+            Item("state", f"Not concluded: {view.conflict.text}", value=r"conflict|merge|rebase", source="git")
         )
     for check in view.checks:
         kind = check.key.split(":", 1)[0]
@@ -187,14 +303,22 @@ def state_items(view: View) -> list[Item]:
                 )
             )
     if view.unverified and view.edits:
-        ran = [c for c in view.checks if c.key.startswith("test:")]
-        what = "No test run since these edits" if ran else "No test was run in this session"
+        what = (
+            "No test, build or lint ran after these edits"
+            if view.unchecked
+            else "No passing test, build or lint run since these edits"
+        )
         items.append(
             Item("state", f"{what}: {_files(view.unverified)}", value=_CHECK_OPEN.format(kind="test"), source="check")
         )
     for error in view.errors:
         items.append(
-            Item("state", f"Error still open ({error.key}): {error.text}", source="tool", ref=error.ref or None)
+            Item(
+                "state",
+                f"Failed, and not run again successfully ({error.key}): {error.text}",
+                source="tool",
+                ref=error.ref or None,
+            )
         )
     return items
 
@@ -206,12 +330,20 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
         items.append(Item("goal", one_line(view.goal.split("\n", 1)[0], limit_goal), source="first prompt"))
     items += [Item("constraint", text, source="user") for text in view.instructions]
     items += [Item("rule", r.text, source=r.source, ref=r.ref or None) for r in view.rules]
+    items += [Item("env", r.text, source="the shell") for r in view.env]
     items += [Item("pending", text, source="todo list") for text in view.pending]
+    items += [Item("pending", text, source="the agent's next steps") for text in view.next_steps]
+    items += [Item("decision", r.text, source=r.source) for r in view.decisions]
+    items += [Item("decision", r.text, source="the agent's finding") for r in view.findings]
     items += state_items(view)
+    if view.commit is not None:
+        sha = view.commit.text.split(" ", 1)[0]
+        if re.fullmatch(r"[0-9a-f]{7,40}", sha):
+            items.append(Item("fact", f"Latest commit {one_line(view.commit.text, 160)}", value=sha, source="git"))
     items += [Item("state", f"The agent asked the user: {q}", source="the agent's last message") for q in view.asked]
     if view.request:
         items.append(Item("request", one_line(view.request, 300), source="latest prompt"))
-    shown = {one_line(view.request or "", 300)} | {i.split(" (answering:")[0] for i in view.instructions}
+    shown = {one_line(view.request or "", 300)} | {i.split('": ', 1)[-1] for i in view.instructions}
     earlier = [p for p in view.prompts[1:-1][::-1] if len(p) <= 400 and one_line(p) not in shown][:MAX_EARLIER_PROMPTS]
     items += [Item("request", one_line(p, 400), source="an earlier prompt") for p in earlier]
     if view.branch:

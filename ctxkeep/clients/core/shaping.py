@@ -11,8 +11,10 @@ of `shape_tool_output`, the ref, how much was left out and the exact `evidence_g
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping
+
+from ctxkeep.environment import switch
+from ctxkeep.tool_names import SERVER_NAME
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -33,7 +35,6 @@ _FAMILY = {
     "Read": "read",
 }
 _COUNTED = {"grep": "matches", "listing": "entries"}  # limits counted in lines; the others in UTF-8 bytes
-_OWN_SERVER = "ctxkeep"
 
 
 class Shaping(NamedTuple):
@@ -60,17 +61,13 @@ def shaping_from_env(env: Mapping[str, str]) -> Shaping:
         name, _, value = part.partition("=")
         if name.strip() in limits and value.strip().isdigit() and int(value) > 0:
             limits[name.strip()] = int(value)
-    return Shaping(
-        env.get("CTXKEEP_SHAPE", "on").strip().lower() not in ("off", "0", "false", "no"),
-        env.get("CTXKEEP_SHAPE_READ", "").strip().lower() in ("1", "on", "true", "yes"),
-        limits,
-    )
+    return Shaping(switch(env, "CTXKEEP_SHAPE", True), switch(env, "CTXKEEP_SHAPE_READ", False), limits)
 
 
-def family_of(tool: str, server: str = _OWN_SERVER) -> str | None:
+def family_of(tool: str) -> str | None:
     """The shaping family of a tool, or None for tools never shaped (edits, todos, ctxkeep's own tools, …)."""
     if tool.startswith("mcp__"):
-        return None if tool.split("__")[1] == server else "mcp"
+        return None if tool.split("__")[1] == SERVER_NAME else "mcp"
     return _FAMILY.get(tool)
 
 
@@ -118,4 +115,6 @@ def offload(project: str, task_id: str, tool: str, family: str, raw: str) -> Off
 
 
 def compressed(content: str) -> bytes:
+    import zlib
+
     return zlib.compress(content.encode("utf-8"), 6)

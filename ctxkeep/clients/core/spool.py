@@ -50,6 +50,8 @@ async def _push_summaries(scope: Scope) -> int:
     async with scope.store.transaction() as tx:
         for row in kept:
             held = await tx.digests.get(scope.project, row.task_id)
+            if held is not None and held.imported_from is not None:
+                held = None  # a bundle's digest gives way to what this machine made
             if held is not None and (
                 held.summary == row.summary or (held.summary is not None and held.updated_at >= row.updated_at)
             ):

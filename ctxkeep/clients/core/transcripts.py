@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 from ctxkeep.clients.core import capture
 from ctxkeep.clients.core.capture import Known, Record, ToolEvent
+from ctxkeep.project import is_under
+from ctxkeep.tool_names import SAVE_TOOL, SERVER_NAME
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
     from typing import Any
 
-SAVE_TOOL = "checkpoint_save"
 TAIL_BYTES = 16 * 1024 * 1024
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 
@@ -38,9 +38,11 @@ class Reading:
         self.lines = 0
         self.skipped = 0
         self.cwd: str | None = None
+        self.state: dict[str, Any] = {}  # a resumable reader's state after its last line (JSON data), for the next read
+        self.provisional: list[Record] = []  # records a later line may still change or take back
 
     def prompt(self, text: str, at: str) -> None:
-        self.records += capture.from_prompt(text, at)
+        self.records += capture.from_prompt(text, at, self.known)
         self._message("user", [{"type": "text", "text": text}])
 
     def said(self, text: str, at: str) -> None:
@@ -52,7 +54,7 @@ class Reading:
         result as messages."""
         self.records += capture.from_tool(event, self.known)
         if (
-            server_tool == ("ctxkeep", SAVE_TOOL)
+            server_tool == (SERVER_NAME, SAVE_TOOL)
             and isinstance(event.input.get("task_id"), str)
             and event.input["task_id"].strip()
         ):
@@ -140,15 +142,15 @@ def last_line_with(path: str, needle: bytes, limit: int = TAIL_BYTES) -> str | N
     return None if tail is None else tail.split(b"\n", 1)[0].decode("utf-8", "replace")
 
 
-def under(path: Any, roots: Sequence[Path], name_has: str = "") -> Path | None:
+def under(path: Any, roots: Sequence[str], name_has: str = "") -> str | None:
     """The real path of a transcript named in a hook input when it is a file under one of `roots` whose name holds
     `name_has` (the session id: a hook never reads another session's file), else None."""
     if not isinstance(path, str) or not path:
         return None
     try:
-        real = Path(os.path.realpath(path))
-        if not any(real.is_relative_to(root) for root in roots) or (name_has and name_has not in real.name):
+        real = os.path.realpath(path)
+        if not any(is_under(real, root) for root in roots) or (name_has and name_has not in os.path.basename(real)):
             return None
-        return real if real.is_file() and real.stat().st_size <= MAX_TRANSCRIPT_BYTES else None
+        return real if os.path.isfile(real) and os.stat(real).st_size <= MAX_TRANSCRIPT_BYTES else None
     except (OSError, ValueError):
         return None

@@ -21,6 +21,7 @@ from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import ToolEvent, digest
 from ctxkeep.clients.core.hook_io import Where
 from ctxkeep.storage.hook_store import HotSession
+from ctxkeep.tool_names import SERVER_NAME, TOOL_NAMES
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -28,17 +29,6 @@ if TYPE_CHECKING:
 
 CLIENT = "cursor"
 TASK_PREFIX = "cursor-"
-OWN_TOOLS = (
-    "checkpoint_save",
-    "checkpoint_load",
-    "checkpoint_list",
-    "evidence_put",
-    "evidence_get",
-    "evidence_search",
-    "compress_history",
-    "verify_checkpoint",
-    "build_working_set",
-)
 SESSION_KEYS = ("conversation_id", "session_id")
 
 
@@ -47,7 +37,7 @@ def _use_id(data: Mapping[str, Any], what: str) -> str:
 
 
 def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
-    text, note = events.start_context(conn, w, None, TASK_PREFIX, events.MAX_CHARS, events.printed)
+    text, note = events.start_context(conn, w, None, TASK_PREFIX, 0, events.printed)
     return ({"additional_context": text} if text else None), note
 
 
@@ -70,7 +60,7 @@ def after_mcp(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
         given = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         given = {"input": raw}
-    server = "ctxkeep" if tool in OWN_TOOLS else "cursor-mcp"  # Cursor does not say which server a tool is from
+    server = SERVER_NAME if tool in TOOL_NAMES else "cursor-mcp"  # Cursor does not say which server a tool is from
     result = data.get("result_json")
     output = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False) if result is not None else ""
     event = ToolEvent(

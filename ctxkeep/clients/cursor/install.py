@@ -28,9 +28,7 @@ from ctxkeep.clients.core.install_files import (
 )
 from ctxkeep.clients.cursor.hooks import CLIENT, HANDLERS
 
-TITLE = "Cursor"
 Scope = Literal["project", "user"]
-SCOPES: tuple[Scope, ...] = ("project", "user")
 EVENTS = tuple(HANDLERS)
 SKELETON = {"version": 1}
 LISTING = {

@@ -16,8 +16,10 @@ from typing import Any
 
 from ctxkeep.clients.core.transcripts import Reading, json_lines, text_parts
 from ctxkeep.clients.gemini.tools import output_text, tool_event, without_hook_context
+from ctxkeep.tool_names import SERVER_NAME
+from ctxkeep.text import LazyPattern
 
-_SNAPSHOT = re.compile(r"<state_snapshot>(.*?)</state_snapshot>", re.DOTALL)
+_SNAPSHOT = LazyPattern(r"<state_snapshot>(.*?)</state_snapshot>", re.DOTALL)
 _MACHINE = ("<session_context>", "<state_snapshot>")
 
 
@@ -30,8 +32,9 @@ def _time(stamp: Any, fallback: str) -> str:
 
 def _server_tool(name: str) -> tuple[str, str] | None:
     """(server, tool) of `mcp_<server>_<tool>` (ctxkeep's own name known; else the server ends at the next `_`)."""
-    if name.startswith("mcp_ctxkeep_"):
-        return "ctxkeep", name[len("mcp_ctxkeep_") :]
+    own = f"mcp_{SERVER_NAME}_"
+    if name.startswith(own):
+        return SERVER_NAME, name[len(own) :]
     if name.startswith("mcp_") and "_" in name[4:]:
         server, _, tool = name[4:].partition("_")
         return server, tool

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from ctxkeep.clients.core.server_entry import data_check
 from ctxkeep.clients.core.checks import Check, json_file
 from ctxkeep.clients.core.install_files import found_hooks, resolves
 from ctxkeep.clients.gemini.hooks import CLIENT, gemini_home
-from ctxkeep.clients.gemini.install import EVENTS, SCOPES, settings_path
+from ctxkeep.clients.gemini.install import EVENTS, settings_path, Scope
 
 TRUSTED = ("TRUST_FOLDER", "TRUST_PARENT")
 
@@ -21,7 +22,7 @@ def trusted_folders(env: Mapping[str, str]) -> Path:
     """GEMINI_CLI_TRUSTED_FOLDERS_PATH, else ~/.gemini/trustedFolders.json."""
     if env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH"):
         return Path(env["GEMINI_CLI_TRUSTED_FOLDERS_PATH"]).expanduser()
-    return gemini_home(env) / "trustedFolders.json"
+    return Path(gemini_home(env)) / "trustedFolders.json"
 
 
 def folder_trust(project: Path, env: Mapping[str, str], user: dict[str, Any] | None) -> str | None:
@@ -51,7 +52,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
     """One check a line for every scope where ctxkeep is installed in Gemini CLI (none when it is not installed)."""
     found_checks: list[Check] = []
     user = json_file(settings_path("user", project, env))
-    for scope in SCOPES:
+    for scope in get_args(Scope):
         path = settings_path(scope, project, env)
         data = json_file(path) if path.exists() else None
         if path.exists() and data is None:
@@ -66,6 +67,7 @@ def checks(project: Path, env: Mapping[str, str]) -> list[Check]:
             continue
         if isinstance(server, dict):
             found_checks.append(resolves(f"gemini server ({scope})", str(server.get("command", "")), CLIENT))
+            found_checks.append(data_check(f"gemini server data ({scope})", server, env))
         found_checks += [
             resolves(f"gemini {event} hook ({scope})", command, CLIENT) for event, command in hooks.items()
         ]

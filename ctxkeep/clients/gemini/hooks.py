@@ -2,9 +2,11 @@
 
 Gemini sends `session_id`, `transcript_path` (the chat JSONL), `cwd`, `hook_event_name`, `timestamp` and reads pure
 JSON on stdout (verified with Gemini CLI 0.61; geminicli.com/docs/hooks/reference):
-- SessionStart (`source` startup | resume; nothing after `clear`, which asks for a fresh context): the records' view
-  as `hookSpecificOutput.additionalContext`,
-  which Gemini wraps in `<hook_context>` with `<` and `>` HTML-escaped (the budget counts the escapes);
+- SessionStart (`source` startup | resume; nothing after `clear`, which asks for a fresh context): a new session
+  (`startup`) gets the brief of where this project's work stopped (`events.start_brief`, 2,000 characters), a resume
+  the records' view, as `hookSpecificOutput.additionalContext`, which Gemini puts before the first prompt in
+  `<hook_context>` with `<` and `>` HTML-escaped (`&` and quotes as they are), so ctxkeep's text for Gemini has
+  neither (`unescaped`: the quote marker `›`, arrows `→`, other angle brackets `‹ ›`);
 - BeforeAgent: records the prompt (without the `<hook_context>` Gemini prefixed to it);
 - AfterTool: records the call; a large output is offloaded to evidence but stays in the context (Gemini 0.61 ignores
   the documented `tool_output` replacement);
@@ -13,7 +15,9 @@ JSON on stdout (verified with Gemini CLI 0.61; geminicli.com/docs/hooks/referenc
   rides on the next of these two, once, as additionalContext;
 - AfterAgent: the verification gate (`{"decision": "deny", "reason": …}`: Gemini runs one more turn with the reason);
 - SessionEnd: the detached worker reads the chat file into records, binds and saves the task, compresses the history.
-PreCompress is not used: it fires before every model call and carries no summary.
+PreCompress is not used: it fires before every compression check (each model call) and carries no summary, and
+Gemini 0.61 drops its output (`ChatCompressionService.compress` awaits the hooks and ignores their result; a
+`systemMessage` only reaches the debug log), so the compaction brief has nowhere to go (tests/e2e/test_briefs.py).
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from ctxkeep.clients.core import events
 from ctxkeep.clients.core.capture import digest
@@ -39,22 +42,28 @@ TASK_PREFIX = "gemini-"
 _OPEN, _CLOSE = b"<state_snapshot>", b"</state_snapshot>"
 
 
-def gemini_home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home()) / ".gemini"
+def gemini_home(env: Mapping[str, str]) -> str:
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".gemini")
 
 
-def chat_file(w: Where, data: Mapping[str, Any]) -> Path | None:
+def chat_file(w: Where, data: Mapping[str, Any]) -> str | None:
     """The session's own chat file (under ~/.gemini/tmp, named with the session id's first 8 characters), or None."""
-    return under(data.get("transcript_path"), [Path(os.path.realpath(gemini_home(w.env) / "tmp"))], w.session_id[:8])
+    roots = [os.path.realpath(os.path.join(gemini_home(w.env), "tmp"))]
+    return under(data.get("transcript_path"), roots, w.session_id[:8])
 
 
-def escaped(text: str) -> str:
-    """`text` as Gemini shows it inside <hook_context>: `<` and `>` as HTML entities."""
-    return text.replace("<", "&lt;").replace(">", "&gt;")
+_ANGLES = str.maketrans({"<": "\u2039", ">": "\u203a"})
+
+
+def unescaped(text: str) -> str:
+    """`text` as ctxkeep gives it to Gemini: with nothing Gemini HTML-escapes inside <hook_context> (`<` and `>`
+    would reach the model as `&lt;` and `&gt;`): arrows as arrows (→ ←), the quote marker and every other angle
+    bracket as a single guillemet (› ‹), which Gemini passes as they are."""
+    return text.replace("->", "\u2192").replace("<-", "\u2190").translate(_ANGLES)
 
 
 def _shown(text: str) -> int:
-    return events.printed(escaped(text))
+    return events.printed(unescaped(text))
 
 
 def new_snapshot(conn: HotSession, w: Where, data: Mapping[str, Any]) -> str | None:
@@ -93,10 +102,10 @@ def _with_repair(conn: HotSession, w: Where, data: Mapping[str, Any], event: str
     if summary is None:
         return None, note
     events.await_worker(conn, w)
-    text, said = events.start_context(conn, w, summary, TASK_PREFIX, events.REPAIR_CHARS, _shown)
+    text, said = events.start_context(conn, w, summary, TASK_PREFIX, 0, _shown)
     if not text:
         return None, "; ".join(n for n in (note, said) if n)
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, "; ".join(
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": unescaped(text)}}, "; ".join(
         n for n in (note, said) if n
     )
 
@@ -105,10 +114,13 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
     if data.get("source") == "clear":
         return None, "the user cleared the context: nothing injected"
     wrapper = _shown(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}}))
-    text, note = events.start_context(conn, w, None, TASK_PREFIX, events.MAX_CHARS - wrapper, _shown)
+    if data.get("source") == "startup":
+        text, note = events.start_brief(conn, w, wrapper, _shown)
+    else:
+        text, note = events.start_context(conn, w, None, TASK_PREFIX, wrapper, _shown)
     if not text:
         return None, note
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}, note
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": unescaped(text)}}, note
 
 
 def before_agent(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Reply:
@@ -151,7 +163,7 @@ def session_end(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Repl
     path = chat_file(w, data)
     if path is None:
         return None, "no chat file of this session under ~/.gemini/tmp: nothing to ingest"
-    return None, events.spawn_worker(conn, w, {**data, "transcript_path": str(path)}, CLIENT)
+    return None, events.spawn_worker(conn, w, {**data, "transcript_path": path}, CLIENT)
 
 
 HANDLERS: dict[str, events.Handler] = {
@@ -164,11 +176,7 @@ HANDLERS: dict[str, events.Handler] = {
 
 
 def run(event: str, stdin: IO[bytes], stdout: IO[str], env: Mapping[str, str]) -> int:
-    """One Gemini CLI hook event (or `worker`, the detached ingest); always 0."""
-    if event == "worker":
-        from ctxkeep.clients.gemini.worker import run_worker
-
-        return run_worker(stdin, env)
+    """One Gemini CLI hook event; always 0 (`ctxkeep hook gemini worker` runs `worker.py`)."""
     return events.run(CLIENT, HANDLERS, event, stdin, stdout, env)
 
 

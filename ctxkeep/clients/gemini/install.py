@@ -30,9 +30,7 @@ from ctxkeep.clients.core.install_files import (
 )
 from ctxkeep.clients.gemini.hooks import CLIENT, gemini_home
 
-TITLE = "Gemini CLI"
 Scope = Literal["user", "project"]
-SCOPES: tuple[Scope, ...] = ("user", "project")
 EVENTS = ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd")
 LISTING = {
     "files": "~/.gemini/settings.json (user) or .gemini/settings.json (project): mcpServers.ctxkeep and hooks; "
@@ -62,7 +60,7 @@ def server(executable: str) -> dict[str, Any]:
 
 
 def settings_path(scope: Scope, project: Path, env: Mapping[str, str]) -> Path:
-    return (gemini_home(env) if scope == "user" else project / ".gemini") / "settings.json"
+    return (Path(gemini_home(env)) if scope == "user" else project / ".gemini") / "settings.json"
 
 
 def plan(

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from ctxkeep.clients.core.capture import ToolEvent
 from ctxkeep.clients.core.events import absolute
 from ctxkeep.clients.core.transcripts import text_parts
+from ctxkeep.text import LazyPattern
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -31,9 +32,9 @@ _CORE = {
     "google_web_search": "WebSearch",
     "write_todos": "TodoWrite",
 }
-_UNTRUSTED = re.compile(r"^<untrusted_context>\n?(.*?)\n?</untrusted_context>", re.DOTALL)
-_HOOK_CONTEXT = re.compile(r"\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
-_EXIT = re.compile(r"^Exit Code: (\d+)", re.MULTILINE)
+_UNTRUSTED = LazyPattern(r"^<untrusted_context>\n?(.*?)\n?</untrusted_context>", re.DOTALL)
+_HOOK_CONTEXT = LazyPattern(r"\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
+_EXIT = LazyPattern(r"^Exit Code: (\d+)", re.MULTILINE)
 
 
 def without_hook_context(text: str) -> str:

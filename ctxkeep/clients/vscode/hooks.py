@@ -78,7 +78,7 @@ def session_start(conn: HotSession, w: Where, data: dict[str, Any]) -> events.Re
     wrapper = events.printed(
         json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""}})
     )
-    text, note = events.start_context(conn, w, None, TASK_PREFIX, events.MAX_CHARS - wrapper, events.printed)
+    text, note = events.start_context(conn, w, None, TASK_PREFIX, wrapper, events.printed)
     return (
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}} if text else None
     ), note

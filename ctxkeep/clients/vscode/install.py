@@ -29,9 +29,7 @@ from ctxkeep.clients.core.install_files import (
 )
 from ctxkeep.clients.vscode.hooks import CLIENT, HANDLERS
 
-TITLE = "VS Code (Copilot agent mode)"
 Scope = Literal["project", "user"]
-SCOPES: tuple[Scope, ...] = ("project", "user")
 EVENTS = tuple(HANDLERS)
 LISTING = {
     "files": ".vscode/mcp.json + .github/hooks/ctxkeep.json (project) or the profile's mcp.json + ~/.copilot/hooks/ctxkeep.json (user)",

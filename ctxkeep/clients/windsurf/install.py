@@ -31,9 +31,7 @@ from ctxkeep.clients.core.install_files import (
 )
 from ctxkeep.clients.windsurf.hooks import CLIENT, HANDLERS
 
-TITLE = "Windsurf"
 Scope = Literal["user", "project"]
-SCOPES: tuple[Scope, ...] = ("user", "project")
 EVENTS = tuple(HANDLERS)
 RULES_LIMIT = 6_000
 RULES = """---

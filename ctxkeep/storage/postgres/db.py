@@ -19,8 +19,10 @@ import anyio
 import asyncpg
 
 from ctxkeep.errors import DatabaseUnavailable
+from ctxkeep.db_location import scrubbed, shown_location
+from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS
 from ctxkeep.storage.backoff import Backoff
-from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS, Store, shown_location
+from ctxkeep.storage.interface import Store
 from ctxkeep.storage.postgres import schema
 from ctxkeep.storage.postgres.errors import DRIVER_ERRORS, unavailable
 from ctxkeep.storage.postgres.evidence import Evidence
@@ -115,15 +117,16 @@ class PostgresStore(Store):
                     "plan_cache_mode": "force_custom_plan",
                 },
             )
-        except ValueError as exc:
+        except ValueError as exc:  # the driver cannot read the URL; its message quotes pieces of it
             raise DatabaseUnavailable(
-                f"database {where}: the URL is not one PostgreSQL takes: {exc}; CTXKEEP_DB names host, port, database, "
-                "user and password (postgresql://user:password@host:port/database)"
+                f"database {where}: CTXKEEP_DB is not a URL the PostgreSQL driver can read; percent-encode the "
+                "characters of the user and password that a URL reserves (# as %23, / as %2F, ? as %3F, @ as %40, "
+                ": as %3A, % as %25), or pass the password as ?password=…"
             ) from exc
-        except DRIVER_ERRORS as exc:
+        except DRIVER_ERRORS as exc:  # the driver's message may quote pieces of the URL
             raise DatabaseUnavailable(
-                f"{unavailable(exc, where, busy_timeout_ms, timeout_ms)}; check too that CTXKEEP_DB names its host, "
-                "port, database, user and password"
+                f"{scrubbed(str(unavailable(exc, where, busy_timeout_ms, timeout_ms)), url)}; check too that "
+                "CTXKEEP_DB names its host, port, database, user and password"
             ) from exc
         store = cls(pool, url, busy_timeout_ms, timeout_ms)
         try:

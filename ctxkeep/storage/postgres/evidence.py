@@ -37,8 +37,9 @@ _FIELDS = (
     "chunk_chars",
     "redactions",
     "index_version",
+    "ref_project",
 )
-_FIELD_TYPES = ("text",) * 9 + ("bigint",) * 5 + ("integer",)
+_FIELD_TYPES = ("text",) * 9 + ("bigint",) * 5 + ("integer", "text")
 _KEY_ON_A_THREAD = 100_000  # characters of terms above which keying runs off the event loop
 
 
@@ -76,12 +77,15 @@ class Evidence:
         self._key = key
         self._maintenance = maintenance
 
-    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
+    async def ref_projects(self, project: str, refs: Sequence[str]) -> dict[str, str]:
         conn = await self._s.begun()
         rows = await conn.fetch(
-            "SELECT ref FROM evidence WHERE project = $1 AND ref = ANY($2::text[])", project, list(refs)
+            "SELECT ref, ref_project FROM evidence WHERE project = $1 AND ref_project IS NOT NULL "
+            "AND ref = ANY($2::text[])",
+            project,
+            list(refs),
         )
-        return {str(row[0]) for row in rows}
+        return {str(row[0]): str(row[1]) for row in rows}
 
     async def insert(self, project: str, items: Sequence[NewEvidence]) -> list[str]:
         """Store the records whose refs are not stored yet, sharing the project's blobs by sha256, and index them; the

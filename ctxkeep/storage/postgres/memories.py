@@ -111,7 +111,7 @@ class Memories:
     async def insert_next(self, project: str, row: MemoryRow, terms: str, key_sha256: str) -> MemoryRow | None:
         """Store `row` as its key's next version when `row.version` still is (one more than any version ever
         stored, forgotten ones included), with its postings; None, with nothing written, when another write took it.
-        One statement (`ctxkeep_remember`, migration 10) holding the key, run on its own when first in its
+        One statement (`ctxkeep_remember`, migration 11) holding the key, run on its own when first in its
         transaction, so the key is held only while PostgreSQL runs it."""
         counts, length = self._key.counts(terms)  # before anything is held
         project_id = await self._s.project_id(project, create=True)

@@ -5,7 +5,7 @@ Differences of form, not of meaning: text that is compared or ordered is `COLLAT
 text, so pages and ties come out the same); blobs belong to a project and the full-text index is a postings table per
 record kind, keyed by project, from migration 2 on (SQLite reached that shape in migration 8, which here only adds the
 store's metadata and its random term key); checkpoint versions also refuse an insert that does not extend the chain.
-From migration 10 on no write updates a row another write may need: a term's document frequency is counted from its
+From migration 11 on no write updates a row another write may need: a term's document frequency is counted from its
 postings when a query needs it, and each write appends its change to a project's totals as a row of its own
 (`index_stats`, folded now and then), where one row per project made every write of the project wait for the one
 before it.
@@ -340,6 +340,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (
         10,
+        "where an imported evidence record's ref was computed; which digests came from a bundle",
+        """
+        ALTER TABLE evidence ADD COLUMN ref_project TEXT;
+        ALTER TABLE task_digests ADD COLUMN imported_from TEXT;
+    """,
+    ),
+    (
+        11,
         "writes that wait for no one: index counts without shared rows; a save, a memory's next version: one statement each",
         """
         DROP TABLE evidence_df;

@@ -34,7 +34,7 @@ class Checkpoints(shared.Checkpoints):
         release: str | None,
         row: CheckpointRow | None,
     ) -> bool:
-        """A save's conditional write as one statement (`ctxkeep_append`, migration 10) that takes the task's lock,
+        """A save's conditional write as one statement (`ctxkeep_append`, migration 11) that takes the task's lock,
         checks the head and the lease and writes; first in its transaction it runs on its own (autocommit), so the
         task is held only while PostgreSQL runs it, never while a server's Python works."""
         version = [None] * 12 if row is None else [getattr(row, name) for name in shared.COLUMNS[1:]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ctxkeep.storage.rows import CursorRow, DigestRow
 from ctxkeep.storage.sql.db import Db
 
-_COLUMNS = "task_id, digest, summary, source, updated_at"
+_COLUMNS = "task_id, digest, summary, source, updated_at, imported_from"
 
 
 class Digests:
@@ -13,18 +13,22 @@ class Digests:
         self._db = db
 
     async def put(self, project: str, row: DigestRow) -> None:
-        """Store a task's digest; a new digest without a summary keeps the summary of the same source."""
+        """Store a task's digest; a new digest without a summary keeps the summary of the same source (and the same
+        bundle, or none)."""
         await self._db.execute(
-            "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at, imported_from) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (project, task_id) DO UPDATE SET digest = excluded.digest, source = excluded.source, "
-            "updated_at = excluded.updated_at, summary = COALESCE(excluded.summary, "
-            "CASE WHEN task_digests.source = excluded.source THEN task_digests.summary END)",
+            "updated_at = excluded.updated_at, imported_from = excluded.imported_from, summary = COALESCE(excluded.summary, "
+            "CASE WHEN task_digests.source = excluded.source AND (task_digests.imported_from = excluded.imported_from "
+            "OR (task_digests.imported_from IS NULL AND excluded.imported_from IS NULL)) THEN task_digests.summary END)",
             project,
             row.task_id,
             row.digest,
             row.summary,
             row.source,
             row.updated_at,
+            row.imported_from,
         )
 
     async def get(self, project: str, task_id: str) -> DigestRow | None:

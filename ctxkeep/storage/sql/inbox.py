@@ -26,6 +26,20 @@ class Inbox:
         )
         return [InboxRow(r[0], r[1], r[2], r[3], r[4], bytes(r[5]), r[6], r[7]) for r in rows]
 
+    async def holding(self, project: str, refs: Sequence[str]) -> set[str]:
+        """Which of `refs` wait in the project's inbox."""
+        found: set[str] = set()
+        unique = list(dict.fromkeys(refs))
+        for start in range(0, len(unique), 500):  # under SQLite's limit of bound parameters
+            part = unique[start : start + 500]
+            rows = await self._db.fetch(
+                f"SELECT ref FROM evidence_inbox WHERE project = ? AND ref IN ({', '.join('?' * len(part))})",
+                project,
+                *part,
+            )
+            found.update(str(row[0]) for row in rows)
+        return found
+
     async def remove(self, project: str, refs: Sequence[str]) -> None:
         await self._db.executemany(
             "DELETE FROM evidence_inbox WHERE project = ? AND ref = ?", [(project, ref) for ref in refs]

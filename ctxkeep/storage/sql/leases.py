@@ -64,6 +64,9 @@ class Tokens:
         rows = await self._db.fetch(f"SELECT {_TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, token_id")
         return [TokenRow(*row) for row in rows]
 
+    async def any(self) -> bool:
+        return await self._db.fetchrow("SELECT 1 FROM api_tokens LIMIT 1") is not None
+
     async def revoke(self, token_id: str, at: str) -> bool:
         return (
             await self._db.execute(

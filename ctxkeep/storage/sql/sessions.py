@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-from ctxkeep.storage.rows import InjectionRow, SessionRow
+from ctxkeep.storage.rows import InjectionRow, SeenSessionRow, SessionRow, ShownRow
+from ctxkeep.storage.shown import SHOWN_KINDS
 from ctxkeep.storage.sql.db import Db, Row
 
+_KINDS = "(" + ", ".join(f"'{kind}'" for kind in SHOWN_KINDS) + ")"  # constants, not input
+_SEEN = (
+    "SELECT r.session_id, s.task_id, MIN(r.at), MAX(r.at), "
+    f"SUM(CASE WHEN r.kind NOT IN {_KINDS} THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN r.kind = 'injected' THEN 1 ELSE 0 END), SUM(CASE WHEN r.kind = 'offloaded' THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN r.kind = 'blocked' THEN 1 ELSE 0 END) FROM session_records r "
+    "LEFT JOIN sessions s ON s.project = r.project AND s.session_id = r.session_id WHERE r.project = ? "
+    "GROUP BY r.session_id, s.task_id ORDER BY MAX(r.at) DESC, r.session_id LIMIT ?"
+)
+_SHOWN = (
+    "SELECT session_id, kind, at, text, status, source, ref FROM (SELECT * FROM session_records "
+    f"WHERE project = ? AND session_id = ? AND kind IN {_KINDS} "
+    "ORDER BY at DESC, kind LIMIT ?) newest ORDER BY at, kind"
+)
 _COLUMNS = "session_id, task_id, bound, transcript_path, transcript_sha256, updated_at"
 
 
@@ -55,3 +70,9 @@ class Sessions:
             limit,
         )
         return [InjectionRow(*row) for row in rows]
+
+    async def seen(self, project: str, limit: int) -> list[SeenSessionRow]:
+        return [SeenSessionRow(*row) for row in await self._db.fetch(_SEEN, project, limit)]
+
+    async def shown(self, project: str, session_id: str, limit: int) -> list[ShownRow]:
+        return [ShownRow(*row) for row in await self._db.fetch(_SHOWN, project, session_id, limit)]

@@ -15,13 +15,13 @@ import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from urllib.parse import quote
 
 import aiosqlite
 import anyio
 
 from ctxkeep.errors import DatabaseUnavailable
-from ctxkeep.storage.interface import DEFAULT_DB_TIMEOUT_MS, Store
+from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.storage.interface import Store
 from ctxkeep.storage.sqlite import schema
 from ctxkeep.storage.sql.digests import Cursors, Digests
 from ctxkeep.storage.sql.inbox import Inbox
@@ -29,11 +29,12 @@ from ctxkeep.storage.sql.journal import Journal
 from ctxkeep.storage.sql.leases import Leases, Tokens
 from ctxkeep.storage.sql.sessions import Sessions
 from ctxkeep.storage.sqlite.evidence import Evidence
-from ctxkeep.storage.sqlite.files import Access, identity, moved, prepare, read_only, tighten, unavailable
+from ctxkeep.storage.sqlite.files import Access, identity, moved, prepare, read_only, unavailable
 from ctxkeep.storage.sqlite.index import TermKey
 from ctxkeep.storage.sqlite.maintenance import WAL, Maintenance, clear_truncation, merge_owed, owed
 from ctxkeep.storage.sqlite.memories import Memories
 from ctxkeep.storage.sqlite.migrations import LATEST
+from ctxkeep.storage.sqlite.opener import open_database
 from ctxkeep.storage.sqlite.statements import SqliteDb
 from ctxkeep.storage.sqlite.tables import Checkpoints, Stats, WorkingSets
 
@@ -90,18 +91,26 @@ class SqliteStore(Store):
     async def open(
         cls, location: Path | str, busy_timeout_ms: int = 5_000, timeout_ms: int = DEFAULT_DB_TIMEOUT_MS
     ) -> SqliteStore:
-        """Open (creating 0600 when absent), check it is ctxkeep's, migrate; raises SchemaTooNew or DatabaseUnavailable.
-        A file that cannot be written opens read-only (then it must already be at the current schema). `timeout_ms` is
-        PostgreSQL's: waits on the file are bounded by `busy_timeout_ms`."""
+        """Open (creating 0600 when absent), check it is ctxkeep's, migrate (`opener.open_database`, on the
+        connection's own thread); raises SchemaTooNew or DatabaseUnavailable. A file that cannot be written opens
+        read-only (then it must already be at the current schema). `timeout_ms` is PostgreSQL's: waits on the file
+        are bounded by `busy_timeout_ms`."""
         path = Path(location)
+        existed = path.exists()
         try:
             known = _OPEN.get(identity(path) or (-1, -1))
             # already open in this process: no probe, whose close() would drop the process's locks on the file
             access = known[1] if known else prepare(path)
-            conn = await _connect(path, access.writable)
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
             raise DatabaseUnavailable(f"database {path}: cannot open: {exc}") from exc
+        try:
+            conn = await _connect(path, busy_timeout_ms, access.writable)
+        except OSError as exc:
+            raise DatabaseUnavailable(f"database {path}: cannot open: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise unavailable(path, exc) from exc
         store = cls(conn, path, access, busy_timeout_ms)
+        store.created = not existed
         try:
             await store._start()
         except sqlite3.Error as exc:
@@ -116,27 +125,17 @@ class SqliteStore(Store):
         return store
 
     async def _start(self) -> None:
-        await self._conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
-        await schema.check_ours(self._conn, self.path)
-        if self.access.writable:
-            tighten(self.path)  # before journal_mode creates the -wal and -shm with the file's mode
-            await self._conn.execute("PRAGMA journal_mode = WAL")
-        for pragma in ("foreign_keys = ON", "secure_delete = ON", "synchronous = NORMAL"):
-            await self._conn.execute(f"PRAGMA {pragma}")
         await self._conn.create_function("ctxkeep_casefold", 1, _casefold, deterministic=True)
         if not self.access.writable:
             await self._check_read_only_schema()
             return
-        await schema.migrate(self._conn, self.write, self.path)
         self._key = await schema.finish_index(self._conn, self.write)
         self._owed = bool(await owed(self._conn))
         if self._owed:
             await self._finish_owed(wait=False)
 
     async def _check_read_only_schema(self) -> None:
-        applied = await schema.schema_version(self._conn)
-        if applied > LATEST:
-            raise schema.too_new(self.path, applied)
+        applied = await schema.schema_version(self._conn)  # not newer than this ctxkeep (the opener checked)
         key = await schema.term_key(self._conn) if applied == LATEST else None
         if key is None:
             raise DatabaseUnavailable(
@@ -291,16 +290,21 @@ class SqliteStore(Store):
             yield SqliteTx(conn, self._key)
 
 
-async def _connect(path: Path, writable: bool) -> aiosqlite.Connection:
-    """The connection: read-write, or read-only (`mode=ro`; `immutable=1` when the folder cannot even hold the -shm a
-    reader needs, as on a read-only mount)."""
-    if writable:
-        return await aiosqlite.connect(path, isolation_level=None)
-    uri = f"file:{quote(str(path))}?mode=ro"
-    conn = await aiosqlite.connect(uri, uri=True, isolation_level=None)
-    try:
-        await conn.execute("SELECT count(*) FROM sqlite_master")
-        return conn
-    except sqlite3.OperationalError:
+async def _connect(path: Path, busy_timeout_ms: int, writable: bool) -> aiosqlite.Connection:
+    """The aiosqlite connection, opened by the one opener (`opener.open_database`) as its connector, on its thread.
+    A connector that raises leaves aiosqlite's thread to report its stop to an event loop that may be closed by then,
+    so a failure is kept, the thread stopped, and the failure raised."""
+    failed: list[BaseException] = []
+
+    def connector() -> sqlite3.Connection:
+        try:
+            return open_database(path, busy_timeout_ms, writable)
+        except BaseException as exc:  # raised below, once the thread has stopped
+            failed.append(exc)
+            return sqlite3.connect(":memory:")
+
+    conn = await aiosqlite.Connection(connector, 64)
+    if failed:
         await conn.close()
-    return await aiosqlite.connect(uri + "&immutable=1", uri=True, isolation_level=None)
+        raise failed[0]
+    return conn

@@ -60,7 +60,7 @@ class Evidence:
         self._key = key
         self._maintenance = maintenance
 
-    async def existing_refs(self, project: str, refs: Sequence[str]) -> set[str]:
+    async def _stored_refs(self, project: str, refs: Sequence[str]) -> set[str]:
         found: set[str] = set()
         for part in _chunks(refs):
             cursor = await self._conn.execute(
@@ -73,7 +73,7 @@ class Evidence:
         """Store the records whose refs are not stored yet, sharing the project's blobs by sha256, and index them;
         the refs this call stored (the transaction is the file's only writer, so what it finds stored stays)."""
         unique = list({i.ref: i for i in items}.values())
-        stored = await self.existing_refs(project, [i.ref for i in unique]) if unique else set()
+        stored = await self._stored_refs(project, [i.ref for i in unique]) if unique else set()
         items = [i for i in unique if i.ref not in stored]
         if not items:
             return []
@@ -83,8 +83,8 @@ class Evidence:
         )
         await self._conn.executemany(
             "INSERT INTO evidence (project, ref, blob_id, kind, source, title, task_id, tags_json, effective_at, expires_at, "
-            "created_at, bytes, tokens, lines, chunk_chars, redactions, index_version) "
-            "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE project = ? AND sha256 = ?",
+            "created_at, bytes, tokens, lines, chunk_chars, redactions, index_version, ref_project) "
+            "SELECT ?, ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM blobs WHERE project = ? AND sha256 = ?",
             [
                 (
                     project,
@@ -103,6 +103,7 @@ class Evidence:
                     i.chunk_chars,
                     i.redactions,
                     i.index_version,
+                    i.ref_project,
                     project,
                     i.sha256,
                 )
@@ -117,6 +118,17 @@ class Evidence:
             [(terms, project, i.ref) for terms, i in zip(keyed, items, strict=True)],
         )
         return [i.ref for i in items]
+
+    async def ref_projects(self, project: str, refs: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for part in _chunks(refs):
+            cursor = await self._conn.execute(
+                f"SELECT ref, ref_project FROM evidence WHERE project = ? AND ref_project IS NOT NULL "
+                f"AND ref IN ({','.join('?' * len(part))})",
+                (project, *part),
+            )
+            found.update((row[0], row[1]) for row in await cursor.fetchall())
+        return found
 
     async def _keyed(self, lines: list[str]) -> list[str]:
         if sum(map(len, lines)) < _KEY_ON_A_THREAD:

@@ -1,8 +1,8 @@
-"""The database file on disk: created private, its modes tightened, whether it can be written, which file it is, and
-what an SQLite error means for it.
+"""The database file on disk: created private, whether it can be written, which file it is, and what an SQLite error
+means for it.
 
-New folders are made 0700 (each one, under any umask) and the file 0600; an existing file of ours that others may
-read is tightened to 0600 with its -wal and -shm (SQLite gives those the database file's mode). A file that cannot be
+New folders are made 0700 (each one, under any umask) and the file 0600 (`folders.py`); an existing file of ours that
+others may read is tightened to 0600 with its -wal and -shm when it is opened (`opener.tighten`). A file that cannot be
 written (its permissions, an immutable attribute, a read-only mount) or a folder that cannot hold the -wal and -shm
 files is opened read-only: reads work, writes get one error naming what is read-only.
 """
@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxkeep.errors import DatabaseUnavailable
-from ctxkeep.storage.sqlite.folders import make_private_folders
+from ctxkeep.storage.sqlite.folders import create_private_file
 
 logger = logging.getLogger("ctxkeep")
-PRIVATE_FILE = 0o600
 
 
 @dataclass(frozen=True)
@@ -31,22 +30,6 @@ class Access:
     what: str = ""
     reason: str = ""
     fix: str = ""
-
-
-def sidecars(path: Path) -> list[Path]:
-    """The database and the files SQLite keeps beside it in WAL mode."""
-    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
-
-
-def tighten(path: Path) -> None:
-    """Take group and other permissions off the database and its -wal and -shm, when this user owns them."""
-    for file in sidecars(path):
-        try:
-            info = file.stat()
-            if info.st_uid == os.geteuid() and info.st_mode & 0o077:
-                os.chmod(file, info.st_mode & 0o700)
-        except OSError:
-            pass  # absent, or on a read-only file system: doctor reports the mode
 
 
 def _folder_is_read_only(folder: Path) -> bool:
@@ -60,9 +43,8 @@ def prepare(path: Path) -> Access:
     """Create the folders and the file (private) when absent; say whether it can be written. Raises OSError when the
     file neither exists nor can be created. (An existing file is tightened only once it is known to be ctxkeep's.)"""
     folder = path.parent
-    make_private_folders(folder)
     try:
-        os.close(os.open(path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE))
+        create_private_file(path)
     except OSError as exc:
         if not path.exists() or exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise

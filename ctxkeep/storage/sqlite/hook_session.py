@@ -1,9 +1,10 @@
 """The SQL of the client hooks' fast path, on the standard library's sqlite3 (no aiosqlite, asyncio or pydantic).
 
 Per-event hooks run as new processes on every tool call and prompt, so they open the file directly, read and write the
-session records, the per-session hook state and the evidence inbox in short transactions, and return. A file that
-does not exist yet is created 0600 and migrated with the same numbered migrations as the Store; one written by a
-newer ctxkeep is refused. Errors surface as `sqlite3.Error` or `OSError`: the hook logs them and passes through.
+session records, the per-session hook state and the evidence inbox in short transactions, and return. The file is
+opened, checked and migrated by the Store's own opener (`opener.py`); one written by a newer ctxkeep or by another
+program is refused. Errors surface as `sqlite3.Error`, `OSError` or the opener's StorageError: the hook logs them and
+passes through.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
-from ctxkeep.storage.sqlite.folders import make_private_folders
-from ctxkeep.storage.sqlite.migrations import APPLICATION_ID, FIRST_MIGRATION, LATEST, MIGRATIONS, statements
+from ctxkeep.storage.shown import KEEP_SHOWN, SHOWN_KINDS
+from ctxkeep.storage.sqlite.folders import create_private_file
+from ctxkeep.storage.sqlite.opener import open_database
 
 RecordRow = tuple[str, str, str, str, str, str, str]  # kind, key, text, at, status, source, ref
+ShownEntry = tuple[str, str, str, str, str, str]  # kind, at, text, label, source, ref
 _HOOK_FIELDS = (
     "generation",
     "injection",
@@ -32,77 +34,28 @@ _HOOK_FIELDS = (
 )
 
 
-class SchemaTooNewError(Exception):
-    """The file was written by a newer ctxkeep."""
+class _Batch:
+    """`SqliteHotSession.batch` (a class, not contextlib's decorator: contextlib costs a hook process its import)."""
 
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._outer = False
 
-def connect(path: Path, busy_timeout_ms: int = 5_000) -> sqlite3.Connection:
-    """The database at `path` (created 0600 in 0700 folders and migrated when needed), in autocommit mode with
-    busy_timeout set. A file another program made is refused before anything is written to it (ForeignFileError)."""
-    if not path.exists():
-        make_private_folders(path.parent)
-        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
-    conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        _check_ours(conn, path)
-        if _schema(conn) < LATEST:
-            _migrate(conn)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+    def __enter__(self) -> None:
+        self._outer = not self._conn.in_transaction
+        if self._outer:
+            self._conn.execute("BEGIN IMMEDIATE")
 
-
-class ForeignFileError(Exception):
-    """The file at CTXKEEP_DB is another program's SQLite database."""
-
-
-def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
-    """As the Store checks (`schema.check_ours`): ctxkeep's application id, or its first migration, or an empty file."""
-    if int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID:
-        return
-    tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    if not tables:
-        return
-    if "schema_migrations" in tables:
-        try:
-            row = conn.execute("SELECT name FROM schema_migrations WHERE version = 1").fetchone()
-        except sqlite3.Error:
-            row = ("",)
-        if (row[0] == FIRST_MIGRATION) if row is not None else tables == ["schema_migrations"]:
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if not self._outer:
             return
-    raise ForeignFileError(
-        f"database {path} is not a ctxkeep database (another program's SQLite file); nothing was written"
-    )
-
-
-def _schema(conn: sqlite3.Connection) -> int:
-    try:
-        version = int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0  # a new file: no migrations table yet
-    if version > LATEST:
-        raise SchemaTooNewError(f"schema version {version} is newer than this ctxkeep knows ({LATEST})")
-    return version
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-        "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
-    )
-    for version, name, sql in MIGRATIONS:
-        conn.execute("BEGIN IMMEDIATE")
+        if kind is not None:
+            self._conn.execute("ROLLBACK")
+            return
         try:
-            if conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone() is None:
-                for statement in statements(sql):
-                    conn.execute(statement)
-                conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
-            conn.execute("COMMIT")
+            self._conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            self._conn.execute("ROLLBACK")
             raise
 
 
@@ -111,9 +64,14 @@ InboxRow = tuple[
 ]  # ref, kind, source, title, task, data, …
 
 
-def open_session(path: Path, project: str, session_id: str, busy_timeout_ms: int = 5_000) -> SqliteHotSession:
-    """A session on the file at `path` (created 0600 and migrated when needed)."""
-    return SqliteHotSession(connect(path, busy_timeout_ms), project, session_id)
+def open_session(
+    path: str | os.PathLike[str], project: str, session_id: str, busy_timeout_ms: int = 5_000
+) -> SqliteHotSession:
+    """A session on the file at `path` (created 0600 in 0700 folders when absent, opened and migrated as the Store
+    opens it: `opener.open_database`)."""
+    if not os.path.exists(path):
+        create_private_file(path)
+    return SqliteHotSession(open_database(path, busy_timeout_ms), project, session_id)
 
 
 class SqliteHotSession:
@@ -128,8 +86,9 @@ class SqliteHotSession:
         self._conn.close()
 
     def put_records(self, rows: Iterable[RecordRow]) -> int:
-        """Upsert records (the latest write of a kind and key wins); bumps the session's generation when any changed.
-        Returns how many changed."""
+        """Upsert records (the latest write of a kind and key wins; the same record again refreshes its time, so a
+        repeated test run counts when it ran last); bumps the session's generation when any changed. Returns how many
+        changed."""
         changed = 0
         self._conn.execute("BEGIN IMMEDIATE")
         try:
@@ -138,8 +97,8 @@ class SqliteHotSession:
                     "INSERT INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, session_id, kind, key) DO UPDATE SET "
                     "text = excluded.text, at = excluded.at, status = excluded.status, source = excluded.source, "
-                    "ref = excluded.ref WHERE at <= excluded.at AND (text, status, source, ref) IS NOT "
-                    "(excluded.text, excluded.status, excluded.source, excluded.ref)",
+                    "ref = excluded.ref WHERE at < excluded.at OR (at = excluded.at AND (text, status, source, ref) IS NOT "
+                    "(excluded.text, excluded.status, excluded.source, excluded.ref))",
                     (self.project, self.session_id, *row),
                 )
                 changed += cursor.rowcount
@@ -151,6 +110,15 @@ class SqliteHotSession:
             raise
         return changed
 
+    def keep(self, key: str, text: str, at: str) -> None:
+        """Keep the hooks' own bookkeeping under `key` (a `hook` record, which no view reads): the generation stays,
+        so a view cached for the session's records is still good."""
+        self._conn.execute(
+            "INSERT OR REPLACE INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
+            "VALUES (?, ?, 'hook', ?, ?, ?, '', '', '')",
+            (self.project, self.session_id, key, text, at),
+        )
+
     def _bump(self) -> None:
         self._conn.execute(
             "INSERT INTO session_hooks (project, session_id, generation) VALUES (?, ?, 1) "
@@ -159,15 +127,91 @@ class SqliteHotSession:
         )
 
     def records(self, kinds: Sequence[str] = ()) -> list[RecordRow]:
-        """The session's records (of `kinds` when given), oldest first."""
+        """The session's records (of `kinds` when given), oldest first; never the log of what the model was shown
+        (`ctxkeep.storage.shown`)."""
         where, params = "project = ? AND session_id = ?", [self.project, self.session_id]
-        if kinds:
-            where += f" AND kind IN ({','.join('?' * len(kinds))})"
-            params += list(kinds)
+        chosen = [kind for kind in kinds if kind not in SHOWN_KINDS]
+        if kinds and not chosen:
+            return []
+        if chosen:
+            where += f" AND kind IN ({','.join('?' * len(chosen))})"
+            params += chosen
+        else:
+            where += f" AND kind NOT IN ({','.join('?' * len(SHOWN_KINDS))})"
+            params += list(SHOWN_KINDS)
         return self._conn.execute(
             f"SELECT kind, key, text, at, status, source, ref FROM session_records WHERE {where} "
             "ORDER BY at, kind, key",
             params,
+        ).fetchall()
+
+    def other_sessions(self, since: str, limit: int = 3) -> list[tuple[str, str]]:
+        """(session id, time of its latest record) of this project's other sessions with a record since `since`,
+        the most recent first."""
+        return self._conn.execute(
+            "SELECT session_id, max(at) AS last FROM session_records WHERE project = ? AND session_id != ? AND "
+            f"kind NOT IN ('hook', {','.join('?' * len(SHOWN_KINDS))}) GROUP BY session_id HAVING last >= ? "
+            "ORDER BY last DESC LIMIT ?",
+            (self.project, self.session_id, *SHOWN_KINDS, since, limit),
+        ).fetchall()
+
+    def records_of(self, session_id: str) -> list[RecordRow]:
+        """Another session's records of this project, oldest first."""
+        return self._conn.execute(
+            "SELECT kind, key, text, at, status, source, ref FROM session_records WHERE project = ? AND "
+            f"session_id = ? AND kind NOT IN ({','.join('?' * len(SHOWN_KINDS))}) ORDER BY at, kind, key",
+            (self.project, session_id, *SHOWN_KINDS),
+        ).fetchall()
+
+    def recent_tasks(self, since: str, limit: int = 5) -> list[tuple[str, int, str, str]]:
+        """(task id, version, state JSON, saved at) of this project's tasks saved since `since`, the most recent
+        first."""
+        return self._conn.execute(
+            "SELECT t.task_id, c.version, c.state_json, t.updated_at FROM tasks t JOIN checkpoints c ON "
+            "c.project = t.project AND c.task_id = t.task_id AND c.version = t.latest_version "
+            "WHERE t.project = ? AND t.updated_at >= ? ORDER BY t.updated_at DESC LIMIT ?",
+            (self.project, since, limit),
+        ).fetchall()
+
+    def batch(self) -> _Batch:
+        """The single-statement writes inside (hook state, the log of what was shown, the inbox) as one transaction:
+        one commit instead of one each. Commits are the Store's (WAL, synchronous NORMAL: a killed process loses
+        nothing committed, the file stays whole; a power cut may lose the last commits, never corrupt the file)."""
+        return _Batch(self._conn)
+
+    def log_shown(self, kind: str, text: str, at: str, label: str, source: str, ref: str) -> None:
+        """Log what the model was shown (`kind` one of SHOWN_KINDS): not a record, so the generation stays; only the
+        newest KEEP_SHOWN entries of the kind stay."""
+        if kind not in SHOWN_KINDS:
+            raise ValueError(f"not a kind of what the model was shown: {kind!r} (one of {', '.join(SHOWN_KINDS)})")
+        key = (self.project, self.session_id, kind)
+        with self.batch():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO session_records (project, session_id, kind, key, text, at, status, source, ref) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, at, text, at, label, source, ref),
+            )
+            self._conn.execute(
+                "DELETE FROM session_records WHERE project = ? AND session_id = ? AND kind = ? AND key NOT IN "
+                "(SELECT key FROM session_records WHERE project = ? AND session_id = ? AND kind = ? "
+                "ORDER BY key DESC LIMIT ?)",
+                (*key, *key, KEEP_SHOWN),
+            )
+
+    def relabel_last_shown(self, kind: str, label: str) -> None:
+        """Change the label of the newest logged entry of `kind` (what a later step of the same hook learned)."""
+        self._conn.execute(
+            "UPDATE session_records SET status = ? WHERE project = ? AND session_id = ? AND kind = ? AND key = "
+            "(SELECT MAX(key) FROM session_records WHERE project = ? AND session_id = ? AND kind = ?)",
+            (label, self.project, self.session_id, kind, self.project, self.session_id, kind),
+        )
+
+    def shown(self) -> list[ShownEntry]:
+        """The session's log of what the model was shown, oldest first: (kind, at, text, label, source, ref)."""
+        return self._conn.execute(
+            f"SELECT kind, at, text, status, source, ref FROM session_records WHERE project = ? AND session_id = ? "
+            f"AND kind IN ({','.join('?' * len(SHOWN_KINDS))}) ORDER BY at, kind",
+            (self.project, self.session_id, *SHOWN_KINDS),
         ).fetchall()
 
     def hook_state(self) -> dict[str, object]:
@@ -237,9 +281,14 @@ class SqliteHotSession:
         ).fetchall()
 
     def keep_summary(self, task_id: str, summary: str, source: str, at: str) -> None:
-        """Keep a client's compaction summary (as checked) as the task's semantic summary; its digest stays as it was."""
+        """Keep a client's compaction summary (as checked) as the task's semantic summary; its digest stays as it was,
+        unless a bundle brought it: then the whole row is this machine's now (a checked summary never joins a
+        bundle's quoted digest)."""
         self._conn.execute(
             "INSERT INTO task_digests (project, task_id, digest, summary, source, updated_at) VALUES (?, ?, '', ?, ?, ?) "
-            "ON CONFLICT (project, task_id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+            "ON CONFLICT (project, task_id) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at, "
+            "digest = CASE WHEN task_digests.imported_from IS NULL THEN task_digests.digest ELSE '' END, "
+            "source = CASE WHEN task_digests.imported_from IS NULL THEN task_digests.source ELSE excluded.source END, "
+            "imported_from = NULL",
             (self.project, task_id, summary, source, at),
         )

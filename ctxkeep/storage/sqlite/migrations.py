@@ -1,11 +1,11 @@
-"""Numbered, forward-only schema migrations; each runs in its own transaction.
+"""Numbered, forward-only schema migrations, plain SQL; `opener.migrate` applies them, each in its own transaction.
 
-A database whose newest applied migration is above the newest one here was written by a
-newer ctxkeep and is refused (never migrated down). Migrations are plain SQL, so the hooks' fast path (`hook_session`) applies
-them too; work that needs Python (the file's random term key, indexing stored text again) is left owed in
-`store_meta` and done by the Store when it opens the file (`schema.finish_index`). A migration that rebuilds a table others
-reference runs with foreign keys off (`FOREIGN_KEYS_OFF`; they are checked before it commits). A file that is not
-ctxkeep's is refused before anything is written to it (`schema.check_ours`).
+A database whose newest applied migration is above the newest one here was written by a newer ctxkeep and is refused
+(never migrated down). The one opener (`opener.py`) runs them for the Store and the hooks' fast path alike; work that
+needs Python (the file's random term key, indexing stored text again) is left owed in `store_meta` and done by the
+Store when it opens the file (`schema.finish_index`). A migration that rebuilds a table others reference runs with
+foreign keys off (`FOREIGN_KEYS_OFF`; they are checked before it commits). A file that is not ctxkeep's is refused
+before anything is written to it (`opener.check_ours`).
 """
 
 from __future__ import annotations
@@ -306,6 +306,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (
         10,
+        "where an imported evidence record's ref was computed; which digests came from a bundle",
+        """
+        ALTER TABLE evidence ADD COLUMN ref_project TEXT;
+        ALTER TABLE task_digests ADD COLUMN imported_from TEXT;
+    """,
+    ),
+    (
+        11,
         "writes that wait for no one: index counts without shared rows; a save, a memory's next version: one statement each",
         """
         -- PostgreSQL's only: FTS5 keeps its own counts, and one writer per file has no rows to share nor waits

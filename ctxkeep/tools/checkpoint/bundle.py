@@ -1,33 +1,31 @@
 """Task bundles, for teams without a server: `ctxkeep export TASK` writes one task's whole checkpoint chain, the
 evidence its states cite and its history digest as one deterministic JSON file to commit into a repository;
-`ctxkeep import BUNDLE` verifies it and merges it into this project.
+`ctxkeep import BUNDLE` checks it as untrusted input (`bundle_read`) and merges it into this project.
 
 Deterministic: sorted keys, one value per line, no export time, so the same task exports to the same bytes and a
-new version shows as a small diff. Verified on import, before anything is written: the bundle's own sha256 (a changed
-file is refused), every version's hash and its link to the one before (the chain), every evidence record's sha256.
-Merged only forward: a bundle whose versions extend this database's adds the new ones; one this database already
-holds adds nothing; one whose history differs from this database's at some version is refused, naming that version
-and both sides' hashes (the fork), and nothing is written.
+new version shows as a small diff; a bundle imported elsewhere exports again to the same bytes. Each evidence record
+names the project its ref was computed in (`ref_project`), so the importer can recompute the ref. Merged only
+forward, in one transaction: a bundle whose versions extend this database's adds the new ones; one this database
+already holds adds nothing; one whose history differs from this database's at some version is refused, naming that
+version and both sides' hashes (the fork), and nothing is written. A bundle's digest is stored only when this
+project has none of its own for the task (never over one made here), marked as imported: the working set shows it
+quoted under its source, never as checked.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import zlib
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
-from ctxkeep.errors import InvalidInput, Refused
-from ctxkeep.storage import CheckpointRow, DigestRow, EvidenceRow, NewEvidence, Tx
-from ctxkeep.text import canonical_json
+from ctxkeep.errors import Refused
+from ctxkeep.storage import CheckpointRow, EvidenceRow, Tx
 from ctxkeep.tools.checkpoint import leases
-from ctxkeep.tools.checkpoint.versions import load_version, row_hash
+from ctxkeep.tools.checkpoint.bundle_read import FORMAT, FORMAT_VERSION, read_bundle, sealed
+from ctxkeep.tools.checkpoint.versions import load_version
 from ctxkeep.tools.scope import Scope
-from ctxkeep.tools.shared.search_terms import INDEX_VERSION, evidence_terms
 
-FORMAT, FORMAT_VERSION = "ctxkeep-bundle", 1
 _REF = re.compile(r"^ev_[0-9a-f]{6,24}$")
 _VERSION_FIELDS = (
     "version",
@@ -61,13 +59,15 @@ _EVIDENCE_FIELDS = (
 
 @dataclass(frozen=True)
 class Imported:
-    """What an import did: the versions and evidence records it added, and the task's latest version now."""
+    """What an import did: the versions and evidence records it added, the task's latest version now, and the records
+    whose text held a secret (the bundle's ref -> the ref the redacted copy is stored under)."""
 
     task_id: str
     added_versions: list[int]
     added_evidence: int
     latest_version: int
     latest_hash: str
+    redacted_evidence: dict[str, str] = field(default_factory=dict)
 
 
 def _cited(rows: list[CheckpointRow]) -> list[str]:
@@ -89,10 +89,6 @@ async def _evidence(tx: Tx, scope: Scope, refs: list[str]) -> list[EvidenceRow]:
     return [found[ref] for ref in sorted(found)]
 
 
-def _sealed(body: dict[str, Any]) -> dict[str, Any]:
-    return {**body, "bundle_sha256": hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()}
-
-
 async def export_bundle(scope: Scope, task_id: str) -> str:
     """The task's bundle as text (the same task exports to the same bytes); raises NotFound."""
     async with scope.store.snapshot() as tx:
@@ -100,6 +96,7 @@ async def export_bundle(scope: Scope, task_id: str) -> str:
         rows = await tx.checkpoints.chain(scope.project, task_id)
         records = await _evidence(tx, scope, _cited(rows))
         blobs = await tx.evidence.blobs([r.blob_id for r in records])
+        origins = await tx.evidence.ref_projects(scope.project, [r.ref for r in records])
         digest = await tx.digests.get(scope.project, task_id)
     body = {
         "format": FORMAT,
@@ -116,6 +113,7 @@ async def export_bundle(scope: Scope, task_id: str) -> str:
         "evidence": [
             {
                 **{name: getattr(r, name) for name in _EVIDENCE_FIELDS},
+                "ref_project": origins.get(r.ref, scope.project),
                 "tags": json.loads(r.tags_json),
                 "content": zlib.decompress(blobs[r.blob_id]).decode("utf-8"),
             }
@@ -130,71 +128,7 @@ async def export_bundle(scope: Scope, task_id: str) -> str:
             "updated_at": digest.updated_at,
         },
     }
-    return json.dumps(_sealed(body), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-
-
-def _parse(text: str) -> dict[str, Any]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"the bundle is not JSON ({exc.msg} at line {exc.lineno}); send a file `ctxkeep export` wrote"
-        ) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise InvalidInput('not a ctxkeep bundle (no "format": "ctxkeep-bundle"); send a file `ctxkeep export` wrote')
-    if data.get("format_version") != FORMAT_VERSION:
-        raise InvalidInput(
-            f"bundle format {data.get('format_version')!r}, this ctxkeep reads {FORMAT_VERSION}: upgrade ctxkeep"
-        )
-    claimed = data.pop("bundle_sha256", None)
-    if claimed != _sealed(data)["bundle_sha256"]:
-        raise Refused(
-            "the bundle was changed after it was exported (its bundle_sha256 does not match its content); "
-            "nothing was imported: export it again from the source"
-        )
-    return data
-
-
-def _versions(data: dict[str, Any]) -> list[CheckpointRow]:
-    """The bundle's chain as rows, each version's hash and link checked."""
-    rows, parent = [], None
-    task_id = data["task_id"]
-    for expected, item in enumerate(data["versions"], start=1):
-        row = CheckpointRow(
-            task_id=task_id,
-            state_json=canonical_json(item["state"]),
-            violations_json=json.dumps(item["violations"], ensure_ascii=False),
-            **{name: item[name] for name in _VERSION_FIELDS},
-        )
-        if row.version != expected or row.parent_hash != parent or row.hash != row_hash(row):
-            raise Refused(
-                f"the bundle's version {expected} of task {task_id!r} does not match its hash chain; nothing was imported"
-            )
-        rows.append(row)
-        parent = row.hash
-    if not rows:
-        raise InvalidInput(f"the bundle holds no version of task {task_id!r}")
-    return rows
-
-
-def _records(data: dict[str, Any]) -> list[NewEvidence]:
-    out = []
-    for item in data["evidence"]:
-        raw = item["content"].encode("utf-8")
-        if hashlib.sha256(raw).hexdigest() != item["sha256"] or not _REF.match(item["ref"]):
-            raise Refused(
-                f"the bundle's evidence {str(item.get('ref'))[:40]} does not match its sha256; nothing was imported"
-            )
-        out.append(
-            NewEvidence(
-                **{name: item[name] for name in _EVIDENCE_FIELDS},
-                tags_json=json.dumps(item["tags"]),
-                index_version=INDEX_VERSION,
-                data=zlib.compress(raw, 6),
-                terms=evidence_terms(item["title"], item["content"]),
-            )
-        )
-    return out
+    return json.dumps(sealed(body), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
 def _fork(task_id: str, here: CheckpointRow, there: CheckpointRow) -> Refused:
@@ -209,11 +143,11 @@ def _fork(task_id: str, here: CheckpointRow, there: CheckpointRow) -> Refused:
 
 
 async def import_bundle(scope: Scope, text: str) -> Imported:
-    """Verify a bundle and merge what it adds; raises InvalidInput (not a bundle), Refused (changed, a broken chain, a
-    diverging history), LeaseHeld (another executor holds the task)."""
-    data = _parse(text)
-    rows, records = _versions(data), _records(data)
-    task_id = rows[0].task_id
+    """Check a bundle (`bundle_read`) and merge what it adds in one transaction; raises InvalidInput (malformed: one
+    line naming where), Refused (changed, a broken chain, a version a save would refuse, a forged ref, a secret in a
+    signed version, a diverging history), LeaseHeld (another executor holds the task). Nothing is written on error."""
+    bundle = read_bundle(text, scope.project)
+    rows, task_id = bundle.rows, bundle.task_id
     async with scope.store.transaction() as tx:
         await tx.checkpoints.lock(scope.project, task_id)
         await leases.check_free(tx, scope, task_id, None, doing="import")
@@ -224,14 +158,14 @@ async def import_bundle(scope: Scope, text: str) -> Imported:
         added = rows[len(here) :]
         for row in added:
             await tx.checkpoints.insert(scope.project, row)
-        existing = await tx.evidence.rows(scope.project, [r.ref for r in records])
-        clash = [r.ref for r in records if r.ref in existing and existing[r.ref].sha256 != r.sha256]
+        existing = await tx.evidence.rows(scope.project, [r.ref for r in bundle.records])
+        clash = [r.ref for r in bundle.records if r.ref in existing and existing[r.ref].sha256 != r.sha256]
         if clash:
             raise Refused(f"evidence {clash[0]} here holds other content than the bundle's; nothing was imported")
-        fresh = [r for r in records if r.ref not in existing]
+        fresh = [r for r in bundle.records if r.ref not in existing]
         await tx.evidence.insert(scope.project, fresh)
-        digest = data.get("digest")
-        if digest is not None and (added or await tx.digests.get(scope.project, task_id) is None):
-            await tx.digests.put(scope.project, DigestRow(task_id, **digest))
+        local = await tx.digests.get(scope.project, task_id)
+        if bundle.digest is not None and (local is None or (local.imported_from is not None and added)):
+            await tx.digests.put(scope.project, bundle.digest)
     latest = rows[-1] if len(rows) >= len(here) else here[-1]
-    return Imported(task_id, [row.version for row in added], len(fresh), latest.version, latest.hash)
+    return Imported(task_id, [row.version for row in added], len(fresh), latest.version, latest.hash, bundle.redacted)

@@ -6,7 +6,9 @@ holder and the expiry. An expired lease can be taken over: the version saved by 
 (`took_over`), and a claim at load appends a `takeover` version of the unchanged state, so the chain says who took
 over from whom and when. The lease is read and written under the task's lock (`tx.checkpoints.lock`), together with
 the chain append it guards, so two executors racing for one task are serialized: one wins, the other is refused naming
-it; other tasks never wait.
+it; other tasks never wait. On a shared server with user tokens the owner is the token's user: a request naming
+another owner is refused (not silently replaced, so a caller who meant to act under another's lease learns that it
+cannot, rather than finding its save refused for a lease it thought it held).
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ctxkeep.errors import LeaseHeld
+from ctxkeep.errors import LeaseHeld, Refused
 from ctxkeep.models import Lease
 from ctxkeep.storage import LeaseRow, Tx
-from ctxkeep.text import utc_text
+from ctxkeep.text import utc_moment, utc_text
 from ctxkeep.tools.scope import Scope
 
 DEFAULT_LEASE_SECONDS = 600
@@ -52,6 +54,15 @@ async def check_free(tx: Tx, scope: Scope, task_id: str, owner: str | None, doin
     return current
 
 
+def check_owner(scope: Scope, owner: str, doing: str = "save") -> None:
+    """Raise Refused when a shared server's user names an owner other than themselves."""
+    if scope.user is not None and owner != scope.user:
+        raise Refused(
+            f"{doing} refused: on this shared server a lease belongs to the user of your token, {scope.user!r}; send "
+            f"owner {scope.user!r} (or no owner), not {owner[:100]!r}"
+        )
+
+
 def planned(
     current: LeaseRow | None, task_id: str, owner: str, seconds: int | None, now: datetime, doing: str = "save"
 ) -> Claim:
@@ -80,7 +91,8 @@ async def write(tx: Tx, scope: Scope, task_id: str, owner: str, current: LeaseRo
 
 async def claim(tx: Tx, scope: Scope, task_id: str, owner: str, seconds: int | None, doing: str = "save") -> Claim:
     """Take, renew or release the task's lease; raises LeaseHeld while another's is live (call it holding the task's
-    lock: `tx.checkpoints.lock`)."""
+    lock: `tx.checkpoints.lock`); Refused when a shared server's user names an owner other than themselves."""
+    check_owner(scope, owner, doing)
     current = await tx.leases.get(scope.project, task_id)
     decided = planned(current, task_id, owner, seconds, scope.clock(), doing)
     await write(tx, scope, task_id, owner, current, decided)
@@ -91,12 +103,11 @@ def as_lease(row: LeaseRow | None, now: datetime) -> Lease | None:
     if row is None:
         return None
     return Lease(
-        owner=row.owner, acquired_at=_parse(row.acquired_at), expires_at=_parse(row.expires_at), live=live(row, now)
+        owner=row.owner,
+        acquired_at=utc_moment(row.acquired_at),
+        expires_at=utc_moment(row.expires_at),
+        live=live(row, now),
     )
-
-
-def _parse(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def lease_warning(row: LeaseRow | None, now: datetime, owner: str | None) -> str | None:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
 
 from ctxkeep.models import STATE_SCHEMA_VERSION, ResumeChecks, TaskState, Violation
 from ctxkeep.storage import ActionRow, CheckpointRow, EvidenceRow, LeaseRow, MemoryRow, TombstoneRow, Tx
-from ctxkeep.text import utc_text
+from ctxkeep.text import utc_text, utc_moment
 from ctxkeep.tools.checkpoint.leases import as_lease, lease_warning
 from ctxkeep.tools.journal import open_intent_warning, to_action
 from ctxkeep.tools.memory import current_by_key, status_of
@@ -113,7 +112,7 @@ def resume_checks(
 ) -> ResumeChecks:
     """The checks of one loaded version, warnings ordered by what could do harm first (another executor's live lease
     first of all); `owner`: who loads it (their own lease is no warning)."""
-    saved_at = datetime.fromisoformat(row.created_at)
+    saved_at = utc_moment(row.created_at)
     now = scope.clock()
     now_text = utc_text(now) or ""
     age = max(0, int((now - saved_at).total_seconds()))

@@ -12,7 +12,6 @@ import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime
 
 from ctxkeep.errors import (
     CheckpointRefused,
@@ -42,7 +41,9 @@ from ctxkeep.tools.checkpoint.brief import render_brief
 from ctxkeep.tools.checkpoint.diff import diff_states
 from ctxkeep.tools.checkpoint.resume import resume_checks, resume_records
 from ctxkeep.tools.checkpoint.verify import check_new_state, verify_states, verify_summary
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
+from ctxkeep.text import utc_moment
 
 
 def chain_hash(
@@ -77,7 +78,7 @@ def _save_result(row: CheckpointRow, violations: list[Violation]) -> CheckpointS
         version=row.version,
         hash=row.hash,
         parent_hash=row.parent_hash,
-        created_at=datetime.fromisoformat(row.created_at),
+        created_at=utc_moment(row.created_at),
         trigger=row.trigger,  # type: ignore[arg-type]
         verification=Verification(ok=not violations, violations=violations),
     )
@@ -125,6 +126,7 @@ def _plan(scope: Scope, req: CheckpointSaveRequest, head: _Head, state_json: str
     now = scope.clock()
     claim = None
     if req.owner is not None:
+        leases.check_owner(scope, req.owner)
         claim = leases.planned(head.lease, req.task_id, req.owner, req.lease_seconds, now)
     else:
         leases.check(head.lease, req.task_id, None, now)
@@ -137,7 +139,7 @@ def _plan(scope: Scope, req: CheckpointSaveRequest, head: _Head, state_json: str
     if head.previous is None:
         violations = check_new_state(req.state)
     else:
-        violations = verify_states(parse_state(head.previous), req.state, req.goal_change_reason)
+        violations = verify_states(_as_saved_now(head.previous), req.state, req.goal_change_reason)
     if violations and req.strict:
         raise CheckpointRefused(violations)
     row = new_version(
@@ -161,9 +163,11 @@ OUTSIDE_ATTEMPTS = 3  # saves that lost the race verify again outside the lock t
 async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> CheckpointSaveResult:
     """Store `req.state` as the task's next version after verifying it against the latest one.
 
-    Raises VersionConflict when `expected_version` is not current, CheckpointRefused when a
-    strict save breaks a rule (nothing stored), LeaseHeld under another owner's live lease. A
-    state identical to the latest returns the latest version unchanged.
+    Every text field of the state (and the goal change reason) is redacted first, so what is
+    verified, hashed and stored is what a later load reads. Raises VersionConflict when
+    `expected_version` is not current, CheckpointRefused when a strict save breaks a rule (nothing
+    stored), LeaseHeld under another owner's live lease, InvalidInput when the redacted state is
+    not a valid one. A state identical to the latest returns the latest version unchanged.
 
     The verification runs on a snapshot, outside any transaction; the write is one conditional
     append (`checkpoints.append`: holding the task, when it is where the snapshot saw it), so
@@ -175,6 +179,9 @@ async def checkpoint_save(scope: Scope, req: CheckpointSaveRequest) -> Checkpoin
     refusal = scope.store.read_only()
     if refusal is not None:  # before the verification: no save can be stored here, however it verifies
         raise DatabaseUnavailable(refusal)
+    state, _ = redacted(req.state, "the state")
+    reason, _ = redacted(req.goal_change_reason)
+    req = req.model_copy(update={"state": state, "goal_change_reason": reason})
     state_json = req.state.canonical()
     for _ in range(OUTSIDE_ATTEMPTS):
         async with scope.store.snapshot() as tx:
@@ -192,7 +199,8 @@ def _saved(head: _Head, plan: _Plan, req: CheckpointSaveRequest) -> CheckpointSa
     if plan.row is None:
         assert head.previous is not None
         return _save_result(head.previous, plan.violations)  # the state is the latest already
-    _remember(plan.row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
+    saved = _remember(plan.row.hash, req.state.model_copy(deep=True))  # the next save verifies against it
+    _cache(_saved_now, plan.row.hash, saved)  # as a save stores it now: it was redacted above
     return _save_result(plan.row, plan.violations)
 
 
@@ -293,11 +301,25 @@ async def load_version(tx: Tx, scope: Scope, task_id: str, version: int | None) 
 _parsed: OrderedDict[str, TaskState] = OrderedDict()
 
 
-def _remember(hash_: str, state: TaskState) -> TaskState:
-    _parsed[hash_] = state
-    while len(_parsed) > 256:
-        _parsed.popitem(last=False)
+_saved_now: OrderedDict[str, TaskState] = OrderedDict()
+
+
+def _cache(cache: OrderedDict[str, TaskState], hash_: str, state: TaskState) -> TaskState:
+    cache[hash_] = state
+    while len(cache) > 256:
+        cache.popitem(last=False)
     return state
+
+
+def _remember(hash_: str, state: TaskState) -> TaskState:
+    return _cache(_parsed, hash_, state)
+
+
+def _as_saved_now(row: CheckpointRow) -> TaskState:
+    """A stored version's state as a save stores it now, redacted (a version saved before every field was redacted
+    holds its secrets in clear, and the same state saved again must not read as changed). Cached by hash."""
+    state = _saved_now.get(row.hash)
+    return state if state is not None else _cache(_saved_now, row.hash, redacted(parse_state(row))[0])
 
 
 def parse_state(row: CheckpointRow) -> TaskState:
@@ -378,7 +400,7 @@ async def checkpoint_list(scope: Scope, limit: int = 50, cursor: str | None = No
             TaskSummary(
                 task_id=row.task_id,
                 latest_version=row.latest_version,
-                updated_at=datetime.fromisoformat(row.updated_at),
+                updated_at=utc_moment(row.updated_at),
                 goal=_short(state["goal"]) or "",
                 phase=_short(state.get("phase")),
                 pending=len(state.get("pending", [])),

@@ -4,6 +4,6 @@ One checker for every summary ctxkeep reads (`check`): compress_history's `summa
 summary and the hooks' repair. Standard library only: the hooks import it.
 """
 
-from ctxkeep.tools.compaction_check.check import Finding, Item, carrying_passage, check_summary
+from ctxkeep.tools.compaction_check.check import Finding, Item, Passages, carrying_passage, check_summary
 
-__all__ = ["Finding", "Item", "carrying_passage", "check_summary"]
+__all__ = ["Finding", "Item", "Passages", "carrying_passage", "check_summary"]

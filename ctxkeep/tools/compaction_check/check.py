@@ -23,8 +23,9 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Sequence
 
-from ctxkeep.text import match_key
+from ctxkeep.text import LazyPattern, match_key, one_line
 from ctxkeep.tools.shared.negation import has_negation, negated_clauses
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
@@ -34,8 +35,8 @@ else:
     from ctxkeep.named_tuple import NamedTuple
 
 WORDS_CARRIED = 0.6  # share of an item's plain words one passage must hold (identifiers and numbers: all of them)
-_TOKEN = re.compile(r"[\w][\w./#:@+-]*[\w]|\w")
-_IDENTIFIER = re.compile(r"\d|[._/#:@]|[a-z][A-Z]|^[A-Z]{2,}")
+_TOKEN = LazyPattern(r"[\w][\w./#:@+-]*[\w]|\w")
+_IDENTIFIER = LazyPattern(r"\d|[._/#:@]|[a-z][A-Z]|^[A-Z]{2,}")
 _STOP = frozenset(
     [
         "the",
@@ -159,17 +160,17 @@ _STOP = frozenset(
         "now",
     ]
 )
-_DONE = re.compile(
+_DONE = LazyPattern(
     r"\b(?:done|completed?|finished|resolved|fixed|closed|shipped|implemented|merged|passed)\b|已完成|完成了|已解决",
     re.I,
 )
-_OPEN = re.compile(
+_OPEN = LazyPattern(
     r"\b(?:pending|todo|to do|open|missing|waiting|blocked|not yet|remaining|outstanding|in progress|"
     r"still|next|needs?|unfinished|incomplete|not (?:yet )?(?:done|complete|completed|finished|run))\b|待|未|缺",
     re.I,
 )
-_DECIDED = re.compile(r"\b(?:approved|granted|rejected|declined|signed off)\b|已批准|批准了|已拒绝", re.I)
-_ALL_DONE = re.compile(
+_DECIDED = LazyPattern(r"\b(?:approved|granted|rejected|declined|signed off)\b|已批准|批准了|已拒绝", re.I)
+_ALL_DONE = LazyPattern(
     r"\b(?:all (?:tasks?|todos?|items?|work|steps|changes|issues?)(?: \w+)? (?:are |is |have been |has been )?(?:now )?"
     r"(?:done|complete|completed|finished|resolved)|everything (?:is |has been )?(?:now )?(?:done|complete|working|fixed|"
     r"resolved|in place)|no (?:remaining|pending|outstanding|open) (?:tasks?|work|items?|issues?|todos?)|"
@@ -177,11 +178,12 @@ _ALL_DONE = re.compile(
     r"(?:is|are) (?:now )?(?:complete and )?working correctly|task (?:is )?(?:now )?complete)\b",
     re.I,
 )
-_PASSAGE_BREAK = re.compile(r"\n+|(?<=[.!?;。；])\s+")
+_PASSAGE_BREAK = LazyPattern(r"\n+|(?<=[.!?;。；])\s+")
 
 
 class Item(NamedTuple):
-    """One thing a summary must carry. `kind`: goal | constraint | rule | request | pending | approval | fact | state.
+    """One thing a summary must carry. `kind`: goal | constraint | rule | request | env | decision | pending |
+    approval | fact | state.
     `value`: a fact's exact value in comparison form (`ctxkeep.text.value_key`), an approval's id, or for a state the
     pattern (a regex) a summary that says it matches; `source`: where the item comes from, shown in repairs."""
 
@@ -205,44 +207,111 @@ def _stem(word: str) -> str:
     return word
 
 
+Terms = tuple[frozenset[str], frozenset[str]]  # (identifiers and numbers, other content words)
+
+
 @functools.lru_cache(maxsize=4096)
-def _terms(text: str) -> tuple[frozenset[str], frozenset[str]]:
+def _terms(text: str) -> Terms:
     """(identifiers and numbers, other content words) of a text, in comparison form (each passage is read once)."""
     ids: set[str] = set()
     words: set[str] = set()
+    identifier = _IDENTIFIER.compiled.search
     for token in _TOKEN.findall(text):
-        if _IDENTIFIER.search(token) and len(token) > 1:
+        if len(token) < 2:
+            continue
+        if identifier(token):
             ids.add(token.casefold().strip("./:#"))
-        elif token.casefold() not in _STOP and len(token) > 2:
-            words.add(_stem(token.casefold()))
+        elif len(token) > 2 and (folded := token.casefold()) not in _STOP:
+            words.add(_stem(folded))
     return frozenset(ids), frozenset(words)
+
+
+def _parts(summary: str) -> list[str]:
+    return [p for p in _PASSAGE_BREAK.split(summary) if p.strip()]
 
 
 def passages(summary: str) -> list[str]:
     """The summary's lines and sentences, each joined with the next (an item often spans a bullet and its detail)."""
-    parts = [p for p in _PASSAGE_BREAK.split(summary) if p.strip()]
+    parts = _parts(summary)
     return [" ".join(parts[i : i + 2]) for i in range(len(parts))] or [summary]
 
 
-def carrying_passage(text: str, summary_passages: list[str]) -> str | None:
+class Passages:
+    """Passages indexed by their terms: which passages hold each identifier and each other word, built once, on first
+    use. An item then looks up its candidate passages instead of reading every passage (a compaction summary has
+    hundreds)."""
+
+    def __init__(self, texts: Sequence[str], terms: Sequence[Terms] | None = None) -> None:
+        self.texts = list(texts)
+        self._terms = terms
+        self._ids: dict[str, list[int]] | None = None
+        self._words: dict[str, list[int]] = {}
+        self._holding: dict[str, frozenset[int]] = {}
+
+    @classmethod
+    def of_summary(cls, summary: str) -> Passages:
+        """The passages of `summary` (`passages`); each line or sentence is read once, though it is in two passages
+        (no term spans the space that joins them)."""
+        parts = _parts(summary)
+        if not parts:
+            return cls([summary])
+        read = [_terms(part) for part in parts]
+        joined = [(a[0] | b[0], a[1] | b[1]) for a, b in zip(read, read[1:], strict=False)] + [read[-1]]
+        return cls([" ".join(parts[i : i + 2]) for i in range(len(parts))], joined)
+
+    def _index(self) -> dict[str, list[int]]:
+        if self._ids is None:
+            self._ids = {}
+            for n, text in enumerate(self.texts):
+                ids, words = self._terms[n] if self._terms is not None else _terms(text)
+                for term in ids:
+                    self._ids.setdefault(term, []).append(n)
+                for term in words:
+                    self._words.setdefault(term, []).append(n)
+        return self._ids
+
+    def _holding_id(self, term: str) -> frozenset[int]:
+        """The passages with an identifier that holds `term` (itself, or one it is part of: `a.py` in `src/a.py`)."""
+        found = self._holding.get(term)
+        if found is None:
+            found = frozenset(n for other, at in self._index().items() if term in other for n in at)
+            self._holding[term] = found
+        return found
+
+    def carrying(self, text: str) -> str | None:
+        """The first passage that holds every identifier of `text` and most of its other words; None when none does."""
+        ids, words = _terms(text)
+        if not ids and not words:
+            return None
+        need = max(min(len(words), 3), math.ceil(len(words) * WORDS_CARRIED))
+        self._index()
+        candidates: set[int] | None = None
+        for term in ids:
+            holding = self._holding_id(term)
+            candidates = set(holding) if candidates is None else candidates & holding
+            if not candidates:
+                return None
+        counts: dict[int, int] = {}
+        for term in words:
+            for n in self._words.get(term, ()):
+                counts[n] = counts.get(n, 0) + 1
+        if candidates is None:  # no identifiers: a passage must hold `need` (at least one) of the words
+            candidates = {n for n, count in counts.items() if count >= need}
+        carrying = [n for n in candidates if counts.get(n, 0) >= need]
+        return self.texts[min(carrying)] if carrying else None
+
+
+def carrying_passage(text: str, summary_passages: Passages | Sequence[str]) -> str | None:
     """The first passage that holds every identifier of `text` and most of its other words; None when none does."""
-    ids, words = _terms(text)
-    if not ids and not words:
-        return None
-    need = max(min(len(words), 3), math.ceil(len(words) * WORDS_CARRIED))
-    for passage in summary_passages:
-        p_ids, p_words = _terms(passage)
-        have_ids = {i for i in ids if i in p_ids or any(i in other for other in p_ids)}
-        if have_ids == ids and len(words & p_words) >= need:
-            return passage
-    return None
+    index = summary_passages if isinstance(summary_passages, Passages) else Passages(summary_passages)
+    return index.carrying(text)
 
 
 def _negated(text: str) -> bool:
     return bool(negated_clauses(text)) or has_negation(text)
 
 
-def _check_rule(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+def _check_rule(item: Item, summary: str, found: Passages, exact: bool) -> Finding | None:
     if exact:
         kept = set(negated_clauses(summary))
         lost = [c for c in negated_clauses(item.text) if c not in kept]
@@ -267,7 +336,7 @@ def _check_rule(item: Item, summary: str, found: list[str], exact: bool) -> Find
     return None
 
 
-def _check_pending(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+def _check_pending(item: Item, summary: str, found: Passages, exact: bool) -> Finding | None:
     mentions, needle = _mentions(item, summary, found, exact)
     if not mentions:
         return Finding("summary_pending_missing", item, "the pending item is not mentioned; list it as pending")
@@ -286,10 +355,10 @@ def _value_in(value: str, text: str) -> bool:
     return re.search(rf"(?<![\w.\-]){re.escape(value)}(?!\d|\.\d)", text) is not None
 
 
-_CLAUSE_BREAK = re.compile(r"\n|[;；。，,]|(?<!\w)\.|\.(?!\w)|\s(?:and|but)\s")
+_CLAUSE_BREAK = LazyPattern(r"\n|[;；。，,]|(?<!\w)\.|\.(?!\w)|\s(?:and|but)\s")
 
 
-def _mentions(item: Item, summary: str, found: list[str], exact: bool) -> tuple[list[str], str]:
+def _mentions(item: Item, summary: str, found: Passages, exact: bool) -> tuple[list[str], str]:
     """The parts of the summary naming the item (exact: the clauses holding its text or id verbatim) and the needle
     to blank out of them before reading what they say about it."""
     if exact:
@@ -300,11 +369,13 @@ def _mentions(item: Item, summary: str, found: list[str], exact: bool) -> tuple[
             if hits:
                 return hits, needle
         return [], ""
-    passage = carrying_passage(item.text, found) or next((p for p in found if item.value and item.value in p), None)
+    passage = carrying_passage(item.text, found) or next(
+        (p for p in found.texts if item.value and item.value in p), None
+    )
     return ([passage], match_key(item.text)) if passage else ([], "")
 
 
-def _check_approval(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+def _check_approval(item: Item, summary: str, found: Passages, exact: bool) -> Finding | None:
     mentions, needle = _mentions(item, summary, found, exact)
     if not mentions:
         return Finding(
@@ -322,16 +393,16 @@ def _check_approval(item: Item, summary: str, found: list[str], exact: bool) -> 
     return None
 
 
-def _carried(item: Item, summary: str, found: list[str], exact: bool) -> bool:
+def _carried(item: Item, summary: str, found: Passages, exact: bool) -> bool:
     return match_key(item.text) in match_key(summary) if exact else carrying_passage(item.text, found) is not None
 
 
-def _check_goal(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+def _check_goal(item: Item, summary: str, found: Passages, exact: bool) -> Finding | None:
     carried = _carried(item, summary, found, exact)
     return None if carried else Finding("summary_goal_missing", item, "the summary does not state the goal; quote it")
 
 
-def _check_completed(item: Item, summary: str, found: list[str], exact: bool) -> Finding | None:
+def _check_completed(item: Item, summary: str, found: Passages, exact: bool) -> Finding | None:
     carried = _carried(item, summary, found, exact)
     return (
         None
@@ -344,7 +415,7 @@ def _check_completed(item: Item, summary: str, found: list[str], exact: bool) ->
     )
 
 
-def _states(item: Item, summary: str, found: list[str]) -> bool:
+def _states(item: Item, summary: str, found: Passages) -> bool:
     """A state item is said when the summary matches its pattern (`value`, a regex), else carries its words."""
     if item.value:
         return re.search(item.value, summary, re.IGNORECASE) is not None
@@ -353,13 +424,13 @@ def _states(item: Item, summary: str, found: list[str]) -> bool:
 
 def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[Finding]:
     """What `summary` loses of `items`, in item order, then an unverified "all done" claim."""
-    found = passages(summary)
+    found = Passages.of_summary(summary)
     out: list[Finding] = []
     for item in items:
         finding: Finding | None = None
         if item.kind == "goal":
             finding = _check_goal(item, summary, found, exact)
-        elif item.kind in ("constraint", "rule", "request"):
+        elif item.kind in ("constraint", "rule", "request", "env", "decision"):
             finding = _check_rule(item, summary, found, exact)
         elif item.kind == "pending":
             finding = _check_pending(item, summary, found, exact)
@@ -382,7 +453,9 @@ def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[
             Finding(
                 "summary_claim_unverified",
                 Item("claim", claim.group(0)),
-                f"the summary says {claim.group(0)!r}, but {len(unfinished)} item(s) are still open or unverified",
+                f"the summary says {claim.group(0)!r}, but {len(unfinished)} item(s) are still open or unverified, "
+                + "among them: "
+                + "; ".join(one_line(i.text, 80) for i in unfinished[:3]),
             )
         )
     return out

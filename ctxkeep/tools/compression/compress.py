@@ -27,7 +27,12 @@ from ctxkeep.text import canonical_json, utc_text
 from ctxkeep.tokens import count_tokens
 from ctxkeep.tools.checkpoint import latest_state, summary_request_text, verify_summary
 from ctxkeep.tools.compression.digest import Step, build_digest, command_of
-from ctxkeep.tools.compression.transcript import allowed_roots, read_transcript, resolve_transcript
+from ctxkeep.tools.compression.transcript import (
+    allowed_roots,
+    parse_transcript,
+    read_transcript,
+    resolve_transcript,
+)
 from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.shared.messages import (
     Call,
@@ -40,7 +45,9 @@ from ctxkeep.tools.shared.messages import (
     replace_outputs,
 )
 from ctxkeep.tools.shared.preview import shape_tool_output
+from ctxkeep.tools.shared.tool_outputs import says_nothing, view_ref
 from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 
 PINNED_TASK_TOKENS = 8_000
@@ -55,9 +62,17 @@ async def _load(
 ) -> tuple[list[dict[str, Any]], Format, int, str]:
     """The messages, their format, skipped transcript records, and a name for the source."""
     if req.transcript_path is not None:
+        if not scope.local_files:
+            raise InvalidInput(
+                "transcript_path names a file where the server runs, and a shared server never reads its files for a "
+                "remote user; send the transcript's text as transcript (its JSONL lines), or the history as messages"
+            )
         path = resolve_transcript(req.transcript_path, allowed_roots(env, scope.project), scope.project)
         transcript = await anyio.to_thread.run_sync(read_transcript, path)
         return transcript.messages, "claude_code", transcript.skipped, str(path)
+    if req.transcript is not None:
+        transcript = await anyio.to_thread.run_sync(parse_transcript, req.transcript.splitlines())
+        return transcript.messages, "claude_code", transcript.skipped, "transcript"
     messages = req.messages or []
     if any(not isinstance(m, dict) or not isinstance(m.get("role"), str) for m in messages):
         raise InvalidInput(
@@ -114,13 +129,7 @@ def _valid_text(text: str) -> str:
 def _redacted_json(value: Any) -> Any:
     """Every string in a JSON value with its secrets replaced. Text is redacted before it is encoded: in JSON a
     line break is `\\n`, so the rules that read lines would not see the lines of an encoded `.env`."""
-    if isinstance(value, str):
-        return redact_secrets(value)[0]
-    if isinstance(value, list):
-        return [_redacted_json(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _redacted_json(item) for key, item in value.items()}
-    return value
+    return redacted(value)[0]
 
 
 def _evidence_item(step: Step, task_id: str | None, redact: bool) -> EvidenceItem:
@@ -140,6 +149,8 @@ def _evidence_item(step: Step, task_id: str | None, redact: bool) -> EvidenceIte
 def _shaped(output: Output, step_by_output: dict[int, Step]) -> str:
     """The output's preview and ref, or the output itself when that is no longer (short outputs stay as they are)."""
     step = step_by_output[id(output)]
+    if step.ref is None or view_ref(output.text) is not None:  # not evidence, or already a view of its evidence
+        return output.text
     preview = shape_tool_output(output.text, "tool_result", step.call.name)
     shaped = f"{preview}\n[ctxkeep: full output stored as {step.ref}; evidence_get reads it back]"
     return shaped if len(shaped) < len(output.text) else output.text
@@ -193,9 +204,10 @@ def _prefix_hash(raw: list[dict[str, Any]], count: int) -> str:
 
 
 def _source_key(source: str, fmt: str, raw: list[dict[str, Any]], pinned: int, task_id: str | None) -> str:
-    """One cursor per history: the transcript path, or the pinned messages; per task, since refs name the task."""
-    if source == "messages":
-        source = "messages:" + _prefix_hash(raw, max(pinned, 1))[:32]
+    """One cursor per history: the transcript path, or the pinned messages (of a list or a transcript's text); per
+    task, since refs name the task."""
+    if source in ("messages", "transcript"):
+        source = f"{source}:" + _prefix_hash(raw, max(pinned, 1))[:32]
     return f"{task_id or ''}\n{fmt}\n{source}"
 
 
@@ -210,20 +222,28 @@ async def _offload(
 ) -> int:
     """Store every output of `steps` as evidence and note its ref on the step; returns how many refs the cursor gave.
 
+    A shaped view of the hooks takes the ref of the output it stands for (when that is evidence, or waits in the
+    inbox); an edit's confirmation or a call of a tool that does not exist gets none (`tools.shared.tool_outputs`).
     Outputs of a prefix compressed before (same messages, same hash) take their refs from the
     source's cursor instead of being redacted, counted and indexed again.
     """
     async with scope.store.snapshot() as tx:
         cursor = await tx.cursors.get(scope.project, key)
-    reused = 0
+    reused: set[int] = set()
     if cursor and cursor.prefix_count <= len(raw) and _prefix_hash(raw, cursor.prefix_count) == cursor.prefix_hash:
-        known = json.loads(cursor.refs_json)
+        known = list(
+            zip([s for s in steps if s.message < cursor.prefix_count], json.loads(cursor.refs_json), strict=False)
+        )
+        own = {ref for step, ref in known if ref and not (step.output and view_ref(step.output.text))}
         async with scope.store.snapshot() as tx:
-            if len(await tx.evidence.rows(scope.project, known)) != len(set(known)):
+            if len(await tx.evidence.rows(scope.project, list(own))) != len(own):
                 known = []  # some were deleted since: put everything again
-        for step, ref in zip((s for s in steps if s.message < cursor.prefix_count), known, strict=False):
-            step.ref, reused = ref, reused + 1
-    fresh = [step for step in steps if step.ref is None]
+        for step, ref in known:
+            step.ref = ref
+            reused.add(id(step))
+    fresh = [step for step in steps if id(step) not in reused and not _says_nothing(step)]
+    await _views(scope, fresh)
+    fresh = [step for step in fresh if step.ref is None]
     if fresh:
         stored = await evidence_put(scope, [_evidence_item(step, task_id, redact) for step in fresh])
         for step, ref in zip(fresh, stored.refs, strict=True):
@@ -235,7 +255,30 @@ async def _offload(
                 key, upto, _prefix_hash(raw, upto), json.dumps([s.ref for s in steps]), utc_text(scope.clock()) or ""
             ),
         )
-    return reused
+    return len(reused)
+
+
+def _says_nothing(step: Step) -> bool:
+    output = step.output
+    return output is not None and says_nothing(step.call.name, output.text, output.is_error)
+
+
+async def _views(scope: Scope, steps: list[Step]) -> None:
+    """Give each shaped view among `steps` the ref of the output it stands for, when that output is evidence or waits
+    in the hooks' inbox (a text that only looks like a view is kept as an output of its own)."""
+    named = {id(step): view_ref(step.output.text) for step in steps if step.output is not None}
+    refs = [ref for ref in named.values() if ref]
+    if not refs:
+        return
+    async with scope.store.snapshot() as tx:
+        there = set(await tx.evidence.rows(scope.project, refs)) | await tx.inbox.holding(scope.project, refs)
+    if scope.spool is not None:
+        async with scope.spool.snapshot() as tx:
+            there |= await tx.inbox.holding(scope.project, refs)
+    for step in steps:
+        ref = named.get(id(step))
+        if ref and ref in there:
+            step.ref = ref
 
 
 async def _store_band(scope: Scope, band: list[dict[str, Any]], source: str, task_id: str | None, redact: bool) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ class Transcript:
 def allowed_roots(env: Mapping[str, str], project: str, cwd: str | None = None) -> list[Path]:
     """Where transcripts may be read: this project's session folders under Claude Code's config folder, the project,
     and CTXKEEP_ALLOWED_ROOTS (`ctxkeep.project.transcript_roots`)."""
-    return transcript_roots(env, project, cwd)
+    return [Path(root) for root in transcript_roots(env, project, cwd)]
 
 
 def resolve_transcript(path: str, roots: list[Path], base: str) -> Path:
@@ -108,22 +108,28 @@ def read_transcript(path: Path) -> Transcript:
 
 
 def _read(path: Path) -> Transcript:
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        return parse_transcript(lines, str(path))
+
+
+def parse_transcript(lines: Iterable[str], name: str = "the transcript") -> Transcript:
+    """A transcript's lines (a file's, or the text a client sent) as Anthropic-shaped messages; raises InvalidInput
+    when no line is a JSON object (`name` says which transcript)."""
     messages: list[dict[str, Any]] = []
     skipped = records = objects = 0
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            records += 1
-            record = _record(line)
-            objects += record is not None
-            message = _message_of(record) if record else None
-            if message is None:
-                skipped += 1
-                continue
-            _append(messages, message)
+    for line in lines:
+        if not line.strip():
+            continue
+        records += 1
+        record = _record(line)
+        objects += record is not None
+        message = _message_of(record) if record else None
+        if message is None:
+            skipped += 1
+            continue
+        _append(messages, message)
     if not objects:
         raise InvalidInput(
-            f"{path} is not a JSONL transcript (no line is a JSON object); send a Claude Code .jsonl file"
+            f"{name} is not a JSONL transcript (no line is a JSON object); send a Claude Code .jsonl transcript"
         )
     return Transcript([{"role": m["role"], "content": m["content"]} for m in messages], skipped, records)

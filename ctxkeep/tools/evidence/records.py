@@ -5,7 +5,9 @@ ref that brings it back byte for byte. A ref names a record — project, content
 title, task — so an identical put returns the existing ref (`deduplicated: true`) and leaves the
 record as first stored: the second put's tags, effective_at and expires_at are ignored, so an
 expired record stays expired (a refetched copy is stored under another title or source, or after
-evidence_delete). A project's records with the same content share one blob; projects never share.
+evidence_delete). A put deduplicates only against a record whose content hash and fields are its own: a record
+planted under the ref by a bundle import that did not check refs is replaced, never returned. A project's records
+with the same content share one blob; projects never share.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ from typing import Any
 import anyio
 
 from ctxkeep.errors import InvalidInput, NotFound
+from ctxkeep.models.common import MAX_EVIDENCE_BYTES
 from ctxkeep.models.evidence import (
     MAX_BATCH_BYTES,
     MAX_BATCH_ITEMS,
-    MAX_EVIDENCE_BYTES,
     EvidenceBatchResult,
     EvidenceDeleteResult,
     EvidenceGcResult,
@@ -36,7 +38,7 @@ from ctxkeep.storage import EvidenceRow, NewEvidence, Tx
 from ctxkeep.text import utc_text
 from ctxkeep.tokens import count_tokens_many
 from ctxkeep.tools.shared.preview import shape_tool_output
-from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.shared.search_terms import INDEX_VERSION, evidence_terms
 
@@ -65,14 +67,10 @@ def evidence_ref(project: str, sha256: str, item: EvidenceItem) -> str:
 
 
 def _redacted(item: EvidenceItem, limit: int) -> tuple[EvidenceItem, str, int]:
-    """The item with secrets replaced in its source and title, its redacted content, and how many were replaced."""
-    if not item.redact:
-        content, redactions = item.content, 0
-    else:
-        content, redactions = redact_secrets(item.content)
-        source, in_source = redact_secrets(item.source) if item.source else (None, 0)
-        title, in_title = redact_secrets(item.title) if item.title else (None, 0)
-        item, redactions = item.model_copy(update={"source": source, "title": title}), redactions + in_source + in_title
+    """The item with secrets replaced in every field (unless it says redact=false), its content, and how many were
+    replaced."""
+    item, redactions = redacted(item, "the evidence item") if item.redact else (item, 0)
+    content = item.content
     size = len(content.encode("utf-8"))
     if size > limit:
         raise InvalidInput(
@@ -104,6 +102,22 @@ def _prepare_batch(
         )
         for part, tokens, (item, content, redactions) in zip(parts, counts, redacted, strict=True)
     ]
+
+
+def stored_record(
+    project: str, item: EvidenceItem, created_at: str, redactions: int = 0, limit: int = MAX_EVIDENCE_BYTES
+) -> NewEvidence:
+    """The record a put of `item` stores in `project` (redacted as a put redacts, unless `item.redact` is false; its
+    ref computed from the redacted text); `redactions` made earlier are added to the count. Raises InvalidInput."""
+    item, content, found = _redacted(item, limit)
+    (tokens,) = count_tokens_many([content])
+    return NewEvidence(
+        **_record_parts(project, item, content),
+        tokens=tokens,
+        chunk_chars=chunk_size(len(content), tokens),
+        redactions=redactions + found,
+        created_at=created_at,
+    )
 
 
 def _record_parts(project: str, item: EvidenceItem, content: str) -> dict[str, Any]:
@@ -166,6 +180,13 @@ async def evidence_put(
         first.setdefault(record.ref, record)
     async with scope.store.snapshot() as tx:
         existing: dict[str, NewEvidence | EvidenceRow] = dict(await tx.evidence.rows(scope.project, list(first)))
+    stale = [ref for ref, row in existing.items() if _identity(row) != _identity(first[ref])]
+    if stale:  # only an import that did not check refs stores one: rare, so its own transaction
+        async with scope.store.transaction() as tx:
+            for ref in stale:
+                row = existing.pop(ref)
+                assert isinstance(row, EvidenceRow)
+                await _replace_stale(tx, scope, row)
     fresh = [r for ref, r in first.items() if ref not in existing]
     if fresh:
         async with scope.store.transaction() as tx:
@@ -176,6 +197,23 @@ async def evidence_put(
         stored.append(_stored(existing.get(record.ref) or record, preview, deduplicated=record.ref in seen))
         seen.add(record.ref)
     return EvidenceBatchResult(refs=[s.ref for s in stored], items=stored)
+
+
+def _identity(row: NewEvidence | EvidenceRow) -> tuple[str | None, ...]:
+    """What a ref names: a stored record that differs is not the record its ref stands for."""
+    return (row.sha256, row.kind, row.source, row.title, row.task_id)
+
+
+async def _replace_stale(tx: Tx, scope: Scope, row: EvidenceRow) -> None:
+    """Delete a record whose content is not what its ref names (only an import that did not check refs could store
+    one), so the put stores the record its ref stands for instead of returning the other text as deduplicated."""
+    if row.index_version != INDEX_VERSION:
+        raise InvalidInput(
+            f"evidence {row.ref!r} holds other content than this put gives it, and was indexed by another ctxkeep "
+            f"version ({row.index_version}); delete it with that version (evidence_delete), then put again"
+        )
+    await tx.evidence.delete(scope.project, row, evidence_terms(row.title, await CONTENTS.content(tx, row)))
+    CONTENTS.forget(row.sha256)
 
 
 class ContentCache:

@@ -81,13 +81,16 @@ async def evidence_search(scope: Scope, req: EvidenceSearchRequest) -> EvidenceS
     pattern = surface_pattern(req.query)
     async with scope.store.snapshot() as tx:
         found = await ranked_hits(tx, scope.project, req.query, where, req.limit)
-        texts = [await CONTENTS.content(tx, row) for row, _ in found]
+        texts = await CONTENTS.contents(tx, [row for row, _ in found])  # one read for the blobs not cached
+    best = max((score for _, score in found), default=1.0) or 1.0
+    ranked = [_hit(row, rank, score / best, texts[row.ref], pattern) for rank, (row, score) in enumerate(found, 1)]
+    dumped = [hit.model_dump_json() for hit in ranked]
+    if sum(len(text.encode("utf-8", "surrogatepass")) for text in dumped) <= req.max_tokens:
+        return EvidenceSearchResult(hits=ranked)  # a token holds at least one byte: all of them fit, uncounted
     hits: list[EvidenceHit] = []
     used = 0
-    best = max((score for _, score in found), default=1.0) or 1.0
-    for rank, ((row, score), text) in enumerate(zip(found, texts, strict=True), start=1):
-        hit = _hit(row, rank, score / best, text, pattern)
-        cost = count_tokens(hit.model_dump_json())
+    for hit, text in zip(ranked, dumped, strict=True):
+        cost = count_tokens(text)
         if used + cost > req.max_tokens:
             return EvidenceSearchResult(hits=hits, truncated=True)
         hits.append(hit)

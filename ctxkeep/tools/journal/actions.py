@@ -18,9 +18,9 @@ from ctxkeep.models.journal import (
     ActionResultResult,
 )
 from ctxkeep.storage import ActionRow
-from ctxkeep.text import one_line, utc_text
+from ctxkeep.text import one_line, utc_text, utc_moment
 from ctxkeep.tools.evidence import load_row
-from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 
 
@@ -31,12 +31,12 @@ def to_action(row: ActionRow) -> Action:
         action=row.action,
         target=row.target,
         params_summary=row.params_summary,
-        intent_at=datetime.fromisoformat(row.intent_at),
+        intent_at=utc_moment(row.intent_at),
         status=row.status,  # type: ignore[arg-type]
         external_id=row.external_id,
         receipt_ref=row.receipt_ref,
         detail=row.detail,
-        result_at=datetime.fromisoformat(row.result_at) if row.result_at else None,
+        result_at=utc_moment(row.result_at) if row.result_at else None,
     )
 
 
@@ -89,14 +89,15 @@ def _advice(entry: Action, recorded: bool) -> str:
 
 
 async def action_intent(scope: Scope, req: ActionIntentRequest) -> ActionIntentResult:
-    """Record that a side effect is about to happen. Raises Refused when the key is taken by a different intent."""
-    params = redact_secrets(req.params_summary)[0] if req.params_summary else None
+    """Record that a side effect is about to happen (every field redacted, the key too: the same key sent again is the
+    same entry). Raises Refused when the key is taken by a different intent."""
+    req, _ = redacted(req, "the intent")
     row = ActionRow(
         req.idempotency_key,
         req.task_id,
         req.action,
         req.target,
-        params,
+        req.params_summary,
         utc_text(scope.clock()) or "",
         "open",
         None,
@@ -130,7 +131,9 @@ async def action_intent(scope: Scope, req: ActionIntentRequest) -> ActionIntentR
 
 async def action_result(scope: Scope, req: ActionResultRequest) -> ActionResultResult:
     """Record the outcome of an intended side effect, once. Raises Refused without an intent or when a different
-    result is already recorded (shown in the message); a receipt_ref must be stored evidence."""
+    result is already recorded (shown in the message); a receipt_ref must be stored evidence. Every field is redacted
+    first (the key as action_intent stored it)."""
+    req, _ = redacted(req, "the result")
     async with scope.store.transaction() as tx:
         held = await tx.journal.get(scope.project, req.idempotency_key)
         if held is None:

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 
 from ctxkeep.errors import NotFound
 from ctxkeep.models.memory import MemoryForgetRequest, MemoryForgetResult, Tombstone
 from ctxkeep.storage import DigestRow, MemoryRow, SearchFilter, TombstoneRow, Tx
-from ctxkeep.text import match_key, utc_text
+from ctxkeep.text import match_key, utc_text, utc_moment
 from ctxkeep.tools.evidence import CONTENTS
 from ctxkeep.tools.memory.records import claim_prefix, key_digest
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.shared.search_terms import memory_terms, query_terms
 
@@ -40,8 +40,8 @@ def _tombstone(row: TombstoneRow) -> Tombstone:
         memory_id=row.memory_id,
         kind=row.kind,
         version=row.version,
-        created_at=datetime.fromisoformat(row.created_at),
-        forgotten_at=datetime.fromisoformat(row.forgotten_at),
+        created_at=utc_moment(row.created_at),
+        forgotten_at=utc_moment(row.forgotten_at),
         reason=row.reason,
     )
 
@@ -54,8 +54,9 @@ async def _targets(tx: Tx, scope: Scope, req: MemoryForgetRequest) -> tuple[list
         what = f"memory {req.memory_id!r}"
     else:
         assert req.key is not None
-        rows = await tx.memories.versions(scope.project, [match_key(req.key)])
-        earlier = [] if rows else await tx.memories.tombstones_of_key(scope.project, key_digest(match_key(req.key)))
+        key = match_key(redacted(req.key)[0])  # as memory_write stored it
+        rows = await tx.memories.versions(scope.project, [key])
+        earlier = [] if rows else await tx.memories.tombstones_of_key(scope.project, key_digest(key))
         what = f"memory key {req.key!r}"
     if not rows and not earlier:
         raise NotFound(f"no {what} in this project; memory_search lists the memories and their ids")
@@ -70,7 +71,7 @@ def _scrubbed(digest: DigestRow, patterns: list[re.Pattern[str]]) -> DigestRow |
         summary = pattern.sub(FORGOTTEN, summary) if summary is not None else None
     if text == digest.digest and summary == digest.summary:
         return None
-    return DigestRow(digest.task_id, text, summary, digest.source, digest.updated_at)
+    return DigestRow(digest.task_id, text, summary, digest.source, digest.updated_at, digest.imported_from)
 
 
 async def _scrub_digests(tx: Tx, scope: Scope, rows: list[MemoryRow]) -> int:

@@ -24,10 +24,10 @@ from ctxkeep.models.memory import (
     MemoryWriteResult,
 )
 from ctxkeep.storage import MemoryRow, Tx
-from ctxkeep.text import match_key, one_line, utc_text
+from ctxkeep.text import match_key, one_line, utc_text, utc_moment
 from ctxkeep.tools.evidence import load_row
 from ctxkeep.tools.memory.status import current_by_key, in_force, status_of
-from ctxkeep.tools.redaction.redact import redact_secrets
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.shared.search_terms import memory_terms, query_terms
 
@@ -134,7 +134,7 @@ def key_digest(key_match: str) -> str:
 
 
 def to_memory(row: MemoryRow, now: datetime, current: dict[str, MemoryRow]) -> Memory:
-    created = datetime.fromisoformat(row.created_at)
+    created = utc_moment(row.created_at)
     return Memory(
         memory_id=row.memory_id,
         key=row.key,
@@ -144,8 +144,8 @@ def to_memory(row: MemoryRow, now: datetime, current: dict[str, MemoryRow]) -> M
         source=MemorySource.model_validate_json(row.source_json),
         version=row.version,
         created_at=created,
-        effective_at=datetime.fromisoformat(row.effective_at) if row.effective_at else None,
-        expires_at=datetime.fromisoformat(row.expires_at) if row.expires_at else None,
+        effective_at=utc_moment(row.effective_at) if row.effective_at else None,
+        expires_at=utc_moment(row.expires_at) if row.expires_at else None,
         status=status_of(row, utc_text(now) or "", current),
         age_seconds=max(0, int((now - created).total_seconds())),
         forget=f"memory_forget(memory_id={row.memory_id!r})",
@@ -266,8 +266,8 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
     check_gate(req)
     now = scope.clock()
     now_text = utc_text(now) or ""
-    key, key_redactions = redact_secrets(req.key)
-    content, content_redactions = redact_secrets(req.content)
+    req, redactions = redacted(req, "the memory")
+    key, content = req.key, req.content
     key_match = match_key(key)
     async with scope.store.snapshot() as tx:
         receipt = await _check_receipts(tx, scope, req, now_text)
@@ -293,7 +293,7 @@ async def memory_write(scope: Scope, req: MemoryWriteRequest) -> MemoryWriteResu
     return MemoryWriteResult(
         memory=to_memory(written.row, now, current),
         deduplicated=written.deduplicated,
-        redactions=key_redactions + content_redactions,
+        redactions=redactions,
         current=to_memory(after, now, current) if after else None,
         conflict=None if written.deduplicated else _conflict(written.before, written.row, after, now_text),
     )
@@ -355,7 +355,7 @@ async def _write(
 
 async def _candidate_keys(tx: Tx, scope: Scope, req: MemorySearchRequest) -> tuple[list[str], dict[str, float]]:
     if req.key is not None:
-        return [match_key(req.key)], {}
+        return [match_key(redacted(req.key)[0])], {}  # as memory_write stored it
     if req.query is not None:
         terms = query_terms(req.query)
         if not terms:

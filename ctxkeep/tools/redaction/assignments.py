@@ -27,8 +27,10 @@ from ctxkeep.tools.redaction.values import (
 _END = r"(?![\w-])(?P<close>[ \t]*[\"'`]?\]?)(?P<sep>[ \t]*(?::=|=>|=(?![=~>])|:(?![:=])))[ \t]*"
 _WORDS = ("pass(?:word|wd|phrase)?", "secret", "token", "key(?:[_-]?(?:id|base))?")
 _TRIGGERS = [(LazyPattern(f"(?i){word}{_END}"), LazyPattern(f"{word}{_END}")) for word in _WORDS]
-_NAME = LazyPattern(rf"(?i)[\w.$-]*?{SECRET_NAME}$")
-_KEY_BEFORE = LazyPattern(r"[\w.$-]*$")
+# `\Z`, not `$`: searched up to a key's first letter, `$` would also match before the newline ending the line above,
+# taking the previous line's last word for the key's start.
+_NAME = LazyPattern(rf"(?i)[\w.$-]*?{SECRET_NAME}\Z")
+_KEY_BEFORE = LazyPattern(r"[\w.$-]*\Z")
 # What may stand before a key on its line: grep's `file:12:`, a diff's `+`, a list's `- `, `export`, `ENV`.
 _LEAD = LazyPattern(
     r"[ \t]*(?:[\w./~-]+:\d+[:-][ \t]*|[\w./~-]*\.env[\w.-]*:|//[^\s=]*:)?(?:[+>-][ \t]*)?"

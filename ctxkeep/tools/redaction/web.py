@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from ctxkeep.text import LazyPattern
 from ctxkeep.tools.redaction.rules import Context, Found, Rule, pattern_rule
 from ctxkeep.tools.redaction.values import (
+    NAME_WORDS,
     SECRET_NAME,
     chosen,
     is_expression,
@@ -26,12 +27,12 @@ _URL_PASSWORD = (
     r"(?=\[|[\w.-]+(?::\d+)?(?:[/?#\s\"'<>`)\],;]|\Z))"
 )
 _QUERY = r"(?P<name>[\w.-]{1,60})=(?P<value>[^&\s#\"'<>;`]+)"
-_QUERY_NAME = LazyPattern(rf"(?:{SECRET_NAME}|sig|signature|x-amz-credential)$")
+_QUERY_NAME = LazyPattern(rf"(?:{SECRET_NAME}|sig|signature|x-amz-credential)\Z")
 _HEADER_VALUE = r"[ \t]*:[ \t]*(?P<value>[^\s\"'`,;]+)"
 _HEADER_KEY = (
     r"(?P<tail>key)(?:" + "|".join(f"(?<={w}key)" for w in ("api-", "api", "access-", "access", "auth-", "auth")) + ")"
 )
-_HEADER_NAME = LazyPattern(r"[A-Za-z0-9-]*$")
+_HEADER_NAME = LazyPattern(r"[A-Za-z0-9-]*\Z")  # `\Z`: `$` also matches before a newline
 _AUTH = r"authorization(?<!\wauthorization)[\"']?\s*[:=]\s*[\"']?"
 _OTHER_SCHEMES = r"(?:token|bot|apikey|api-key|key|sso-key|ssws|splunk|geniekey)"
 _FLAG = (
@@ -39,9 +40,12 @@ _FLAG = (
     r"(?:=|[ \t]+)(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)"
 )
 _CURL_USER = r"[ \t]+[\"']?(?P<user>[^\s:\"'-][^\s:\"']*):(?P<value>[^\s\"']+)"
-# `-p` holds a password only after these commands: `docker login -u ci -p …`, `sshpass -p …`, `mysql -p…`
-_LOGIN_P = r"(?:login(?<=docker login)|login(?<=podman login)|sshpass)[^\n|;&]*?[ \t]-p[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)"
+# `-p` holds a password only after these commands: `docker login -u ci -p …`, `sshpass -p …`, `twine upload -p …`,
+# `mysql -p…`
+_LOGIN_P = r"(?:login(?<=docker login)|login(?<=podman login)|sshpass|twine)[^\n|;&]*?[ \t]-p[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)"
 _MYSQL_P = r"mysql(?:dump|admin)?(?<![\w-]mysql)(?<![\w-]mysqldump)(?<![\w-]mysqladmin)[^\n|;&]*?[ \t]-p(?P<value>[^\s\"'`;|&-][^\s\"'`;|&]*)"
+# `aws configure set aws_secret_access_key …`, `npm config set //host/:_authToken …`: a secret-named setting, its value
+_CONFIG_SET = rf"config(?:ure)?[ \t]+set[ \t]+(?P<name>[\w./:-]{{0,80}}?{SECRET_NAME})[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'`;|&]+)(?P=q)"
 _COOKIE_HEADER = LazyPattern(r"cookie[ \t]*:[ \t]*(?P<value>[^\r\n\"'`]*)")
 _COOKIE_PAIR = LazyPattern(r"(?:^|;)[ \t]*(?P<name>[^=;\s]+)=(?P<value>[^;\s]+)")
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "version", "comment"})
@@ -63,7 +67,10 @@ def _url_password(secret: str, match: re.Match[str], context: Context) -> bool:
 def _query(secret: str, match: re.Match[str], context: Context) -> bool:
     if not _QUERY_NAME.search(match.group("name").lower()):
         return False
-    return not is_placeholder(secret, _text(context, match, "name")) and (looks_random(secret) or not context.is_code)
+    from urllib.parse import unquote  # here, as in _url_password: only a secret-named query pays for it
+
+    plain = unquote(secret)  # `sig=…%2F…%3D`: a URL-encoded byte is not a `%3` template
+    return not is_placeholder(plain, _text(context, match, "name")) and (looks_random(plain) or not context.is_code)
 
 
 def _header(secret: str, match: re.Match[str], context: Context) -> bool:
@@ -149,7 +156,8 @@ WEB_RULES: list[Rule] = [
     pattern_rule("header_secret", ("-secret",), "(?P<tail>-secret)" + _HEADER_VALUE, "value", _header, fold=True),
     Rule(("cookie",), _cookies),
     pattern_rule("flag_secret", ("--",), _FLAG, "value", _flag, fold=True),
-    pattern_rule("flag_secret", ("login", "sshpass"), _LOGIN_P, "value", _flag),
+    pattern_rule("flag_secret", ("login", "sshpass", "twine"), _LOGIN_P, "value", _flag),
+    pattern_rule("flag_secret", NAME_WORDS, _CONFIG_SET, "value", _flag, fold=True),  # its name holds one
     pattern_rule("flag_secret", ("mysql",), _MYSQL_P, "value", _flag),
     pattern_rule("basic_auth", ("-u",), r"-u(?<![\w-]-u)" + _CURL_USER, "value", _url_password),
     pattern_rule("basic_auth", ("--user",), r"--user(?<![\w-]--user)" + _CURL_USER, "value", _url_password),

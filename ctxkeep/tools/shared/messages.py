@@ -14,11 +14,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from ctxkeep.text import LazyPattern
 
 Format = Literal["openai", "anthropic", "generic", "claude_code"]
 
-_GENERIC_OUTPUT = re.compile(r"<returncode>\s*-?\d+\s*</returncode>|<output>", re.IGNORECASE)
-_BASH_BLOCK = re.compile(r"```(?:bash|sh|shell)[ \t]*\n(.*?)```", re.DOTALL)
+_GENERIC_OUTPUT = LazyPattern(r"<returncode>\s*-?\d+\s*</returncode>|<output>", re.IGNORECASE)
+_BASH_BLOCK = LazyPattern(r"```(?:bash|sh|shell)[ \t]*\n(.*?)```", re.DOTALL)
 
 
 @dataclass

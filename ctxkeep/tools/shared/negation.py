@@ -64,14 +64,24 @@ _CHINESE = [
 ]
 # 不 alone negates ("不推荐"), except in words where it does not ("不同" different, "不过" but …).
 _BARE_BU = "不(?!同|过|断|仅|但|管|论|少|久|错|然|如|止|一|光)"
-_MARKER = "|".join(
+_ALTERNATIVES = "|".join(
     [r"\b" + re.escape(m) + r"\b" for m in sorted(_ENGLISH, key=len, reverse=True)]
     + [re.escape(m) for m in sorted(_CHINESE, key=len, reverse=True)]
     + [_BARE_BU]
+)  # the markers as one alternation, longest first: what `_MARKER` finds, written plainly
+# The same alternation, grouped behind a look at the first character, so most positions are passed over at once
+# (~10x faster over a summary than trying the 45 alternatives at each position); tests/test_negation_markers.py
+# checks the two find the same markers.
+_MARKER = (
+    rf"\b(?=[{''.join(sorted({m[0] for m in _ENGLISH}))}])(?:"
+    + "|".join(re.escape(m) for m in sorted(_ENGLISH, key=len, reverse=True))
+    + rf")\b|(?=[{''.join(sorted({m[0] for m in _CHINESE} | {'不'}))}])(?:"
+    + "|".join([re.escape(m) for m in sorted(_CHINESE, key=len, reverse=True)] + [_BARE_BU])
+    + ")"
 )
-_MARKER_RE = re.compile(_MARKER)
+_MARKER_RE = LazyPattern(_MARKER)
 # A clause runs to the end of its sentence part: punctuation, "and"/"or"/"but", or the next negation.
-_CLAUSE_END = re.compile(r"[.;:!?,，。；：！？、\n]|\s(?:and|or|but)\s")
+_CLAUSE_END = LazyPattern(r"[.;:!?,，。；：！？、\n]|\s(?:and|or|but)\s")
 _ENDS_WITH_MARKER = LazyPattern(rf"(?:{_MARKER})\s*$")  # only checkpoint verification needs it
 _LOOKBEHIND = 24  # longer than any marker plus a space: where a marker before a clause can start
 

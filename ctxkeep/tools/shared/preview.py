@@ -8,6 +8,7 @@ the error lines kept, a file over 10 KB its head and tail. Every elision says wh
 from __future__ import annotations
 
 import re
+from ctxkeep.text import LazyPattern
 
 PREVIEW_BYTES = 4_096
 FILE_INLINE_BYTES = 10_240
@@ -31,10 +32,10 @@ _SHELL = {
 _SEARCH = {"websearch", "web_search", "search", "google", "bing", "brave_search", "tavily"}
 _FILE = {"read", "read_file", "view", "cat", "open", "readfile"}
 
-_EXIT_CODE = re.compile(
+_EXIT_CODE = LazyPattern(
     r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed with)? (?:code|status)[: ]+(-?\d+)", re.IGNORECASE
 )
-_ERROR_LINE = re.compile(
+_ERROR_LINE = LazyPattern(
     r"\b(?:error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b", re.IGNORECASE
 )
 

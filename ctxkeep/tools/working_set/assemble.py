@@ -28,11 +28,12 @@ from ctxkeep.models.working_set import (
 )
 from ctxkeep.storage import CheckpointRow, DigestRow, SearchFilter, Tx, WorkingSetRow
 from ctxkeep.text import match_key, utc_text
-from ctxkeep.tokens import count_tokens
+from ctxkeep.tokens import count_blocks, count_joined, count_tokens
 from ctxkeep.tools.checkpoint import load_version, parse_state
 from ctxkeep.tools.evidence import take_offloads
 from ctxkeep.tools.journal import describe, to_action
 from ctxkeep.tools.shared.messages import detect_format, parse, render_for_count
+from ctxkeep.tools.redaction.stored import redacted
 from ctxkeep.tools.scope import Scope
 from ctxkeep.tools.shared.search_terms import query_terms
 from ctxkeep.tools.working_set.budget import allocate, check_control_fits, make_room, share_out
@@ -81,7 +82,8 @@ async def build_working_set(scope: Scope, req: WorkingSetRequest, record: bool =
         digest = await tx.digests.get(scope.project, req.task_id)
         previous = await tx.working_sets.get(scope.project, req.task_id)
         state = parse_state(row)
-        focus = req.focus if req.focus and query_terms(req.focus) else (state.next_action or state.goal)
+        asked = redacted(req.focus)[0] if req.focus else None  # it is stored with the picks, and shown
+        focus = asked if asked and query_terms(asked) else (state.next_action or state.goal)
         parts, allocation = await _assemble(tx, scope, req, row, digest, focus, previous)
     result = _result(req, row, focus, parts, allocation, previous, digest)
     if not record:
@@ -269,21 +271,40 @@ def _filter(scope: Scope, req: WorkingSetRequest) -> SearchFilter:
     return SearchFilter(task_id=req.task_id, kind=None, tags=[], valid_at=moment, exclude_expired_at=None, shared=True)
 
 
+def _own(parts: _Parts) -> list[tuple[Slot, str, int | None, int]]:
+    """(slot, text, its tokens when known, items) of each non-empty slot, in output order."""
+    out: list[tuple[Slot, str, int | None, int]] = []
+    for slot in ORDER:
+        tokens: int | None
+        if slot == "evidence":
+            text, tokens, items = parts.evidence.text, parts.evidence.tokens, len(parts.evidence.picks)
+        elif slot == "recent":
+            text, tokens, items = parts.recent.text, parts.recent.tokens, len(parts.recent.messages)
+            if not text and parts.recent.messages:
+                text, tokens = "\n".join(message_json(m) for m in parts.recent.messages), None
+        else:
+            text, tokens, items = parts.blocks[slot].text, parts.blocks[slot].tokens, parts.blocks[slot].items
+        if text:
+            out.append((slot, text, tokens, items))
+    return out
+
+
 def _texts(parts: _Parts) -> list[tuple[Slot, str, int]]:
     """(slot, text, items) of each non-empty slot, in output order."""
-    out: list[tuple[Slot, str, int]] = []
-    for slot in ORDER:
-        if slot == "evidence":
-            text, items = parts.evidence.text, len(parts.evidence.picks)
-        elif slot == "recent":
-            text, items = parts.recent.text, len(parts.recent.messages)
-            if not text and parts.recent.messages:
-                text = "\n".join(message_json(m) for m in parts.recent.messages)
-        else:
-            text, items = parts.blocks[slot].text, parts.blocks[slot].items
-        if text:  # the blank line between blocks opens the next block, so appending to a block keeps the bytes before
-            out.append((slot, ("\n" if out else "") + text, items))
-    return out
+    # the blank line between blocks opens the next block, so appending to a block keeps the bytes before
+    return [(slot, ("\n" if index else "") + text, items) for index, (slot, text, _, items) in enumerate(_own(parts))]
+
+
+def _opened_tokens(index: int, text: str, tokens: int | None) -> int:
+    """The tokens of a block as shown: its text, opened by a line break after the first block."""
+    if tokens is None:
+        return _count(("\n" if index else "") + text)
+    return count_joined(["\n", text], [_count("\n"), tokens]) if index else tokens
+
+
+def _markdown_tokens(own: list[tuple[Slot, str, int | None, int]]) -> int:
+    """The tokens of the blocks joined as the markdown text joins them, from each block's own count."""
+    return count_blocks([text for _, text, _, _ in own], [_count(text) if t is None else t for _, text, t, _ in own])
 
 
 def _messages(req: WorkingSetRequest, parts: _Parts, breakpoint_slot: Slot | None) -> list[dict[str, Any]]:
@@ -314,7 +335,7 @@ def _messages(req: WorkingSetRequest, parts: _Parts, breakpoint_slot: Slot | Non
 def _total(req: WorkingSetRequest, parts: _Parts) -> int:
     """Tokens of the rendered output: the markdown text, or each message's role and content text."""
     if req.format == "markdown":
-        return _count("".join(text for _, text, _ in _texts(parts)))
+        return _markdown_tokens(_own(parts))
     recent = {id(m) for m in parts.recent.messages}
     return sum(_count(message_json(m) if id(m) in recent else render_for_count(m)) for m in _messages(req, parts, None))
 
@@ -331,17 +352,16 @@ def _claims(parts: _Parts) -> list[str]:
     )
 
 
-def _breakpoint(texts: list[tuple[Slot, str, int]]) -> CacheBreakpoint | None:
+def _breakpoint(own: list[tuple[Slot, str, int | None, int]]) -> CacheBreakpoint | None:
     """The end of the leading run of stable blocks."""
     index, chars = -1, 0
-    for i, (slot, text, _) in enumerate(texts):
+    for i, (slot, text, _, _) in enumerate(own):
         if slot not in STABLE:
             break
-        index, chars = i, chars + len(text)
+        index, chars = i, chars + len(text) + (1 if i else 0)
     if index < 0:
         return None
-    prefix = "".join(text for _, text, _ in texts[: index + 1])
-    return CacheBreakpoint(block_index=index, char_offset=chars, token_offset=count_tokens(prefix))
+    return CacheBreakpoint(block_index=index, char_offset=chars, token_offset=_markdown_tokens(own[: index + 1]))
 
 
 def _diff(previous: WorkingSetRow | None, key: str, claims: list[str], refs: list[str]) -> WorkingSetDiff:
@@ -404,22 +424,25 @@ def _result(
     previous: WorkingSetRow | None,
     digest: DigestRow | None,
 ) -> WorkingSetResult:
+    own = _own(parts)
     texts = _texts(parts)
-    cache = _breakpoint(texts)
+    cache = _breakpoint(own)
     blocks = [
         Block(
             slot=slot,
-            tokens=_count(text),
+            tokens=_opened_tokens(index, own[index][1], own[index][2]),
             hash=hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
             stable=slot in STABLE,
             items=items,
         )
-        for slot, text, items in texts
+        for index, (slot, text, items) in enumerate(texts)
     ]
     refs = [pick.row.ref for pick in parts.evidence.picks]
     dropped = [d for slot in ORDER if slot not in ("evidence", "recent") for d in parts.blocks[slot].dropped]
     dropped += parts.recent.dropped + parts.evidence.dropped
-    dropped = [d.model_copy(update={"why": _why(d, allocation, req.slot_budgets)}) for d in dropped]
+    shown = [  # the reason only for the items listed (the order does not depend on it)
+        d.model_copy(update={"why": _why(d, allocation, req.slot_budgets)}) for d in _ordered(dropped)[:MAX_DROPPED]
+    ]
     messages = (
         _messages(req, parts, texts[cache.block_index][0] if cache else None) if req.format != "markdown" else None
     )
@@ -437,7 +460,7 @@ def _result(
         cache_breakpoint=cache,
         evidence_refs=refs,
         memory_ids=parts.memory_ids,
-        dropped=_ordered(dropped)[:MAX_DROPPED],
+        dropped=shown,
         dropped_more=max(0, len(dropped) - MAX_DROPPED),
         diff=_diff(previous, _focus_key(req, focus), _claims(parts), refs),
         compress_advice=_advice(req, row, digest, parts, allocation),

@@ -16,6 +16,7 @@ from ctxkeep.models.memory import AUTHORITY
 from ctxkeep.models.working_set import DroppedItem
 from ctxkeep.storage import MemoryRow, Tx
 from ctxkeep.text import one_line
+from ctxkeep.tokens import count_joined
 from ctxkeep.tools.memory import claim_prefix, current_by_key, source_label
 from ctxkeep.tools.shared.search_terms import query_terms
 from ctxkeep.tools.working_set.state_blocks import EMPTY, Rendered
@@ -44,6 +45,8 @@ async def _candidates(tx: Tx, project: str, focus: str, now: str) -> list[Memory
     keys += await tx.memories.keys(project, "user_preference", MAX_CANDIDATES)
     terms = query_terms(focus)
     scores = dict(await tx.memories.matching(project, terms, MAX_CANDIDATES)) if terms else {}
+    if not keys and not scores:
+        return []
     current = current_by_key(await tx.memories.versions(project, keys + list(scores)), now)
     shown = [
         row for row in current.values() if row.kind in ("project_policy", "user_preference") or row.key_match in scores
@@ -51,9 +54,20 @@ async def _candidates(tx: Tx, project: str, focus: str, now: str) -> list[Memory
     return sorted(shown, key=lambda r: (-AUTHORITY[r.kind], -scores.get(r.key_match, 0.0), r.key_match))
 
 
+def _ordered(rows: list[MemoryRow]) -> list[MemoryRow]:
+    return sorted(rows, key=lambda r: (-AUTHORITY[r.kind], r.kind, r.key_match))
+
+
 def _render(rows: list[MemoryRow]) -> str:
-    ordered = sorted(rows, key=lambda r: (-AUTHORITY[r.kind], r.kind, r.key_match))
-    return HEADER + "".join(_entry(row)[0] for row in ordered) if rows else ""
+    return HEADER + "".join(_entry(row)[0] for row in _ordered(rows)) if rows else ""
+
+
+def _tokens(rows: list[MemoryRow], header: int, costs: dict[str, int], count: Callable[[str], int]) -> int:
+    """The tokens of `_render(rows)`, from the header's and each entry's count (each entry starts a line)."""
+    ordered = _ordered(rows)
+    return count_joined(
+        [HEADER, *(_entry(row)[0] for row in ordered)], [header, *(costs[row.memory_id] for row in ordered)], count
+    )
 
 
 async def memory_slot(
@@ -65,23 +79,25 @@ async def memory_slot(
         return MemorySlot(EMPTY, [])
     chosen: list[MemoryRow] = []
     dropped: list[DroppedItem] = []
-    used = count(HEADER)
+    costs: dict[str, int] = {}
+    header = used = count(HEADER)
     for row in candidates:
         entry, cut = _entry(row)
-        cost = count(entry)
+        cost = costs[row.memory_id] = count(entry)
         if used + cost <= limit:
             chosen.append(row)
             used += cost
             dropped += [_dropped(row, "truncated")] if cut else []
         else:
             dropped.append(_dropped(row, "budget"))
-    text = _render(chosen)
-    while chosen and count(text) > limit:  # entries can count a token more together than apart
+    tokens = _tokens(chosen, header, costs, count)
+    while chosen and tokens > limit:  # entries can count a token more together than apart
         dropped.append(_dropped(chosen.pop(), "budget"))
-        text = _render(chosen)
+        tokens = _tokens(chosen, header, costs, count)
+    text = _render(chosen)
     claims = [f"{claim_prefix(r)}{one_line(r.content)[:100]}" for r in chosen]
     return MemorySlot(
-        Rendered(text, count(text) if text else 0, claims, dropped, len(chosen)), sorted(r.memory_id for r in chosen)
+        Rendered(text, tokens if text else 0, claims, dropped, len(chosen)), sorted(r.memory_id for r in chosen)
     )
 
 

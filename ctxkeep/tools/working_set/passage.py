@@ -4,14 +4,15 @@ The passage is the window of at most `max_chars` that holds the most distinct fo
 earliest such window on a tie), its edges moved to sentence boundaries (. ! ? 。！？ or a line
 break) when one is near. Words are found with the search's own surface pattern (stem prefixes,
 CJK bigrams), so what the search matched is what the passage shows. One pass over the text:
-records can be megabytes and a working set cuts hundreds of them.
+records can be megabytes and a working set cuts hundreds of them. The words found (`hits`) do not
+depend on the window's size, so a caller that cuts the same text twice (a first short passage, then
+a wider one) finds them once.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 _SCAN_CHARS = 200_000
@@ -26,12 +27,24 @@ class Passage:
     whole: bool
 
 
-def _hits(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
-    """(position, word) of the focus words in the text's first 200,000 characters (at most 2,000)."""
+Hits = list[tuple[int, str]]
+
+
+def hits(text: str, pattern: re.Pattern[str] | None) -> Hits:
+    """(position, word) of the focus words in the text's first 200,000 characters (at most 2,000), as
+    `pattern.finditer` finds them."""
+    if pattern is None:
+        return []
     scanned = text[:_SCAN_CHARS]
     if scanned.isascii():  # lower-casing keeps positions, and a case-sensitive scan is about twice as fast
-        pattern = _case_sensitive(pattern.pattern)
         scanned = scanned.lower()
+        literals = _ascii_literals(pattern.pattern)
+        if literals is not None:
+            return _literal_hits(scanned, literals)
+        pattern = _case_sensitive(pattern.pattern)
+    elif _ascii_only(pattern.pattern) and not any(char in scanned for char in _FOLDS_TO_ASCII):
+        # only ASCII letters can match an ASCII branch, ignoring case, and lower-casing keeps every position
+        return _literal_hits(scanned.lower(), _ascii_literals(pattern.pattern) or ())
     return [
         (found.start(), found.group().casefold())
         for _, found in zip(range(_MAX_HITS), pattern.finditer(scanned), strict=False)
@@ -43,18 +56,115 @@ def _case_sensitive(source: str) -> re.Pattern[str]:
     return re.compile(source.lower())
 
 
-def _best_start(hits: list[tuple[int, str]], max_chars: int) -> int:
-    """Where the window with the most distinct words begins (two pointers over the hits, in text order)."""
-    best, best_count, counts, right = 0, 0, Counter[str](), 0
-    for left, (start, _) in enumerate(hits):
-        while right < len(hits) and hits[right][0] < start + max_chars:
-            counts[hits[right][1]] += 1
+# characters that match an ASCII letter ignoring case (İ ı ſ K), or whose lower case is longer (İ)
+_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def _is_word(char: str) -> bool:
+    """A word character as the regex's `\\w` has it for text (Unicode)."""
+    return char.isalnum() or char == "_"
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_only(source: str) -> bool:
+    """Whether every branch of the pattern is an ASCII literal (none left out for holding other characters)."""
+    literals = _ascii_literals(source)
+    return literals is not None and len(literals) == source.count("|") + 1
+
+
+_REGEX_SYNTAX = frozenset("()[]{}?*+|^$.")
+
+
+def _unescaped(branch: str) -> str | None:
+    """The literal text an escaped branch (`re.escape` output) matches, or None when it holds regex syntax."""
+    out: list[str] = []
+    escaped = False
+    for char in branch:
+        if escaped:
+            if char.isalnum():  # \b, \w, \d …: a class or an assertion, not a character
+                return None
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in _REGEX_SYNTAX:
+            return None
+        else:
+            out.append(char)
+    return None if escaped or not out else "".join(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_literals(source: str) -> tuple[tuple[str, bool], ...] | None:
+    """The branches of a surface pattern as (literal, starts at a word boundary), in branch order, for scanning
+    lower-cased ASCII text; None when a branch is not a literal (then the regex scans). Branches with a character
+    outside ASCII cannot match ASCII text once lower-cased, and are left out."""
+    literals: list[tuple[str, bool]] = []
+    for branch in source.lower().split("|"):
+        bounded = branch.startswith("\\b")
+        literal = _unescaped(branch[2:] if bounded else branch)
+        if literal is None:
+            return None
+        if literal.isascii():
+            literals.append((literal, bounded))
+    return tuple(literals)
+
+
+def _literal_hits(scanned: str, literals: tuple[tuple[str, bool], ...]) -> Hits:
+    """What `finditer` over the branches finds in `scanned` (lower-cased): at each position the first branch that
+    matches there, left to right, a match never overlapping the one before; found literal by literal, each with a
+    pattern that starts with the literal, so the regex engine's literal search finds its occurrences (a leading word
+    boundary would make it try every position)."""
+    found = sorted(
+        (match.start(), branch, literal)
+        for branch, (literal, bounded) in enumerate(literals)
+        for match in _literal_pattern(literal, bounded).finditer(scanned)
+    )
+    out: Hits = []
+    end = 0
+    for start, _, literal in found:
+        if start < end:  # overlaps the match before, or a later branch at the same start
+            continue
+        out.append((start, literal))
+        if len(out) == _MAX_HITS:
+            break
+        end = start + len(literal)
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _literal_pattern(literal: str, bounded: bool) -> re.Pattern[str]:
+    """`literal`, preceded by a word boundary when `bounded`: checked after the literal, by a look-behind over the
+    literal and the character before it (lower-casing a character never changes whether it is a word character)."""
+    escaped = re.escape(literal)
+    if not bounded:
+        return re.compile(escaped)
+    before = "(?<!\\w" if _is_word(literal[0]) else "(?<=\\w"
+    return re.compile(f"{escaped}{before}{escaped})")
+
+
+def _best_start(found: Hits, max_chars: int) -> int:
+    """Where the window with the most distinct words begins (two pointers over the hits, in text order; the
+    earliest on a tie). Stops once a window holds every distinct word: no later one can hold more."""
+    ids: dict[str, int] = {}
+    words = [ids.setdefault(word, len(ids)) for _, word in found]
+    starts = [start for start, _ in found]
+    counts = [0] * len(ids)
+    best, best_count, distinct, right, total = 0, 0, 0, 0, len(found)
+    for left in range(total):
+        edge = starts[left] + max_chars
+        while right < total and starts[right] < edge:
+            word = words[right]
+            distinct += counts[word] == 0
+            counts[word] += 1
             right += 1
-        if len(counts) > best_count:
-            best, best_count = start, len(counts)
-        counts[hits[left][1]] -= 1
-        if not counts[hits[left][1]]:
-            del counts[hits[left][1]]
+        if distinct > best_count:
+            best, best_count = starts[left], distinct
+            if best_count == len(ids):
+                break
+        word = words[left]
+        counts[word] -= 1
+        distinct -= counts[word] == 0
     return best
 
 
@@ -85,12 +195,13 @@ def _sentence_end(text: str, start: int, max_chars: int) -> int:
     return space if space > start else end
 
 
-def best_passage(text: str, pattern: re.Pattern[str] | None, max_chars: int) -> Passage:
-    """The whole text when it fits `max_chars`, else its best window (marked with … where it was cut)."""
+def best_passage(text: str, pattern: re.Pattern[str] | None, max_chars: int, found: Hits | None = None) -> Passage:
+    """The whole text when it fits `max_chars`, else its best window (marked with … where it was cut); `found`: the
+    text's `hits` for `pattern`, when the caller has them already."""
     if len(text) <= max_chars:
         return Passage(text, whole=True)
-    hits = _hits(text, pattern) if pattern else []
-    start = _sentence_start(text, _best_start(hits, max_chars), max_chars // 3) if hits else 0
+    found = hits(text, pattern) if found is None else found
+    start = _sentence_start(text, _best_start(found, max_chars), max_chars // 3) if found else 0
     end = _sentence_end(text, start, max_chars)
     shown = text[start:end].strip()
     speaker = _SPEAKER.match(text)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ctxkeep.errors import InvalidInput
 from ctxkeep.models.working_set import DroppedItem, WorkingSetFormat
+from ctxkeep.tokens import count_joined
 from ctxkeep.tools.shared.messages import Message, detect_format, parse
 
 HEADER = "## Recent messages (since the last compression)\n"
@@ -142,11 +143,12 @@ def recent_slot(
     kept = messages[start:]
     if not kept:
         return RecentSlot([], "", 0, needed, dropped)
-    text = HEADER + "".join(_markdown(m) for m in kept) if fmt == "markdown" else ""
+    pieces = [HEADER, *(_markdown(m) for m in kept)] if fmt == "markdown" else []
+    text = "".join(pieces)
     return RecentSlot(
         [m.raw for m in kept],
         text,
-        count(text) if text else used,
+        count_joined(pieces, [header, *costs[start:]], count) if text else used,
         needed,
         dropped,
         RecentStart(start, anchor(raw[start])),

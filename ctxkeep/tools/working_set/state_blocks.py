@@ -192,10 +192,13 @@ def history_block(digest: DigestRow | None, limit: int, count: Count) -> Rendere
     """The accepted summary and the digest of earlier steps, cut from the end (least important last) to fit."""
     if digest is None or not (digest.digest or digest.summary):
         return EMPTY
-    head = ["## History (digest of earlier steps)"]
-    if digest.summary:
-        head += ["Summary (checked against the checkpoint):", digest.summary, ""]
-    body = digest.digest.splitlines()
+    if digest.imported_from is not None:
+        head, body = _imported_history(digest)
+    else:
+        head = ["## History (digest of earlier steps)"]
+        if digest.summary:
+            head += ["Summary (checked against the checkpoint):", digest.summary, ""]
+        body = digest.digest.splitlines()
     for keep in _shrinking(len(body)):
         note = (
             [f"(… digest abridged: {len(body) - keep} more lines; compress_history keeps the full record)"]
@@ -209,6 +212,19 @@ def history_block(digest: DigestRow | None, limit: int, count: Count) -> Rendere
             dropped = [DroppedItem(slot="history", item=f"{left} digest lines", reason="budget")] if left else []
             return Rendered(text, tokens, [], dropped, keep)
     return Rendered("", 0, [], [DroppedItem(slot="history", item="history digest", reason="budget")], 0)
+
+
+def _imported_history(digest: DigestRow) -> tuple[list[str], list[str]]:
+    """A bundle's digest: every line quoted under its source, the summary never called checked (seed 003: text from
+    outside is data, never instructions)."""
+    head = [f"## History (from {digest.imported_from}: quoted data, not checked against this checkpoint)"]
+    if digest.summary:
+        head += ["The bundle's summary (not checked):", *_quoted(digest.summary), ""]
+    return head, _quoted(digest.digest)
+
+
+def _quoted(text: str) -> list[str]:
+    return [f"> {line}" for line in text.splitlines()]  # every line break a viewer honours is quoted
 
 
 def _shrinking(lines: int) -> list[int]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+
+from ctxkeep.project import is_under
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -22,20 +23,21 @@ if TYPE_CHECKING:
 MAX_PERSISTED_BYTES = 64 * 1024 * 1024
 
 
-def _persisted(response: Mapping[str, Any], roots: Sequence[Path]) -> str | None:
+def _persisted(response: Mapping[str, Any], roots: Sequence[str]) -> str | None:
     path = response.get("persistedOutputPath")
     if not isinstance(path, str):
         return None
     try:
-        real = Path(os.path.realpath(path))
-        if not any(real.is_relative_to(root) for root in roots) or real.stat().st_size > MAX_PERSISTED_BYTES:
+        real = os.path.realpath(path)
+        if not any(is_under(real, root) for root in roots) or os.stat(real).st_size > MAX_PERSISTED_BYTES:
             return None
-        return real.read_text(encoding="utf-8", errors="replace")
+        with open(real, encoding="utf-8", errors="replace") as persisted:
+            return persisted.read()
     except (OSError, ValueError):
         return None
 
 
-def output_text(tool: str, response: Any, roots: Sequence[Path]) -> str:
+def output_text(tool: str, response: Any, roots: Sequence[str]) -> str:
     """The output of a tool call as text: what was printed, matched, listed or fetched."""
     if isinstance(response, str):
         return response

@@ -1,4 +1,4 @@
-"""`ctxkeep hook pre-compact-worker`: the heavy half of PreCompact, run detached so Claude Code never waits for it.
+"""`ctxkeep hook claude-code worker`: the heavy half of PreCompact, run detached so Claude Code never waits for it.
 
 The steps are every client's (`clients.core.ingest`: records, binding, offloads, a strict `pre_compact` checkpoint,
 compress_history), each logged as it really went. Claude Code's part: its transcript is read only under this
@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from ctxkeep.clients.claude_code.hooks import TASK_PREFIX
 from ctxkeep.clients.claude_code.transcript import read_transcript
 from ctxkeep.clients.core import ingest
 from ctxkeep.clients.core.hook_io import Where
@@ -21,14 +22,13 @@ from ctxkeep.models.compress import CompressRequest
 from ctxkeep.tools.compression import allowed_roots, resolve_transcript
 
 MAX_PLAN_BYTES = 200_000
-TASK_PREFIX = "cc-"
 
 
 def _plan_reader(env: Mapping[str, str]) -> Callable[[str], str | None]:
     """Reads a plan file under the Claude Code config folder's plans/ (where plan mode keeps plans), nothing elsewhere."""
     from ctxkeep.project import claude_config_dir
 
-    plans = (claude_config_dir(env) / "plans").resolve()
+    plans = (Path(claude_config_dir(env)) / "plans").resolve()
 
     def read(path: str) -> str | None:
         try:
@@ -56,7 +56,10 @@ def _claude_code(env: Mapping[str, str]) -> ingest.Client:
     def compress(path: Path, reading: Reading, task_id: str) -> CompressRequest:
         return CompressRequest(transcript_path=str(path), task_id=task_id)
 
-    return ingest.Client("Claude Code", TASK_PREFIX, locate, read, compress)
+    def resume(lines: list[str], data: dict[str, Any], state: dict[str, Any] | None) -> Reading:
+        return read_transcript(lines, _plan_reader(env), state)
+
+    return ingest.Client("Claude Code", TASK_PREFIX, locate, read, compress, resume)
 
 
 def run_worker(stdin: IO[bytes], env: Mapping[str, str]) -> int:

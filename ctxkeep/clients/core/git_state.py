@@ -1,0 +1,90 @@
+"""What git itself printed about the work: a commit made, a push, and which files `git status` shows changed.
+
+A commit is read from git's own line (`[branch 1a2b3c4] message`), so it counts whatever command made it (a compound
+command, an alias, a failing step after it) and a `git commit` that committed nothing does not. `git status` (long or
+short form) says which files are not committed at that moment; later edits add to them. Standard library only
+(per-event hooks).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ctxkeep.text import LazyPattern
+
+_COMMIT_LINE = LazyPattern(
+    r"^\[(?P<branch>[^\]\s]+)(?: \(root-commit\))? (?P<hash>[0-9a-f]{7,40})\] (?P<subject>.+)$", re.M
+)
+_PUSH_LINE = LazyPattern(
+    r"^\s*(?:[0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40}|\* \[new (?:branch|tag)\]|\+ [0-9a-f]{7,40}\.\.\.[0-9a-f]{7,40})\s+"
+    r"(?P<local>\S+)\s+->\s+(?P<remote>\S+)",
+    re.M,
+)
+_STATUS_COMMAND = LazyPattern(r"(?:^|[\s;&|(])git\s+(?:-C\s+\S+\s+)?status\b")
+_LONG_ENTRY = LazyPattern(
+    r"^\s+(?:modified|new file|deleted|renamed|typechange|both modified):\s+(?:.+ -> )?(?P<path>.+?)\s*$", re.M
+)
+_SHORT_ENTRY = LazyPattern(r"^(?:[ MADRCU?!][ MADRCU?!]) (?:.+ -> )?(?P<path>\S.*?)\s*$", re.M)
+_UNTRACKED = LazyPattern(r"^Untracked files:\n(?:\s+\(use .*\)\n)?(?P<block>(?:\t.+\n?)+)", re.M)
+_CLEAN = LazyPattern(r"nothing to commit, working tree clean|nothing added to commit but untracked")
+_NOTHING = LazyPattern(r"nothing to commit|nothing added to commit|no changes added to commit")
+
+
+def commit_of(output: str) -> tuple[str, str, str] | None:
+    """(hash, subject, branch) of the last commit git reports in `output`, else None."""
+    found = list(_COMMIT_LINE.finditer(output))
+    if not found:
+        return None
+    last = found[-1]
+    return last.group("hash"), last.group("subject").strip(), last.group("branch")
+
+
+_CONFLICT = LazyPattern(r"^CONFLICT \([^)]*\): (?:Merge conflict in )?(?P<path>\S+)", re.M)
+_STOPPED = LazyPattern(
+    r"Automatic merge failed; fix conflicts and then commit the result|Resolve all conflicts manually|"
+    r"could not apply [0-9a-f]{7,}|after resolving the conflicts, mark the corrected paths"
+)
+
+
+def conflicts_of(output: str) -> list[str] | None:
+    """The files a merge, rebase or cherry-pick stopped on with conflicts (git's CONFLICT lines), else None."""
+    if not _STOPPED.search(output):
+        return None
+    return list(dict.fromkeys(m.group("path") for m in _CONFLICT.finditer(output)))
+
+
+def committed_nothing(output: str) -> bool:
+    """Whether git said a commit had nothing to record."""
+    return _NOTHING.search(output) is not None
+
+
+def push_of(output: str) -> str | None:
+    """`local -> remote` of the last ref git reports pushed in `output`, else None."""
+    found = list(_PUSH_LINE.finditer(output))
+    return f"{found[-1].group('local')} -> {found[-1].group('remote')}" if found else None
+
+
+def status_of(command: str, output: str) -> list[str] | None:
+    """The files `git status` lists as changed (paths as git prints them), [] for a clean tree; None when `command`
+    is not a `git status` or its output is not one."""
+    if not _STATUS_COMMAND.search(command):
+        return None
+    if _CLEAN.search(output):
+        return []
+    paths = [m.group("path") for m in _LONG_ENTRY.finditer(output)]
+    untracked = _UNTRACKED.search(output)
+    if untracked:
+        paths += [line.strip() for line in untracked.group("block").splitlines() if line.strip()]
+    if not paths and ("--short" in command or "-s" in command.split() or "--porcelain" in command):
+        paths = [m.group("path") for m in _SHORT_ENTRY.finditer(output)]
+    if not paths and "On branch" not in output and "HEAD detached" not in output:
+        return None  # not git status output we can read (an error, a wrapper's own text)
+    return [p.strip('"') for p in dict.fromkeys(paths)]
+
+
+def same_file(edited: str, listed: str) -> bool:
+    """Whether an edited file (an absolute path) is the file git lists (a path relative to the repository; a folder
+    when it ends with `/`)."""
+    if listed.endswith("/"):
+        return edited.startswith(listed) or f"/{listed}" in edited
+    return edited == listed or edited.endswith("/" + listed)

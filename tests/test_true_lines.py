@@ -1,0 +1,255 @@
+"""Every line a session view states is true of the latest records: git state from what git printed, a check's
+outcome from its latest run, the agent's todo status as its claim, a plan a todo list replaced, the environment a
+failed command and its fix revealed, and prompts that are not requests (built-in commands, notifications)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ctxkeep.clients.claude_code.transcript import latest, read_transcript
+from ctxkeep.clients.core.events import printed
+from ctxkeep.clients.core.injection import records_view, repair
+from ctxkeep.clients.core.session_view import View, derive, must_keep
+from ctxkeep.tools.compaction_check import Finding, Item, check_summary
+
+
+class Session:
+    """A Claude Code transcript written line by line, one second apart."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.n = 0
+
+    def _stamp(self) -> str:
+        self.n += 1
+        return f"2026-11-30T10:{self.n // 60:02d}:{self.n % 60:02d}.000Z"
+
+    def user(self, content: Any) -> Session:
+        record = {"type": "user", "timestamp": self._stamp(), "message": {"role": "user", "content": content}}
+        self.lines.append(json.dumps(record))
+        return self
+
+    def say(self, text: str) -> Session:
+        message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        self.lines.append(json.dumps({"type": "assistant", "timestamp": self._stamp(), "message": message}))
+        return self
+
+    def tool(self, name: str, data: dict[str, Any], output: str, error: bool = False) -> Session:
+        use_id = f"t{len(self.lines)}"
+        call = {"type": "tool_use", "id": use_id, "name": name, "input": data}
+        self.lines.append(
+            json.dumps(
+                {"type": "assistant", "timestamp": self._stamp(), "message": {"role": "assistant", "content": [call]}}
+            )
+        )
+        outcome = {"type": "tool_result", "tool_use_id": use_id, "content": output, "is_error": error}
+        self.lines.append(
+            json.dumps({"type": "user", "timestamp": self._stamp(), "message": {"role": "user", "content": [outcome]}})
+        )
+        return self
+
+    def bash(self, command: str, output: str = "", error: bool = False) -> Session:
+        return self.tool("Bash", {"command": command}, output, error)
+
+    def edit(self, path: str) -> Session:
+        return self.tool("Edit", {"file_path": path, "old_string": "a", "new_string": "b"}, "The file was updated.")
+
+    def view(self) -> View:
+        return derive(latest(read_transcript(self.lines).records))
+
+    def text(self) -> str:
+        return records_view(self.view(), "header", 9_000)
+
+
+def _session() -> Session:
+    return Session().user("Fix the login bug in app.py and keep the tests green")
+
+
+def test_a_commit_git_reports_clears_the_edits_before_it() -> None:
+    s = _session().edit("/p/app.py").edit("/p/util.py").edit("/p/app.py")
+    s.bash("git add -A && git commit -m 'Fix login'", "[main 1a2b3c4] Fix login\n 2 files changed, 4 insertions(+)")
+    view = s.view()
+    assert view.uncommitted == []
+    text = s.text()
+    assert "not committed" not in text.casefold()
+    assert "Latest commit: 1a2b3c4 Fix login" in text
+    assert any(i.kind == "fact" and i.value == "1a2b3c4" for i in must_keep(view))
+
+
+def test_an_edit_after_the_commit_is_the_only_uncommitted_file() -> None:
+    s = _session().edit("/p/app.py").bash("git commit -am wip", "[main 1a2b3c4] wip\n 1 file changed").edit("/p/cli.py")
+    assert s.view().uncommitted == ["/p/cli.py"]
+    assert "Edited after the latest commit (1a2b3c4 wip), not committed since: 1 file(s) (cli.py)" in s.text()
+
+
+def test_a_quiet_commit_counts_and_a_commit_of_nothing_does_not() -> None:
+    quiet = _session().edit("/p/app.py").bash("git commit -qam 'Fix'", "")
+    assert quiet.view().uncommitted == []
+    nothing = _session().edit("/p/app.py")
+    nothing.bash(
+        "git commit -m 'Fix'", 'On branch main\nno changes added to commit (use "git add" and/or "git commit -a")'
+    )
+    assert nothing.view().uncommitted == ["/p/app.py"]
+
+
+def test_git_status_says_which_files_are_not_committed() -> None:
+    s = _session().edit("/p/app.py").edit("/p/util.py")
+    s.bash("git commit -qam 'Fix'", "")
+    s.bash("git status", "On branch main\nChanges not staged for commit:\n\tmodified:   util.py\n")
+    assert s.view().uncommitted == ["/p/util.py"]
+    s.bash("git status --short", "")
+    assert s.view().uncommitted == ["/p/util.py"]  # an empty short listing is no clean tree: the earlier one stands
+    s.bash("git status", "On branch main\nnothing to commit, working tree clean\n")
+    assert s.view().uncommitted == []
+
+
+def test_a_later_success_of_the_same_kind_supersedes_a_failed_build() -> None:
+    s = _session().edit("/p/src/main.rs")
+    s.bash("cargo build", "bash: line 1: cargo: command not found", error=True)
+    s.bash(
+        'source "$HOME/.cargo/env" && cargo build', "   Compiling app v0.1.0\n    Finished dev [unoptimized] target(s)"
+    )
+    s.bash('source "$HOME/.cargo/env" && cargo build --release', "    Finished release [optimized] target(s)")
+    text = s.text()
+    assert "build run failed" not in text
+    assert "Checks run after the last edit: build passed" in text
+    env = [line for line in text.splitlines() if "cargo" in line and "ran as" in line]
+    assert env == ['- `cargo` failed (cargo not found); it ran as `source "$HOME/.cargo/env" && cargo`'], text
+    assert "Failed, and not run again" not in text  # the environment fact says it: no second line for the error
+
+
+def test_the_latest_failure_is_stated_with_its_command() -> None:
+    s = _session().edit("/p/app.py").bash("pytest -q", "1 passed").edit("/p/app.py")
+    s.bash("pytest -q", "FAILED tests/test_app.py::test_login - AssertionError\n1 failed, 3 passed", error=True)
+    text = s.text()
+    assert (
+        "The latest test run failed: `pytest -q` (1 failed, 3 passed; failing: tests/test_app.py::test_login)" in text
+    )
+    assert "Failed, and not run again" not in text  # the check's line says it once
+    assert "No passing test, build or lint run since these edits: app.py" in text
+    assert "No test, build or lint ran after" not in text  # one did run: it failed
+
+
+def test_the_latest_passing_run_names_its_command_and_commits_are_listed() -> None:
+    s = _session().edit("/p/app.py").bash("git commit -qam one", "[main 1111111] one\n 1 file changed")
+    s.edit("/p/app.py").bash("git commit -qam two", "[main 2222222] two\n 1 file changed")
+    s.bash("uv run python -m pytest tests/ -x -q", "57 passed in 3.2s").bash("uvx ruff check src", "Found 2 errors.")
+    text = s.text()
+    assert "- Latest commit: 2222222 two" in text and "- Earlier commits this session: 1111111 one" in text
+    assert "- The latest test run passed: `uv run python -m pytest tests/ -x -q`" in text
+    assert "The latest lint run failed: `uvx ruff check src` (Found 2 errors.)" in text
+
+
+def test_no_check_after_the_edits_is_said_so() -> None:
+    s = _session().bash("pytest -q", "4 passed").edit("/p/app.py")
+    assert "No test, build or lint ran after these edits: app.py" in s.text()
+
+
+def test_the_agents_todo_status_is_its_claim_not_a_fact() -> None:
+    todos = [
+        {"content": "Add the login test", "status": "completed"},
+        {"content": "Update the README", "status": "pending"},
+    ]
+    text = _session().tool("TodoWrite", {"todos": todos}, "Todos have been modified").text()
+    assert "Marked completed on the agent's todo list (its own status): Add the login test" in text
+    assert "- Done:" not in text
+    assert "- Update the README" in text.split("## Still pending", 1)[1]
+
+
+def test_a_todo_list_written_after_the_plan_takes_its_place() -> None:
+    plan = "# Plan\n1. Rewrite the session store in Redis\n2. Migrate the old sessions\n3. Remove the file store"
+    s = _session().tool("ExitPlanMode", {"plan": plan}, "User has approved your plan.")
+    assert "Rewrite the session store in Redis" in s.view().pending
+    todos = [{"content": "Keep the file store and fix its locking", "status": "in_progress"}]
+    s.user("No, don't bring in Redis; fix the file store's locking instead")
+    s.tool("TodoWrite", {"todos": todos}, "Todos have been modified")
+    view = s.view()
+    assert view.pending == ["Keep the file store and fix its locking"]
+    assert "Rewrite the session store in Redis" not in s.text().split("## Still pending", 1)[1].split("##", 1)[0]
+    assert any("fix the file store's locking instead" in d.text for d in view.decisions)
+
+
+def test_built_in_commands_and_notifications_are_not_requests() -> None:
+    s = (
+        _session()
+        .user("Also add a logout button")
+        .user("<command-name>/compact</command-name>\n<command-args></command-args>")
+    )
+    s.user("<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>")
+    view = s.view()
+    assert view.request == "Also add a logout button"
+    assert not any("compact" in p or "task-notification" in p for p in view.prompts)
+
+
+def test_the_agents_next_steps_come_after_its_todo_list() -> None:
+    todos = [{"content": "Fix the login bug", "status": "completed"}]
+    s = _session().tool("TodoWrite", {"todos": todos}, "ok")
+    s.say(
+        "The fix is in.\n\n## Next steps\n1. Fix the test assertions in test_app.py\n2. Update the README\n3. Rebuild the image"
+    )
+    view = s.view()
+    assert view.next_steps == ["Fix the test assertions in test_app.py", "Update the README", "Rebuild the image"]
+    assert "## Next steps the agent listed (its words)\n> Fix the test assertions in test_app.py" in s.text()
+
+
+def test_an_all_done_claim_names_what_is_still_open() -> None:
+    s = _session().edit("/p/app.py")
+    s.tool("TodoWrite", {"todos": [{"content": "Write the migration", "status": "pending"}]}, "ok")
+    findings = check_summary(must_keep(s.view()), "All tasks are complete and the login bug is fixed.")
+    claim = [f for f in findings if f.rule == "summary_claim_unverified"]
+    assert claim and "Write the migration" in claim[0].detail and "app.py" in claim[0].detail
+
+
+def test_a_spec_the_first_prompt_names_is_read_for_its_rules() -> None:
+    doc = "# Task\n\n## Deliverables\n- A CSV of the quarterly totals\n- Never round the amounts\n"
+    s = Session().user("Read doc.md and do what it says").tool("Read", {"file_path": "/p/doc.md"}, doc)
+    rules = [r.text for r in s.view().rules]
+    assert "Never round the amounts" in rules and "A CSV of the quarterly totals" in rules
+    assert all(r.source == "Read: /p/doc.md (the file the request names)" for r in s.view().rules)
+
+
+def test_a_merge_that_stopped_on_conflicts_is_open_until_a_commit() -> None:
+    out = "Auto-merging app.py\nCONFLICT (content): Merge conflict in app.py\nAutomatic merge failed; fix conflicts and then commit the result."
+    s = _session().bash("git merge origin/main", out, error=True)
+    assert "Not concluded: `git merge origin/main` stopped on conflicts (app.py): resolve them, then commit" in s.text()
+    s.edit("/p/app.py").bash("git commit -am 'Merge origin/main'", "[main 3c3c3c3] Merge origin/main")
+    assert "Not concluded" not in s.text()
+
+
+def test_the_users_answers_and_refusals_are_decisions() -> None:
+    answered = (
+        'User has answered your questions: "Which rig do these beads belong to?"="No rig", '
+        '"Which tools should we set up?"="Credo + Dialyxir". You can now continue with the user\'s answers in mind.'
+    )
+    s = _session().tool("AskUserQuestion", {"questions": []}, answered)
+    s.tool(
+        "ExitPlanMode",
+        {"plan": "1. Rewrite everything"},
+        "The user doesn't want to proceed with this tool use.",
+        error=True,
+    )
+    decisions = [d.text for d in s.view().decisions]
+    assert "Asked: Which rig do these beads belong to? — the user answered: No rig" in decisions
+    assert "The user refused the plan the agent proposed (ExitPlanMode)" in decisions
+    assert "Failed, and not run again" not in s.text()
+
+
+def test_what_the_work_found_out_is_kept_in_the_agents_words() -> None:
+    s = _session().say("I looked at the logs. The root cause is that initHookLogging() runs before stdin is parsed.")
+    s.say("Note: FindMostRecentSession must stay, it is still used by debug.go.")
+    found = [f.text for f in s.view().findings]
+    assert found == [
+        "The root cause is that initHookLogging() runs before stdin is parsed.",
+        "Note: FindMostRecentSession must stay, it is still used by debug.go.",
+    ]
+    assert "## What the work found out (the agent's words, quoted)\n> The root cause is" in s.text()
+
+
+def test_a_repair_never_prints_past_its_budget_with_its_counts_of_what_did_not_fit() -> None:
+    findings = [
+        Finding("summary_pending_missing", Item("pending", f"Step {n}: " + "x" * 50), "lost") for n in range(12)
+    ]
+    for budget in range(150, 1_000):  # every way the last line and the count of the rest can meet the budget
+        shown = repair(findings, "header", budget, printed)
+        assert printed(shown.rstrip("\n")) <= budget, budget
