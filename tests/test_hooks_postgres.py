@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import asyncpg
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -134,9 +135,15 @@ async def _taken_in_without_asking(claude: SharedClaude, ref: str) -> tuple[floa
     env = {**claude.env(), "CTXKEEP_PROJECT": str(claude.project.resolve())}
     params = StdioServerParameters(command=sys.executable, args=["-m", "ctxkeep", "serve"], env=env)
 
+    def refs() -> list[tuple[str]]:
+        try:
+            return claude.shared("SELECT ref FROM evidence")
+        except asyncpg.UndefinedTableError:  # the server makes its tables when it opens the database, soon after start
+            return []
+
     async def stored(wanted: str) -> float:
         started = anyio.current_time()
-        while (wanted,) not in claude.shared("SELECT ref FROM evidence"):
+        while (wanted,) not in refs():
             assert anyio.current_time() - started < 10, f"{wanted} was not taken in"
             await anyio.sleep(0.1)
         return anyio.current_time() - started

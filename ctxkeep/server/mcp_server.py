@@ -3,6 +3,7 @@ failures into tool errors an agent can act on (no SDK prefix, no traceback, no e
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -27,6 +28,8 @@ from ctxkeep.errors import CtxkeepError
 from ctxkeep.server.advertised import Lists, advertised
 from ctxkeep.server.schema import lean_schema
 from ctxkeep.server.text_arguments import keeping_text
+
+logger = logging.getLogger("ctxkeep")
 
 AppLifespan = Callable[[], AbstractAsyncContextManager[object]]
 # registers the tools, resources and prompts on the server; returns the lifespan they run in (it opens the database)
@@ -81,13 +84,18 @@ def describe_validation(tool: str, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
+WARM_UP_AFTER_S = 1.0  # the app is loaded this long after start, or as soon as the tools were listed
+
+
 class _Run:
-    """One run of the server (one lifespan): the task group the app's lifespan runs in once the first call opened it."""
+    """One run of the server (one lifespan): the task group the app's lifespan runs in once it was opened."""
 
     def __init__(self, group: TaskGroup) -> None:
         self.group = group
         self.stop = anyio.Event()
         self.lock = anyio.Lock()
+        self.listed = anyio.Event()
+        self.warming = anyio.CancelScope()
         self.opened = False
 
 
@@ -133,10 +141,12 @@ class CtxkeepServer(MCPServer[Any]):
     async def _lifespan(self, _: MCPServer[Any]) -> AsyncIterator[None]:
         async with anyio.create_task_group() as group:
             self._run = run = _Run(group)
+            group.start_soon(self._warm_up, run)
             try:
                 yield None
             finally:
                 self._run = None
+                run.warming.cancel()
                 run.stop.set()  # the app's lifespan, when it was entered, exits in its own task (closing the store)
 
     async def _ready(self) -> None:
@@ -152,6 +162,20 @@ class CtxkeepServer(MCPServer[Any]):
                 with anyio.CancelScope(shield=True):  # every waiting call shares it: one cancelled call must not end it
                     await run.group.start(self._serve_app, run)
                 run.opened = True
+
+    async def _warm_up(self, run: _Run) -> None:
+        """Load the app and open the database off the handshake's path: once the tools were listed (the client is
+        set up and waits for its model) or WARM_UP_AFTER_S after start, whichever comes first. So the hooks' offloads
+        are taken in and a database that is down is reported without waiting for a call; a failure here is logged
+        and the first call tries again."""
+        with run.warming:
+            with anyio.move_on_after(WARM_UP_AFTER_S):
+                await run.listed.wait()
+                await anyio.sleep(0.05)  # the list's answer goes out first
+            try:
+                await self._ready()
+            except Exception:
+                logger.exception("ctxkeep could not load its tools at start; the first call tries again")
 
     async def _serve_app(self, run: _Run, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         assert self._app_lifespan is not None
@@ -177,6 +201,8 @@ class CtxkeepServer(MCPServer[Any]):
         return None if self._completer is None else await self._completer(ref, argument, context)
 
     async def list_tools(self) -> list[Tool]:
+        if self._run is not None:
+            self._run.listed.set()
         return advertised().tools
 
     async def list_resources(self) -> list[Resource]:

@@ -281,7 +281,7 @@ class TokensQueries(Protocol):
         """Mark a token revoked; False when there is no such token or it was revoked already."""
 
 
-LATEST_SCHEMA = 10  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
+LATEST_SCHEMA = 11  # the newest migration; every backend has migrations 1..LATEST_SCHEMA, a newer database is refused
 
 
 class InboxQueries(Protocol):
