@@ -7,6 +7,9 @@ The shortcuts are checked against what they replace: `hits` against the regex's 
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import datetime, timezone
+
 import hashlib
 import re
 from collections import Counter
@@ -86,6 +89,9 @@ def test_counts_that_cannot_be_added_up_are_counted(monkeypatch: pytest.MonkeyPa
     assert count_joined(["> a\n", "> b\n"], [99, 99]) == count_tokens("> a\n> b\n")
 
 
+FIXED = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+
 async def _many_records(scope: Scope, count: int = 120) -> None:
     """Long multi-line records from several sources (so group headers and passages are both in play)."""
     items = []
@@ -157,6 +163,9 @@ async def test_each_record_is_scanned_for_the_focus_once(scope: Scope, monkeypat
 async def test_a_candidate_that_cannot_fit_is_not_cut_and_the_result_is_the_same(
     scope: Scope, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    scope = replace(
+        scope, clock=lambda: FIXED
+    )  # records of one moment: which ones fill the slot never depends on timing
     await _many_records(scope)
     cuts: Counter[str] = Counter()
     real = evidence_slot.best_passage

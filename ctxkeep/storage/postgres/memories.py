@@ -95,7 +95,7 @@ class Memories:
             project,
             limit,
         )
-        return [(str(row[0]), float(row[1])) for row in rows]
+        return [(str(row[0]), round(float(row[1]), 9)) for row in rows]  # a sum in any order: the same score
 
     async def next_version(self, project: str, key_match: str, key_sha256: str) -> int:
         conn = await self._s.begun()
