@@ -16,6 +16,16 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
 }
 
+# a session's first call: the server opens its database then (or soon after start), not for the handshake
+FIRST_CALL = "".join(
+    json.dumps(message) + "\n"
+    for message in (
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "checkpoint_list", "arguments": {}}},
+    )
+)
+
 
 class RawServer:
     """A `ctxkeep serve` subprocess; `initialize=False` leaves the handshake to the test; `log` keeps its stderr."""

@@ -5,6 +5,7 @@ and refuses meaningless flags and a port in use in one line each."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pty
 import select
@@ -22,6 +23,7 @@ from ctxkeep.storage import open_store
 from ctxkeep.tools.evidence import evidence_put
 from ctxkeep.tools.shared.refs import evidence_ref
 from ctxkeep.tools.scope import Scope
+from tests.raw_stdio import FIRST_CALL
 
 ROOT = Path(__file__).resolve().parent.parent
 MCP_TOOLS = (
@@ -216,23 +218,23 @@ def test_serve_http_says_its_address_database_and_project(tmp_path: Path) -> Non
 def test_serve_piped_prints_nothing_before_the_protocol(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "ctxkeep", "serve"],
-        input="",
+        input=FIRST_CALL,
         capture_output=True,
         text=True,
         env={**os.environ, **project_env(tmp_path)},
         timeout=60,
         cwd=ROOT,
     )
-    assert done.stdout == ""
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [0, 1]  # the protocol's answers only
     lines = done.stderr.splitlines()  # only the line that says where the new database was made, the first time
     assert len(lines) == 1 and lines[0].endswith(f"created a new database at {project_env(tmp_path)['CTXKEEP_DB']}")
     again = subprocess.run(
         [sys.executable, "-m", "ctxkeep", "serve"],
-        input="",
+        input=FIRST_CALL,
         capture_output=True,
         text=True,
         env={**os.environ, **project_env(tmp_path)},
         timeout=60,
         cwd=ROOT,
     )
-    assert again.stdout == "" and again.stderr == ""
+    assert len(again.stdout.splitlines()) == 2 and again.stderr == ""

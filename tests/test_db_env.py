@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.raw_stdio import FIRST_CALL
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -100,33 +102,13 @@ def test_the_default_data_folder_is_created_and_named(tmp_path: Path) -> None:
     assert f"ctxkeep: created a new database at {default}" in done.stderr
 
 
-# the server opens its database at its first call (or soon after start), not for the handshake
-_first_call = "".join(
-    json.dumps(message) + "\n"
-    for message in (
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "checkpoint_list", "arguments": {}}},
-    )
-)
-
-
 def test_serve_says_where_it_made_a_new_database(tmp_path: Path) -> None:
     db = tmp_path / "served.db"
-    served = _ctxkeep(tmp_path, str(db), "serve", stdin=_first_call)
+    served = _ctxkeep(tmp_path, str(db), "serve", stdin=FIRST_CALL)
     assert db.is_file()
     lines = [line for line in served.stderr.splitlines() if "created a new database" in line]
     assert len(lines) == 1 and str(db) in lines[0], served.stderr
-    again = _ctxkeep(tmp_path, str(db), "serve", stdin=_first_call)
+    again = _ctxkeep(tmp_path, str(db), "serve", stdin=FIRST_CALL)
     assert "created a new database" not in again.stderr
 
 
