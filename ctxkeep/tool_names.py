@@ -2,7 +2,7 @@
 
 The hooks never offload or shape the output of ctxkeep's own tools (an agent that asked ctxkeep for text needs that
 text), so they must tell these tools from another server's, also in a client that does not say which server a tool
-came from (Cursor). tests/test_tool_names.py checks the list against the server's `tools/list`.
+came from (Cursor). tests/clients/test_tool_names.py checks the list against the server's `tools/list`.
 Standard library only (per-event hooks).
 """
 

@@ -106,7 +106,7 @@ def database_bytes(location: Path | str) -> bytes:
     """What the database holds as bytes, followed by every zlib stream in them, decompressed (evidence content is
     stored compressed, so a plain byte search would miss a secret in clear text). SQLite: the raw bytes of the file
     and its WAL. PostgreSQL: every value of every table of the schema (the files under its data directory are the
-    server's; tests/test_postgres_forget.py reads those)."""
+    server's; tests/storage/test_postgres_forget.py reads those)."""
     if is_postgres(location):
         raw = _pg_bytes(str(location))
     else:

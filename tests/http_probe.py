@@ -1,6 +1,6 @@
 """A stdlib-only MCP-over-HTTP probe: initialize, then one tools/call, with or without a bearer token.
 
-Imported by tests/test_http.py, and run as a script by another local user's Python (which has no ctxkeep, no SDK):
+Imported by tests/server/test_http.py, and run as a script by another local user's Python (which has no ctxkeep, no SDK):
 `python3 http_probe.py URL TOKEN|- TOOL ARGUMENTS_JSON [FILE ...]` prints a JSON report, including whether each FILE
 could be read.
 """

@@ -1,4 +1,4 @@
-"""One executor racing others for a task's lease (used by tests/test_leases.py).
+"""One executor racing others for a task's lease (used by tests/tools/checkpoint/test_leases.py).
 
 Usage: python -m tests.lease_claimer DB TASK OWNER START_FILE; opens the database, writes START_FILE.OWNER.ready, waits
 until START_FILE exists (so every racer starts at once), claims the task through checkpoint_load(owner, 60 s), prints

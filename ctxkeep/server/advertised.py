@@ -3,7 +3,7 @@
 The four lists follow from the code alone (never from the database), so `ctxkeep serve` answers `tools/list` and
 the other lists from advertised.json: a client's handshake then imports none of the models, the storage or the tool
 functions, which load at the first call. The file holds each definition exactly as the wire carries it, written
-from the registered definitions by `python -m ctxkeep.server.write_advertised`; tests/test_advertised.py checks, byte for
+from the registered definitions by `python -m ctxkeep.server.write_advertised`; tests/server/test_advertised.py checks, byte for
 byte, that it is what the registered definitions list.
 """
 

@@ -1,6 +1,6 @@
 """`python -m ctxkeep.server.write_advertised`: write ctxkeep/server/advertised.json from the registered definitions.
 
-Run it after a tool, resource or prompt changed (its name, description, annotations or arguments); tests/test_advertised.py
+Run it after a tool, resource or prompt changed (its name, description, annotations or arguments); tests/server/test_advertised.py
 fails until the file matches.
 """
 

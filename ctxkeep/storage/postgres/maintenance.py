@@ -4,7 +4,7 @@ which hold no text, are vacuumed in place: `PLAIN`).
 
 Why FULL: a plain VACUUM makes a dead row's space reusable and removes its index entries, but PostgreSQL does not
 zero freed space inside a page: the bytes of a deleted row can stay in the page until new rows overwrite them
-(tests/test_postgres_forget.py shows it). VACUUM FULL writes the table and its indexes and TOAST into new files and
+(tests/storage/test_postgres_forget.py shows it). VACUUM FULL writes the table and its indexes and TOAST into new files and
 unlinks the old ones. It needs an exclusive lock on the table; when another session holds one past the lock timeout
 the work stays owed and is finished after the store's next write or at its next open. It also copies the deleted rows
 along while any snapshot older than the delete is open (in any schema, by any program: the database's horizon), so

@@ -70,7 +70,7 @@ _ALTERNATIVES = "|".join(
     + [_BARE_BU]
 )  # the markers as one alternation, longest first: what `_MARKER` finds, written plainly
 # The same alternation, grouped behind a look at the first character, so most positions are passed over at once
-# (~10x faster over a summary than trying the 45 alternatives at each position); tests/test_negation_markers.py
+# (~10x faster over a summary than trying the 45 alternatives at each position); tests/tools/shared/test_negation_markers.py
 # checks the two find the same markers.
 _MARKER = (
     rf"\b(?=[{''.join(sorted({m[0] for m in _ENGLISH}))}])(?:"
