@@ -13,7 +13,8 @@ from ctxkeep.storage.postgres import index
 from ctxkeep.storage.postgres.index import EVIDENCE_POSTINGS, TermKey
 from ctxkeep.storage.postgres.maintenance import Maintenance
 from ctxkeep.errors import DatabaseUnavailable, NotFound
-from ctxkeep.storage.postgres.session import Conn, Params, Session
+from ctxkeep.storage.postgres.connection import Conn
+from ctxkeep.storage.postgres.session import Params, Session
 from ctxkeep.storage.rows import EvidenceRow, NewEvidence, SearchFilter
 
 _ROW_COLUMNS = (
