@@ -280,9 +280,8 @@ class Evidence:
             f"LIMIT {p.add(limit)}) s JOIN evidence e ON e.id = s.id JOIN blobs b ON b.id = e.blob_id ORDER BY {order}",
             *p.values,
         )
-        return [
-            (_row(list(row)[:-1]), float(f"{float(row[-1]):.12g}")) for row in found
-        ]  # summed in any order: the same score
+        # 12 significant digits: a score summed in any row order is the same score, and ranks the same downstream
+        return [(_row(list(row)[:-1]), float(f"{float(row[-1]):.12g}")) for row in found]
 
     async def delete(self, project: str, row: EvidenceRow, terms: str) -> bool:
         """Remove a record and its postings, and its blob when no other record of the project uses it (True when the
