@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+DEFAULT_DB_TIMEOUT_MS = 10_000  # CTXKEEP_DB_TIMEOUT_MS: a statement, a wait for a connection, a connection attempt
 # libpq's keywords whose values are secrets, in a URL's query (`?password=…`, `&sslpassword=…`)
 # (patterns as strings: `re` compiles each the first time it is used, and the hooks import this module)
 _QUERY_SECRET = r"(?i)([?&](?:ssl)?password=)[^&]*"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from ctxkeep.db_location import LocationError, database_location, is_database_url
+from ctxkeep.db_location import DEFAULT_DB_TIMEOUT_MS, LocationError, database_location, is_database_url
 from ctxkeep.environment import whole_number
 from ctxkeep.errors import InvalidInput
-from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS, DEFAULT_TTL_DAYS, MAX_EVIDENCE_BYTES, Model
+from ctxkeep.models.common import DEFAULT_TTL_DAYS, MAX_EVIDENCE_BYTES, Model
 from ctxkeep.project import default_db_path, resolve_project, spool_path
 
 

@@ -24,7 +24,6 @@ MAX_STATE_BYTES = 1_000_000
 STATE_SCHEMA_VERSION = 1
 MAX_NUMBER = 2**53  # the largest integer every JSON client reads exactly
 MAX_EVIDENCE_BYTES = 16 * 1024 * 1024  # one evidence item (the settings' default; CTXKEEP_MAX_EVIDENCE_BYTES)
-DEFAULT_DB_TIMEOUT_MS = 10_000  # CTXKEEP_DB_TIMEOUT_MS: a statement, a wait for a connection, a connection attempt
 # how long a memory of each kind lives (the settings' defaults; CTXKEEP_TTL_<KIND>_DAYS)
 DEFAULT_TTL_DAYS: dict[str, int | None] = {"user_preference": 180, "task_fact": 7, "project_policy": None, "skill": 90}
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxkeep.errors import CtxkeepError, InvalidInput
-from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.db_location import DEFAULT_DB_TIMEOUT_MS
 from ctxkeep.server.http_app import http_app, is_loopback
 from ctxkeep.server.jsonrpc_check import answers
 from ctxkeep.server.jsonrpc_scan import Scan

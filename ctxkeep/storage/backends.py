@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ctxkeep.errors import DatabaseUnavailable
 from ctxkeep.db_location import shown_location
-from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.db_location import DEFAULT_DB_TIMEOUT_MS
 from ctxkeep.storage.interface import Store, is_postgres
 
 

@@ -16,7 +16,7 @@ from ctxkeep.errors import StorageError
 from ctxkeep.storage.backoff import Backoff
 from ctxkeep.db_location import shown_location
 from ctxkeep.storage.backends import open_store
-from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.db_location import DEFAULT_DB_TIMEOUT_MS
 from ctxkeep.storage.interface import Store, Tx, is_postgres
 
 

@@ -20,7 +20,7 @@ import asyncpg
 
 from ctxkeep.errors import DatabaseUnavailable
 from ctxkeep.db_location import scrubbed, shown_location
-from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.db_location import DEFAULT_DB_TIMEOUT_MS
 from ctxkeep.storage.backoff import Backoff
 from ctxkeep.storage.interface import Store
 from ctxkeep.storage.postgres import schema
@@ -30,7 +30,8 @@ from ctxkeep.storage.postgres.index import Folds, TermKey, fold
 from ctxkeep.storage.postgres.maintenance import Maintenance, owed, vacuum_owed
 from ctxkeep.storage.postgres.memories import Memories
 from ctxkeep.storage.postgres.migrations import LATEST
-from ctxkeep.storage.postgres.session import Conn, Pool, Session
+from ctxkeep.storage.postgres.connection import Conn
+from ctxkeep.storage.postgres.session import Pool, Session
 from ctxkeep.storage.postgres.statements import PostgresDb
 from ctxkeep.storage.postgres.tables import Checkpoints, Stats, WorkingSets
 from ctxkeep.storage.sql.digests import Cursors, Digests

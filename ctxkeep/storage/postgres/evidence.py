@@ -13,7 +13,8 @@ from ctxkeep.storage.postgres import index
 from ctxkeep.storage.postgres.index import EVIDENCE_POSTINGS, TermKey
 from ctxkeep.storage.postgres.maintenance import Maintenance
 from ctxkeep.errors import DatabaseUnavailable, NotFound
-from ctxkeep.storage.postgres.session import Conn, Params, Session
+from ctxkeep.storage.postgres.connection import Conn
+from ctxkeep.storage.postgres.session import Params, Session
 from ctxkeep.storage.rows import EvidenceRow, NewEvidence, SearchFilter
 
 _ROW_COLUMNS = (
@@ -279,7 +280,8 @@ class Evidence:
             f"LIMIT {p.add(limit)}) s JOIN evidence e ON e.id = s.id JOIN blobs b ON b.id = e.blob_id ORDER BY {order}",
             *p.values,
         )
-        return [(_row(list(row)[:-1]), round(float(row[-1]), 9)) for row in found]  # a sum in any order: the same score
+        # 12 significant digits: a score summed in any row order is the same score, and ranks the same downstream
+        return [(_row(list(row)[:-1]), float(f"{float(row[-1]):.12g}")) for row in found]
 
     async def delete(self, project: str, row: EvidenceRow, terms: str) -> bool:
         """Remove a record and its postings, and its blob when no other record of the project uses it (True when the

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctxkeep.storage.postgres.session import Conn
+    from ctxkeep.storage.postgres.connection import Conn
 
 K1, B = 1.2, 0.75
 _CACHE = 200_000

@@ -24,7 +24,8 @@ import time
 import anyio
 import asyncpg
 
-from ctxkeep.storage.postgres.session import Conn, Session
+from ctxkeep.storage.postgres.connection import Conn
+from ctxkeep.storage.postgres.session import Session
 
 VACUUM = "owed:vacuum:"
 TABLES = frozenset(

@@ -95,7 +95,8 @@ class Memories:
             project,
             limit,
         )
-        return [(str(row[0]), round(float(row[1]), 9)) for row in rows]  # a sum in any order: the same score
+        # 12 significant digits: a score summed in any row order is the same score
+        return [(str(row[0]), float(f"{float(row[1]):.12g}")) for row in rows]
 
     async def next_version(self, project: str, key_match: str, key_sha256: str) -> int:
         conn = await self._s.begun()

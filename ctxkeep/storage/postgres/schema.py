@@ -10,7 +10,7 @@ import asyncpg
 
 from ctxkeep.errors import DatabaseUnavailable, SchemaTooNew
 from ctxkeep.storage.postgres.migrations import FIRST_MIGRATION, LATEST, MIGRATIONS
-from ctxkeep.storage.postgres.session import Conn
+from ctxkeep.storage.postgres.connection import Conn
 
 MIGRATION_LOCK = 0x6374786B00000001  # "ctxk" and 1: one migrating process at a time per database
 

@@ -24,14 +24,12 @@ from typing import Any, TypeAlias, TypeVar
 
 import anyio
 import asyncpg
-from asyncpg.pool import PoolConnectionProxy
 
 from ctxkeep.errors import DatabaseUnavailable
+from ctxkeep.storage.postgres.connection import Pooled
 from ctxkeep.storage.postgres.errors import DRIVER_ERRORS, is_connection_lost
 from ctxkeep.storage.postgres.index import Folds
 
-Conn: TypeAlias = "asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]"
-Pooled: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
 Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
 
 logger = logging.getLogger("ctxkeep")

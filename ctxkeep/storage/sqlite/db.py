@@ -20,7 +20,7 @@ import aiosqlite
 import anyio
 
 from ctxkeep.errors import DatabaseUnavailable
-from ctxkeep.models.common import DEFAULT_DB_TIMEOUT_MS
+from ctxkeep.db_location import DEFAULT_DB_TIMEOUT_MS
 from ctxkeep.storage.interface import Store
 from ctxkeep.storage.sqlite import schema
 from ctxkeep.storage.sql.digests import Cursors, Digests
