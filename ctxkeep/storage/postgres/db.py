@@ -118,23 +118,19 @@ class PostgresStore(Store):
                     "plan_cache_mode": "force_custom_plan",
                 },
             )
-        except ValueError as exc:  # the driver cannot read the URL; its message quotes pieces of it
-            raise DatabaseUnavailable(
-                f"database {where}: CTXKEEP_DB is not a URL the PostgreSQL driver can read; percent-encode the "
-                "characters of the user and password that a URL reserves (# as %23, / as %2F, ? as %3F, @ as %40, "
-                ": as %3A, % as %25), or pass the password as ?password=…"
-            ) from exc
-        except DRIVER_ERRORS as exc:  # the driver's message may quote pieces of the URL
-            raise DatabaseUnavailable(
-                f"{scrubbed(str(unavailable(exc, where, busy_timeout_ms, timeout_ms)), url)}; check too that "
-                "CTXKEEP_DB names its host, port, database, user and password"
-            ) from exc
+        except ValueError as exc:
+            raise _unreadable(where) from exc
+        except DRIVER_ERRORS as exc:
+            raise _refused(exc, url, busy_timeout_ms, timeout_ms) from exc
         store = cls(pool, url, busy_timeout_ms, timeout_ms)
         try:
-            await store._start()
+            await store._start()  # the first connection (the pool makes them on demand)
+        except ValueError as exc:
+            await _close(pool)
+            raise _unreadable(where) from exc
         except DRIVER_ERRORS as exc:
             await _close(pool)
-            raise unavailable(exc, where, busy_timeout_ms, timeout_ms) from exc
+            raise _refused(exc, url, busy_timeout_ms, timeout_ms) from exc
         except BaseException:
             await _close(pool)
             raise
@@ -293,3 +289,20 @@ async def _close(pool: Pool) -> None:
             await pool.close()
     except DRIVER_ERRORS:  # TimeoutError among them
         pool.terminate()
+
+
+def _unreadable(where: str) -> DatabaseUnavailable:
+    """The driver cannot read the URL (its own message quotes pieces of it, the password's among them)."""
+    return DatabaseUnavailable(
+        f"database {where}: CTXKEEP_DB is not a URL the PostgreSQL driver can read; percent-encode the characters of "
+        "the user and password that a URL reserves (# as %23, / as %2F, ? as %3F, @ as %40, : as %3A, % as %25), or "
+        "pass the password as ?password=…"
+    )
+
+
+def _refused(exc: BaseException, url: str, busy_timeout_ms: int, timeout_ms: int) -> DatabaseUnavailable:
+    """A first connection that failed, said without the URL's secrets (the driver's message may quote them)."""
+    said = unavailable(exc, shown_location(url), busy_timeout_ms, timeout_ms)
+    return DatabaseUnavailable(
+        f"{scrubbed(str(said), url)}; check too that CTXKEEP_DB names its host, port, database, user and password"
+    )
