@@ -216,8 +216,8 @@ def test_serve_http_says_its_address_database_and_project(tmp_path: Path) -> Non
     )
 
 
-def test_serve_piped_prints_nothing_before_the_protocol(tmp_path: Path) -> None:
-    done = subprocess.run(
+def _serve_piped(tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "ctxkeep", "serve"],
         input=FIRST_CALL,
         capture_output=True,
@@ -226,16 +226,12 @@ def test_serve_piped_prints_nothing_before_the_protocol(tmp_path: Path) -> None:
         timeout=60,
         cwd=ROOT,
     )
+
+
+def test_serve_piped_prints_nothing_before_the_protocol(tmp_path: Path) -> None:
+    done = _serve_piped(tmp_path)
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [0, 1]  # the protocol's answers only
     lines = done.stderr.splitlines()  # only the line that says where the new database was made, the first time
     assert len(lines) == 1 and lines[0].endswith(f"created a new database at {project_env(tmp_path)['CTXKEEP_DB']}")
-    again = subprocess.run(
-        [sys.executable, "-m", "ctxkeep", "serve"],
-        input=FIRST_CALL,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **project_env(tmp_path)},
-        timeout=60,
-        cwd=ROOT,
-    )
+    again = _serve_piped(tmp_path)
     assert len(again.stdout.splitlines()) == 2 and again.stderr == ""
