@@ -2,7 +2,7 @@
 
 Definitions: every tool's name, description and input schema as `tools/list` sends them (compact JSON, cl100k),
 beside the same tools with the full pydantic schemas (what was advertised before the lean schemas).
-Results: the demo task (ctxkeep/cli/demo.py: the procurement task, the supplier's mail as evidence, a policy
+Results: the procurement task of the earlier demo (tests/procurement.py: the task, the supplier's mail as evidence, a policy
 memory, an open side effect, a 1,500-token working set) over the in-process client; for each call, the tokens a
 model reads in Claude Code and Codex CLI (the compact JSON of structuredContent when present, else the text) and in
 Gemini CLI (the text), beside what the same call costs as structured data (format json).
@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from ctxkeep.cli.demo import INTENT, POLICY, SUPPLIER_MAIL, V2
+from tests.procurement import INTENT, POLICY, SUPPLIER_MAIL, V2
 from ctxkeep.server import build_server
 from ctxkeep.server.instructions import INSTRUCTIONS
 from ctxkeep.settings import Settings
