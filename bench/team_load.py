@@ -42,7 +42,6 @@ import httpx2 as httpx  # the HTTP client the MCP SDK ships (installed with it)
 from bench.common import ROOT, free_port, summary_ms, wait_for_port
 
 PROJECT = "/bench/team"
-USERS = ("alice", "bob", "carol")
 TICKS = os.sysconf("SC_CLK_TCK")
 INIT = {
     "jsonrpc": "2.0",
@@ -401,7 +400,8 @@ def _run(
     run = f"{mix}-{servers}"
     env = {**os.environ, "CTXKEEP_DB": url, "XDG_DATA_HOME": str(folder / "xdg"), "CTXKEEP_LOG_LEVEL": "WARNING"}
     env.pop("CTXKEEP_HTTP_TOKEN", None)
-    tokens = [_token(env, user, f"{PROJECT}/{run}") for user in USERS]
+    # a user per client: on a shared server a lease belongs to the token's user, so each client is its own owner
+    tokens = [_token(env, f"c{n}", f"{PROJECT}/{run}") for n in range(clients)]
     ports = [free_port() for _ in range(servers)]
     with ExitStack() as stack:
         procs = []
