@@ -164,7 +164,7 @@ def run(quick: bool) -> dict[str, Any]:
             f"load average at the end {os.getloadavg()[0]:.1f}",
             "initialize is answered before the models, the storage and the tool functions are imported: the first "
             "tool call (or resource or prompt read) loads them and opens the database; tools/list is served from "
-            "the advertised definitions kept in ctxkeep/server/advertised_tools.json",
+            "the advertised definitions kept in ctxkeep/server/advertised.json",
         ],
         "raw": {name: [run._asdict() for run in values] for name, values in runs.items()},
     }
