@@ -40,23 +40,18 @@ def decode(headers: dict[str, str], body: bytes) -> Any:
     return json.loads(body) if body else None
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+}
+
+
 def session(url: str, token: str | None, scheme: str = "Bearer") -> tuple[int, dict[str, str]]:
     """Initialize; the status, and the headers every later request of this session must carry."""
     headers = {"Authorization": f"{scheme} {token}"} if token else {}
-    status, got, _ = post(
-        url,
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "probe", "version": "0"},
-            },
-        },
-        headers,
-    )
+    status, got, _ = post(url, INITIALIZE, headers)
     if status != 200:
         return status, headers
     headers = {**headers, "Mcp-Session-Id": got.get("mcp-session-id", ""), "Mcp-Protocol-Version": "2025-06-18"}

@@ -20,26 +20,10 @@ from ctxkeep.settings import Settings
 from ctxkeep.storage import open_store
 from ctxkeep.tools.compression.compress import compress_history
 from ctxkeep.tools.scope import Scope
+from ctxkeep.tool_names import TOOL_NAMES
 from tests.conftest import PROJECT, tool_text
 
-TOOLS = [
-    "checkpoint_save",
-    "checkpoint_load",
-    "checkpoint_list",
-    "checkpoint_diff",
-    "verify_checkpoint",
-    "evidence_put",
-    "evidence_get",
-    "evidence_search",
-    "evidence_delete",
-    "compress_history",
-    "build_working_set",
-    "memory_write",
-    "memory_search",
-    "memory_forget",
-    "action_intent",
-    "action_result",
-]
+TOOLS = sorted(TOOL_NAMES)  # every tool the server lists (tests/clients/test_tool_names.py compares the two)
 FIELDS = [
     "task_id",
     "state",

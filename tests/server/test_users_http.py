@@ -68,20 +68,7 @@ def call(
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     if project is not None:
         headers["X-Ctxkeep-Project"] = project
-    status, got, body = http_probe.post(
-        url,
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "probe", "version": "0"},
-            },
-        },
-        headers,
-    )
+    status, got, body = http_probe.post(url, http_probe.INITIALIZE, headers)
     if status != 200:
         return status, json.loads(body)
     headers = {**headers, "Mcp-Session-Id": got.get("mcp-session-id", ""), "Mcp-Protocol-Version": "2025-06-18"}
