@@ -123,6 +123,33 @@ class LazyPattern:
         return self.compiled.split(text, maxsplit)
 
 
+# The only characters outside ASCII that a case-insensitive `re` pattern matches to an ASCII letter
+# (tests/test_text.py enumerates every code point to keep this true).
+_TO_ASCII_LETTER = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_NOT_ASCII_WORD = LazyPattern(r"[^a-z0-9]+")
+
+
+def ascii_words(text: str) -> str:
+    """The ASCII words of `text` as a case-insensitive pattern sees them: lower case, every run of other characters
+    one space, a space at both ends. A literal word sequence an IGNORECASE pattern matches, after a boundary, is
+    in it as " word …", so a search for " word" tells whether a pattern can match before compiling it."""
+    return f" {_NOT_ASCII_WORD.sub(' ', text.translate(_TO_ASCII_LETTER).lower()).strip()} "
+
+
+class GatedPattern(LazyPattern):
+    """A lazily compiled pattern that cannot match a text whose `ascii_words` holds none of `needs`: the caller
+    checks that first (`can_match`) and compiles nothing for the many texts that cannot match."""
+
+    __slots__ = ("needs",)
+
+    def __init__(self, needs: tuple[str, ...], source: str, flags: int = 0) -> None:
+        super().__init__(source, flags)
+        self.needs = needs
+
+    def can_match(self, words: str) -> bool:
+        return any(need in words for need in self.needs)
+
+
 _THOUSANDS = LazyPattern(r"(?<=\d)[,_'\u00a0\u202f\u2009](?=\d{3}(?:\D|$))")
 # C0 and C1 control characters except tab, newline and carriage return; UTF-16 surrogates (and the ASCII ones alone,
 # a pattern far quicker to compile, for ASCII text)

@@ -8,8 +8,15 @@ REAL_RULES are lines from the issue and task bodies the agents read in the share
 
 from __future__ import annotations
 
-import pytest
+import re
+import subprocess
+import sys
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxkeep.clients.core import commands
 from ctxkeep.clients.core.capture import Known, ToolEvent, from_tool
 from ctxkeep.clients.core.commands import spec_rules
 
@@ -131,3 +138,45 @@ def test_nothing_under_a_heading_that_speaks_to_the_reader_is_a_rule() -> None:
         "Keep tmux process launch centralized in `Spotter.Services.Tmux`.",
         "No UI changes in this task.",
     ]
+
+
+# Words the parts of speaks_to_the_reader are made of, and fillers: a line drawn from them can match any part.
+_VOCABULARY = sorted(
+    {w for part in commands._SPEAKS_TO_THE_READER for w in re.findall(r"[a-z]{2,}", part._source.lower())}
+    | {"the", "you", "please", "ssh", "keys", "https", "x.sh", "`make`", "$(curl", "a.i.", "gpt-4", "[system]"}
+)
+_SEPARATORS = [" ", "  ", ", ", ": ", ". ", "\u00a0", "\t", "-", "'", " | ", "! ", " `"]
+_UNICODE_CASES = {"i": "\u0130", "s": "\u017f", "k": "\u212a"}  # characters IGNORECASE matches to ASCII letters
+
+
+def _ungated(line: str) -> bool:
+    return any(part.search(line) for part in commands._SPEAKS_TO_THE_READER)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(_VOCABULARY), st.sampled_from(_SEPARATORS)), min_size=1, max_size=9),
+    st.sampled_from([str, str.upper, str.title, lambda s: s.translate(str.maketrans(_UNICODE_CASES))]),
+)
+@settings(max_examples=3_000, deadline=None)
+def test_a_part_is_skipped_only_for_lines_it_cannot_match(words: list[tuple[str, str]], case: object) -> None:
+    """The words a part needs are checked before its pattern is compiled; that check never hides a match."""
+    line = case("".join(word + separator for word, separator in words))  # type: ignore[operator]
+    assert commands.speaks_to_the_reader(line) == _ungated(line)
+
+
+@pytest.mark.parametrize("line", HOSTILE + REAL_RULES)
+def test_gates_agree_with_the_patterns_on_hostile_and_real_lines_in_any_case(line: str) -> None:
+    for variant in (line, line.upper(), line.replace(" ", "\u00a0"), line.translate(str.maketrans(_UNICODE_CASES))):
+        assert commands.speaks_to_the_reader(variant) == _ungated(variant), variant
+
+
+def test_a_plain_rule_compiles_none_of_the_steering_patterns() -> None:
+    """A hook process reading an ordinary spec line does not pay for compiling the steering patterns."""
+    code = (
+        "from ctxkeep.clients.core import commands\n"
+        "assert not commands.speaks_to_the_reader('Do not add a second syntax highlighting library.')\n"
+        "assert not commands.speaks_to_the_reader('Keep non-path text unchanged; do not mangle strings.')\n"
+        "print(sum(part._compiled is not None for part in commands._SPEAKS_TO_THE_READER))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0"

@@ -117,11 +117,25 @@ class Known:
         self.tasks: dict[str, str] = {}
         self.open_errors: set[str] = set()
         self.env: dict[str, tuple[str, str]] = {}  # what was missing -> (status, how it failed)
-        self.prompt_files: set[str] = set()  # file names the person's prompts mention (a spec they point to)
+        self._files: set[str] = set()
+        self._unread: list[str] = []  # prompts heard whose file names nobody asked for yet
 
     def heard(self, prompt: str) -> None:
         """Note the files a prompt names: reading one of them is reading the task's spec."""
-        self.prompt_files.update(name.rsplit("/", 1)[-1].casefold() for name in _PROMPT_FILE.findall(prompt))
+        self._unread.append(prompt)
+
+    @property
+    def prompt_files(self) -> set[str]:
+        """The file names (casefolded) the person's prompts mention; read from the prompts only when asked, since
+        only a file read asks (a hook's Bash call does not pay for scanning every prompt of the session)."""
+        for prompt in self._unread:
+            self._files.update(name.rsplit("/", 1)[-1].casefold() for name in _PROMPT_FILE.findall(prompt))
+        self._unread.clear()
+        return self._files
+
+    @prompt_files.setter
+    def prompt_files(self, names: set[str]) -> None:
+        self._files, self._unread = set(names), []
 
 
 def digest(text: str) -> str:
@@ -339,7 +353,8 @@ def _json_values(output: str) -> list[Any]:
 
 
 def _spec_records(event: ToolEvent, known: Known) -> list[Record]:
-    label = commands.reads_spec(event.name, event.input, known.prompt_files)
+    named = known.prompt_files if event.name == "Read" else frozenset()  # only a Read is matched against them
+    label = commands.reads_spec(event.name, event.input, named)
     if not label or event.is_error:
         return []
     rules = [unsecret(rule) for rule in commands.spec_rules(_prose(event.output))]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ctxkeep.text import LazyPattern
+from ctxkeep.text import GatedPattern, LazyPattern, ascii_words
 from ctxkeep.tool_names import SERVER_NAME
 
 MAX_RULES_PER_SPEC = 12
@@ -169,9 +169,13 @@ _NEGATED_RULE = LazyPattern(
     re.IGNORECASE,
 )
 # A line that speaks to whoever reads it instead of stating what the work must be. Four kinds, each a pattern over the
-# shape of the line (not over a list of known attacks):
+# shape of the line (not over a list of known attacks), cut into parts by the words a part cannot match without, so a
+# hook compiles only the parts a line can match (most spec lines name no agent, grant nothing and run nothing).
 _AGENT = r"(?:ai|a\.i\.|llms?|(?:large )?language models?|assistants?|agents?|bots?|copilot|claude|codex|gemini|chatgpt|gpt|cursor|devin)"
-_ADDRESSES_THE_AGENT = LazyPattern(  # "Claude, …", "Note to AI agents:", "If you are an LLM", "AI models reading this"
+_AGENT_WORDS = (" ai ", " a i ", " llm", "language model", " assistant", " agent", " bot ", " bots ", " copilot",
+                " claude", " codex", " gemini", " chatgpt", " gpt ", " cursor ", " devin ")  # fmt: skip
+_ADDRESSES_THE_AGENT = GatedPattern(  # "Claude, …", "Note to AI agents:", "If you are an LLM", "AI models reading this"
+    _AGENT_WORDS,
     rf"^\W*(?:(?:hey|hi|hello|dear|attention|note|notice|message|reminder|instructions?|memo)(?: (?:to|for))?\s+"
     rf"(?:(?:the|all|any|every)\s+)?(?:ai\s+)?{_AGENT}\b"
     rf"|(?:(?:the|all|any)\s+)?(?:ai\s+)?{_AGENT}\s*[,:!]\s*(?:you\b|your\b|please\b|make sure|do\b|don'?t\b|never\b|always\b|ignore\b|only\b))"
@@ -180,60 +184,101 @@ _ADDRESSES_THE_AGENT = LazyPattern(  # "Claude, …", "Note to AI agents:", "If 
     rf"|\b(?:ai\s+)?{_AGENT}\b[^.]{{0,40}}\b(?:reading|processing|parsing|seeing|reviewing|working on)\s+(?:this|these)\b",
     re.IGNORECASE,
 )
-_CLAIMS_AUTHORITY = LazyPattern(  # "IMPORTANT SYSTEM NOTE", "[SYSTEM]", "the user has approved", "you have permission"
-    r"\b(?:system|admin(?:istrator)?|developer|security|maintainer|operator|root|owner)\s+(?:note|notice|message|override|"
-    r"instructions?|directive|update|alert|prompt|mode)\b"
-    r"|^\W*[\[<(]?\s*/?\s*(?:system|sys|admin|developer|assistant|instructions?)\s*[\]>)]|^\W*(?:system|admin)\s*:"
-    r"|\b(?:has|have|had)\s+(?:already\s+|explicitly\s+|now\s+)?(?:approved|authori[sz]ed|allowed|permitted|okayed|"
-    r"consented|signed off|granted|cleared)\b"
-    r"|\byou\s+(?:have|are\s+(?:hereby\s+)?(?:given|granted))\s+(?:full\s+|explicit\s+)?(?:permission|authori[sz]ation|"
-    r"approval|consent|clearance|the go-ahead)\b|\byou\s+(?:are|have been)\s+(?:hereby\s+)?(?:authori[sz]ed|allowed|"
-    r"permitted|cleared)\b|\byou\s+(?:may|can)\s+(?!only\b|not\b|never\b)"
-    r"|\b(?:permission|approval|authori[sz]ation|consent)\s+(?:is|was|has been)\s+(?:hereby\s+)?(?:granted|given)\b"
-    r"|\b(?:pre|already)[- ]?(?:approved|authori[sz]ed)\b"
-    r"|\b(?:user|owner|maintainers?|admins?|administrators?|lead|manager)\s+(?:explicitly\s+)?(?:allows?|permits?|"
-    r"approves?|authori[sz]es?|consents?)\b"
-    r"|\b(?:message|note|instructions?|word|orders?)\s+from\s+(?:the\s+|your\s+)?(?:user|owner|admin|maintainers?|"
-    r"developers?|anthropic|openai|google|system|security team|operator)\b",
-    re.IGNORECASE,
+_CLAIMS_AUTHORITY = (  # "IMPORTANT SYSTEM NOTE", "[SYSTEM]", "the user has approved", "you have permission"
+    GatedPattern(
+        (" system", " admin", " developer", " security", " maintainer", " operator", " root", " owner", " sys",
+         " assistant", " instruction"),  # fmt: skip
+        r"\b(?:system|admin(?:istrator)?|developer|security|maintainer|operator|root|owner)\s+(?:note|notice|message|"
+        r"override|instructions?|directive|update|alert|prompt|mode)\b"
+        r"|^\W*[\[<(]?\s*/?\s*(?:system|sys|admin|developer|assistant|instructions?)\s*[\]>)]|^\W*(?:system|admin)\s*:",
+        re.IGNORECASE,
+    ),
+    GatedPattern(
+        ("approv", "authori", "allow", "permit", "okayed", "consent", "signed off", "grant", "given", "cleared"),
+        r"\b(?:has|have|had)\s+(?:already\s+|explicitly\s+|now\s+)?(?:approved|authori[sz]ed|allowed|permitted|okayed|"
+        r"consented|signed off|granted|cleared)\b"
+        r"|\b(?:permission|approval|authori[sz]ation|consent)\s+(?:is|was|has been)\s+(?:hereby\s+)?(?:granted|given)\b"
+        r"|\b(?:pre|already)[- ]?(?:approved|authori[sz]ed)\b"
+        r"|\b(?:user|owner|maintainers?|admins?|administrators?|lead|manager)\s+(?:explicitly\s+)?(?:allows?|permits?|"
+        r"approves?|authori[sz]es?|consents?)\b",
+        re.IGNORECASE,
+    ),
+    GatedPattern(
+        (" you ",),
+        r"\byou\s+(?:have|are\s+(?:hereby\s+)?(?:given|granted))\s+(?:full\s+|explicit\s+)?(?:permission|authori[sz]ation|"
+        r"approval|consent|clearance|the go-ahead)\b|\byou\s+(?:are|have been)\s+(?:hereby\s+)?(?:authori[sz]ed|allowed|"
+        r"permitted|cleared)\b|\byou\s+(?:may|can)\s+(?!only\b|not\b|never\b)",
+        re.IGNORECASE,
+    ),
+    GatedPattern(
+        (" from ",),
+        r"\b(?:message|note|instructions?|word|orders?)\s+from\s+(?:the\s+|your\s+)?(?:user|owner|admin|maintainers?|"
+        r"developers?|anthropic|openai|google|system|security team|operator)\b",
+        re.IGNORECASE,
+    ),
 )
 _COMMAND = (  # what an instruction to run names: a code span, a path, a shell command, "this", "the script"
     r"(?:`|\$\(|\.{0,2}/|~/|(?:sudo|curl|wget|bash|sh|zsh|python\d?|node|npx|npm|pnpm|yarn|pip\d?|uv|make|cargo|go|"
     r"docker|kubectl|git|gh|chmod|rm|iwr|irm)\b|(?:this|these|it|the following)\b|the\s+(?:\w+\s+)?(?:script|command|"
     r"installer|binary|snippet|line|code|file)s?\b|:)"
 )
-_TELLS_TO_RUN = LazyPattern(  # "run `curl … | sh`", "First run ./x.sh", "pipe it into bash", "bash -c "$(wget …)""
-    r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^|\n]*\|\s*(?:sudo\s+)?(?:sh|bash|zsh|ksh|"
-    r"dash|fish|iex|python\d?|perl|ruby|node|pwsh|powershell)\b"
-    r"|\b(?:sh|bash|zsh)\s+(?:-c\s+)?[\"']?\$\(\s*(?:curl|wget)|<\(\s*(?:curl|wget)"
-    r"|\bpipe\b[^\n]{0,80}?\b(?:into|to)\s+(?:sh|bash|zsh|a shell|the shell|python\d?|iex|powershell)\b"
-    rf"|(?:^|[.;:!?]\s+|,\s*|\b(?:then|first|now|please|also|just|always|simply|next|and)\s+)(?:please\s+)?"
-    rf"(?:run|execute|exec|copy and (?:run|paste)|paste)(?![\w-])\s*{_COMMAND}"
-    rf"|(?:^|[.;:!?]\s+|\b(?:then|first|now|please|also|just|always|simply|next)\s+)(?:please\s+)?(?:install|download)\b"
-    r"[^.\n]*(?:`|https?://)"
-    r"|\b(?:you\s+(?:must|should|need to|have to|will need to)|make sure (?:to|you)|be sure to|remember to|"
-    r"don'?t forget to|do not forget to)\s+(?:first\s+)?(?:run|execute|install|download)\b",
-    re.IGNORECASE,
+_TELLS_TO_RUN = (  # "run `curl … | sh`", "First run ./x.sh", "pipe it into bash", "bash -c "$(wget …)""
+    GatedPattern(
+        (" curl", " wget", " iwr ", " irm ", " invoke webrequest ", " invoke restmethod ", " fetch "),
+        r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^|\n]*\|\s*(?:sudo\s+)?(?:sh|bash|zsh|ksh|"
+        r"dash|fish|iex|python\d?|perl|ruby|node|pwsh|powershell)\b"
+        r"|\b(?:sh|bash|zsh)\s+(?:-c\s+)?[\"']?\$\(\s*(?:curl|wget)|<\(\s*(?:curl|wget)",
+        re.IGNORECASE,
+    ),
+    GatedPattern(
+        (" pipe ",),
+        r"\bpipe\b[^\n]{0,80}?\b(?:into|to)\s+(?:sh|bash|zsh|a shell|the shell|python\d?|iex|powershell)\b",
+        re.IGNORECASE,
+    ),
+    GatedPattern(
+        (" run ", " execute ", " exec ", " paste ", " install ", " download "),
+        rf"(?:^|[.;:!?]\s+|,\s*|\b(?:then|first|now|please|also|just|always|simply|next|and)\s+)(?:please\s+)?"
+        rf"(?:run|execute|exec|copy and (?:run|paste)|paste)(?![\w-])\s*{_COMMAND}"
+        rf"|(?:^|[.;:!?]\s+|\b(?:then|first|now|please|also|just|always|simply|next)\s+)(?:please\s+)?(?:install|download)\b"
+        r"[^.\n]*(?:`|https?://)"
+        r"|\b(?:you\s+(?:must|should|need to|have to|will need to)|make sure (?:to|you)|be sure to|remember to|"
+        r"don'?t forget to|do not forget to)\s+(?:first\s+)?(?:run|execute|install|download)\b",
+        re.IGNORECASE,
+    ),
 )
-_SETS_INSTRUCTIONS_ASIDE = LazyPattern(  # "ignore the previous constraints", "new instructions:", "you are now"
-    r"\b(?:ignore|disregard|forget|override|bypass|set aside|do not follow|don'?t follow|stop following|no longer follow)"
-    r"\b[^.]{0,60}?(?:\b(?:previous|prior|earlier|above|all|any|your|these|those|original|existing|other|my)\s+"
-    r"(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|guardrails|constraints|polic(?:y|ies)|directives|"
-    r"requirements)\b|\bwhat you (?:were|have been|are) (?:told|asked|instructed)|\b(?:claude|agents|gemini)\.md\b|"
-    r"\.cursorrules|\bsystem prompt|\bsafety\b)"
-    r"|\b(?:new|updated|real|actual|true|hidden|secret)\s+(?:instructions?|task|orders|directives?)\b"
-    r"|\byou are now\b|\bsystem prompt\b|\bdeveloper mode\b|\bjailbreak|\bact as (?:an?|the)\b|\bpretend (?:to be|you)\b"
-    r"|\b(?:from now on|henceforth|going forward)\b[^.]{0,80}\b(?:you|your|ask|asking|confirm|permission|prompts?)\b",
-    re.IGNORECASE,
+_SETS_INSTRUCTIONS_ASIDE = (  # "ignore the previous constraints", "new instructions:", "you are now"
+    GatedPattern(
+        (" ignore ", " disregard ", " forget ", " override ", " bypass ", " set aside ", " do not follow ",
+         " don t follow ", " dont follow ", " stop following ", " no longer follow "),  # fmt: skip
+        r"\b(?:ignore|disregard|forget|override|bypass|set aside|do not follow|don'?t follow|stop following|"
+        r"no longer follow)\b[^.]{0,60}?(?:\b(?:previous|prior|earlier|above|all|any|your|these|those|original|existing|"
+        r"other|my)\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|guardrails|constraints|polic(?:y|ies)|"
+        r"directives|requirements)\b|\bwhat you (?:were|have been|are) (?:told|asked|instructed)|"
+        r"\b(?:claude|agents|gemini)\.md\b|\.cursorrules|\bsystem prompt|\bsafety\b)",
+        re.IGNORECASE,
+    ),
+    GatedPattern(
+        (" instruction", " task ", " orders ", " directive"),
+        r"\b(?:new|updated|real|actual|true|hidden|secret)\s+(?:instructions?|task|orders|directives?)\b",
+        re.IGNORECASE,
+    ),
+    GatedPattern(
+        (" you are now ", " system prompt", " developer mode ", " jailbreak", " act as ", " pretend ", " from now on ",
+         " henceforth ", " going forward "),  # fmt: skip
+        r"\byou are now\b|\bsystem prompt\b|\bdeveloper mode\b|\bjailbreak|\bact as (?:an?|the)\b|\bpretend (?:to be|you)\b"
+        r"|\b(?:from now on|henceforth|going forward)\b[^.]{0,80}\b(?:you|your|ask|asking|confirm|permission|prompts?)\b",
+        re.IGNORECASE,
+    ),
 )
-_SPEAKS_TO_THE_READER = (_ADDRESSES_THE_AGENT, _CLAIMS_AUTHORITY, _TELLS_TO_RUN, _SETS_INSTRUCTIONS_ASIDE)
+_SPEAKS_TO_THE_READER = (_ADDRESSES_THE_AGENT, *_CLAIMS_AUTHORITY, *_TELLS_TO_RUN, *_SETS_INSTRUCTIONS_ASIDE)
 
 
 def speaks_to_the_reader(line: str) -> bool:
     """A line a spec must not hand the agent as a rule: it addresses the agent (or any AI, assistant, model), claims
     authority or approval (a system note, a permission granted), tells the reader to run something, or says to
     ignore or override instructions. A rule states what the work must be; these try to steer whoever reads them."""
-    return any(pattern.search(line) for pattern in _SPEAKS_TO_THE_READER)
+    words = ascii_words(line)
+    return any(part.can_match(words) and part.search(line) for part in _SPEAKS_TO_THE_READER)
 
 
 _BULLET = LazyPattern(r"^\s*(?:[-*+•]|\d+[.)])\s+")
