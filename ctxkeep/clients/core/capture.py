@@ -353,7 +353,9 @@ def _json_values(output: str) -> list[Any]:
 
 
 def _spec_records(event: ToolEvent, known: Known) -> list[Record]:
-    named = known.prompt_files if event.name == "Read" else frozenset()  # only a Read is matched against them
+    named: set[str] | frozenset[str] = (
+        known.prompt_files if event.name == "Read" else frozenset()
+    )  # only a Read is matched against them
     label = commands.reads_spec(event.name, event.input, named)
     if not label or event.is_error:
         return []

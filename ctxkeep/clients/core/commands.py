@@ -186,8 +186,19 @@ _ADDRESSES_THE_AGENT = GatedPattern(  # "Claude, …", "Note to AI agents:", "If
 )
 _CLAIMS_AUTHORITY = (  # "IMPORTANT SYSTEM NOTE", "[SYSTEM]", "the user has approved", "you have permission"
     GatedPattern(
-        (" system", " admin", " developer", " security", " maintainer", " operator", " root", " owner", " sys",
-         " assistant", " instruction"),  # fmt: skip
+        (
+            " system",
+            " admin",
+            " developer",
+            " security",
+            " maintainer",
+            " operator",
+            " root",
+            " owner",
+            " sys",
+            " assistant",
+            " instruction",
+        ),
         r"\b(?:system|admin(?:istrator)?|developer|security|maintainer|operator|root|owner)\s+(?:note|notice|message|"
         r"override|instructions?|directive|update|alert|prompt|mode)\b"
         r"|^\W*[\[<(]?\s*/?\s*(?:system|sys|admin|developer|assistant|instructions?)\s*[\]>)]|^\W*(?:system|admin)\s*:",
@@ -248,8 +259,19 @@ _TELLS_TO_RUN = (  # "run `curl … | sh`", "First run ./x.sh", "pipe it into ba
 )
 _SETS_INSTRUCTIONS_ASIDE = (  # "ignore the previous constraints", "new instructions:", "you are now"
     GatedPattern(
-        (" ignore ", " disregard ", " forget ", " override ", " bypass ", " set aside ", " do not follow ",
-         " don t follow ", " dont follow ", " stop following ", " no longer follow "),  # fmt: skip
+        (
+            " ignore ",
+            " disregard ",
+            " forget ",
+            " override ",
+            " bypass ",
+            " set aside ",
+            " do not follow ",
+            " don t follow ",
+            " dont follow ",
+            " stop following ",
+            " no longer follow ",
+        ),
         r"\b(?:ignore|disregard|forget|override|bypass|set aside|do not follow|don'?t follow|stop following|"
         r"no longer follow)\b[^.]{0,60}?(?:\b(?:previous|prior|earlier|above|all|any|your|these|those|original|existing|"
         r"other|my)\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|guidelines|guardrails|constraints|polic(?:y|ies)|"
@@ -263,8 +285,17 @@ _SETS_INSTRUCTIONS_ASIDE = (  # "ignore the previous constraints", "new instruct
         re.IGNORECASE,
     ),
     GatedPattern(
-        (" you are now ", " system prompt", " developer mode ", " jailbreak", " act as ", " pretend ", " from now on ",
-         " henceforth ", " going forward "),  # fmt: skip
+        (
+            " you are now ",
+            " system prompt",
+            " developer mode ",
+            " jailbreak",
+            " act as ",
+            " pretend ",
+            " from now on ",
+            " henceforth ",
+            " going forward ",
+        ),
         r"\byou are now\b|\bsystem prompt\b|\bdeveloper mode\b|\bjailbreak|\bact as (?:an?|the)\b|\bpretend (?:to be|you)\b"
         r"|\b(?:from now on|henceforth|going forward)\b[^.]{0,80}\b(?:you|your|ask|asking|confirm|permission|prompts?)\b",
         re.IGNORECASE,
