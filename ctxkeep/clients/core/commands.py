@@ -398,22 +398,27 @@ def spec_rules(text: str) -> list[str]:
     """The rules a spec states, verbatim, negated ones first, at most MAX_RULES_PER_SPEC."""
     negated: list[str] = []
     others: list[str] = []
-    under_rules = steering = False
+    under_rules = False
+    heading = ""
+    steering: bool | None = False  # None until a rule under `heading` asks whether the heading steers
     for raw in text.splitlines()[:4_000]:
         line = re.sub(r"^\s*\d+→", "", raw)  # Claude Code's Read prefixes every line with its number and an arrow
         if _HEADING.match(line) and not _BULLET.match(line):
-            under_rules = bool(_RULE_HEADING.match(line))
-            steering = speaks_to_the_reader(line)  # "IMPORTANT SYSTEM NOTE:": nothing under it is a rule
+            under_rules, heading, steering = bool(_RULE_HEADING.match(line)), line, None
             continue
         if line.lstrip().startswith("|"):
             continue  # a table row: a cell is no rule
         rule = _clean_line(line)
-        if len(rule) < 12 or steering or rule.endswith(":") or speaks_to_the_reader(rule):
+        if len(rule) < 12 or rule.endswith(":"):
             continue
-        if _NEGATED_RULE.search(rule):
-            negated.append(rule)
-        elif (under_rules and _BULLET.match(line)) or _NORMATIVE.search(rule):
-            others.append(rule)
+        is_negated = _NEGATED_RULE.search(rule) is not None
+        if not is_negated and not ((under_rules and _BULLET.match(line)) or _NORMATIVE.search(rule)):
+            continue
+        if steering is None:
+            steering = speaks_to_the_reader(heading)  # "IMPORTANT SYSTEM NOTE:": nothing under it is a rule
+        if steering or speaks_to_the_reader(rule):
+            continue
+        (negated if is_negated else others).append(rule)
     unique = list(dict.fromkeys(negated + others))
     return unique[:MAX_RULES_PER_SPEC]
 
