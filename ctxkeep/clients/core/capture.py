@@ -13,6 +13,7 @@ key wins. Kinds:
 - `error` (key: tool and command, status open/resolved), `read` (a file read back) and `ran` (a command run):
   what verifies a write;
 - `env` (key: what was missing): a command the shell could not find, and how it ran later (`environment`);
+- `work_item` (key: the tracker's id, `status` as the agent set it with the tracker's command: `trackers`);
 - `next` (the agent's latest list of next steps), `decision` (a sentence that chooses) and `finding` (what the work
   found out: a root cause, a limitation), in its own words.
 No record holds a secret in clear: prompts, commands, error lines and quoted rules are redacted as evidence is
@@ -24,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 
-from ctxkeep.clients.core import commands, environment, git_state, statements
+from ctxkeep.clients.core import commands, environment, git_state, statements, trackers
 from ctxkeep.text import LazyPattern, match_key, one_line, without_bad_characters
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
@@ -261,7 +262,18 @@ def _bash_records(event: ToolEvent, known: Known) -> list[Record]:
                 ref=event.ref,
             )
         )
-    return out + _git_records(command, event) + _env_records(command, event, known)
+    return out + _git_records(command, event) + _env_records(command, event, known) + _tracker_records(command, event)
+
+
+def _tracker_records(command: str, event: ToolEvent) -> list[Record]:
+    """The status the agent set on a tracker's work item (`bd update X --status in_progress`), when the call worked."""
+    if event.is_error:
+        return []
+    shown = cut(command, 200)
+    return [
+        Record("work_item", cut(item, 120), cut(item, 120), event.at, status=cut(status, 40), source=shown)
+        for item, status in trackers.status_changes(command)
+    ]
 
 
 def _failure(output: str) -> str:
@@ -310,13 +322,14 @@ READ_ONLY_TOOLS = frozenset(("Read", "Glob", "Grep", "LS", "WebFetch", "WebSearc
 
 
 def _prose(output: str) -> str:
-    """A spec's text: an API's JSON (`gh api …`, an issue tracker's MCP tool) read for its prose fields, else as is."""
+    """A spec's text: an API's JSON (`gh api …`, an issue tracker's MCP tool) read for its prose fields, else as is.
+    JSON with no prose field that can be read whole has no prose: its lines are data, never rules."""
     if not output.lstrip().startswith(("{", "[")):
         return output
     data = _json_values(output)
     if not data:
         fields = _PROSE_FIELD.findall(output)  # cut short: the prose fields that are whole
-        return "\n".join(json.loads(f'"{value}"') for value in fields) if fields else output
+        return "\n".join(json.loads(f'"{value}"') for value in fields)
     found: list[str] = []
 
     def walk(value: Any, depth: int) -> None:

@@ -313,6 +313,7 @@ def speaks_to_the_reader(line: str) -> bool:
 
 
 _BULLET = LazyPattern(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_JSON_DATA = LazyPattern(r'^(?:[\[{]\s*["{\[]|"[^"\n]{1,80}"\s*:)')  # a JSON value or member: data, not a sentence
 
 
 def check_kind(command: str) -> str | None:
@@ -409,7 +410,7 @@ def spec_rules(text: str) -> list[str]:
         if line.lstrip().startswith("|"):
             continue  # a table row: a cell is no rule
         rule = _clean_line(line)
-        if len(rule) < 12 or rule.endswith(":"):
+        if len(rule) < 12 or rule.endswith(":") or _JSON_DATA.match(rule):
             continue
         is_negated = _NEGATED_RULE.search(rule) is not None
         if not is_negated and not ((under_rules and _BULLET.match(line)) or _NORMATIVE.search(rule)):

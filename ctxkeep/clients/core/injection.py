@@ -107,6 +107,8 @@ def _state_lines(view: View) -> list[str]:
     lines = [_item_line(i) for i in state_items(view)]
     if view.commit is not None:
         lines.append(f"- Latest commit: {one_line(view.commit.text, 160)}")
+    if view.closed_items:
+        lines.append(f"- Work items the agent closed in the tracker: {', '.join(view.closed_items[-10:])}")
     earlier = [c for c in view.commits if view.commit is None or c.text != view.commit.text]
     if earlier:
         lines.append(f"- Earlier commits this session: {'; '.join(one_line(c.text, 90) for c in earlier[-5:])}")

@@ -15,6 +15,7 @@ import re
 from ctxkeep.clients.core.capture import Record, is_request
 from ctxkeep.clients.core.commands import is_negated_rule
 from ctxkeep.clients.core.git_state import same_file
+from ctxkeep.clients.core.trackers import is_done
 from ctxkeep.text import LazyPattern, one_line, value_key
 from ctxkeep.tools.compaction_check import Item, Passages
 
@@ -77,6 +78,7 @@ class View:
         self.unverified: list[str] = []
         self.unchecked: bool = False  # no check at all ran after the unverified edits
         self.errors: list[Record] = []
+        self.closed_items: list[str] = []  # work items the agent closed in a tracker
         self.request: str | None = None
         self.prompts: list[str] = []
         self.said: list[str] = []
@@ -193,6 +195,14 @@ def _work_state(view: View, records: list[Record]) -> None:
     view.env = sorted((r for r in records if r.kind == "env" and r.status != "resolved"), key=lambda r: r.at)
 
 
+def _work_items(view: View, records: list[Record]) -> None:
+    """A tracker's work items as the agent last set them: the ones not closed are pending, whatever a todo says."""
+    items = sorted((r for r in records if r.kind == "work_item"), key=lambda r: r.at)
+    opened = [r for r in items if not is_done(r.status)]
+    view.pending += [f"{r.key}: {r.status} in the tracker (set with `{r.source}`), not closed since" for r in opened]
+    view.closed_items = [r.key for r in items if is_done(r.status)]
+
+
 def _next_steps(view: View, records: list[Record]) -> None:
     """The agent's latest list of next steps, when it came after the latest todo list (else the list says more)."""
     stated = next((r for r in records if r.kind == "next"), None)
@@ -250,6 +260,7 @@ def derive(records: list[Record]) -> View:
     if not view.plan_superseded:
         done, pending = Passages(view.done), Passages(view.pending)
         view.pending += [s for s in view.plan if done.carrying(s) is None and pending.carrying(s) is None]
+    _work_items(view, records)
     _next_steps(view, records)
     view.decisions = _decisions(records, real)
     view.findings = sorted((r for r in records if r.kind == "finding"), key=lambda r: r.at)[-6:]
