@@ -9,8 +9,6 @@ trackers read: beads (`bd`), the GitHub CLI (`gh issue`) and jira-cli (`jira iss
 
 from __future__ import annotations
 
-import shlex
-
 from ctxkeep.text import LazyPattern
 
 _CHAIN = ("&&", "||", ";", "|", "\n")
@@ -31,6 +29,8 @@ def status_changes(command: str) -> list[tuple[str, str]]:
 
 def _commands(command: str) -> list[list[str]]:
     """The simple commands of a command line, as words (a line shlex cannot split is read as no command)."""
+    import shlex  # here: only a command that names a tracker pays for it
+
     flat = command
     for separator in _CHAIN:
         flat = flat.replace(separator, "\n")
