@@ -9,6 +9,10 @@ at session start), ctxkeep alone, and the summary plus the records' view (Claude
 only after SessionStart(compact): the view is injected then, and PostCompact adds only unverified claims); sizes
 measured on the characters printed.
 
+The two blind sets (`bench/blind`, `bench/blind2`: public sessions from other repositories, items written by
+reviewers who never read the code, each committed before it was first scored) run the same way on their own
+transcripts.
+
 Held out (`bench/fidelity_heldout.json`, 8 cut points with no compaction, written blind to the code): what
 `session-start` (resume) injects after `pre-compact` on the transcript cut there, against the baseline of the same
 number of characters of the conversation's most recent text (what keeping the tail of the history would keep).
@@ -33,6 +37,7 @@ from ctxkeep.project import transcript_slug
 ITEMS = Path(__file__).resolve().parent / "fidelity_items.json"
 HELD_OUT = Path(__file__).resolve().parent / "fidelity_heldout.json"
 BLIND = Path(__file__).resolve().parent / "blind"  # written blind to the code, committed before it was scored
+BLIND_2 = Path(__file__).resolve().parent / "blind2"  # a second one, from other repositories (2026-12-02)
 BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -218,20 +223,24 @@ def run(quick: bool) -> dict[str, Any]:
         return {"title": "Compaction fidelity", "rows": [], "notes": ["../shared/data is absent: not run"]}
     dev = [_one(c) for c in compactions]
     blind = [_one(c, BLIND) for c in json.loads((BLIND / "items.json").read_text())["compactions"]]
+    blind_2 = [_one(c, BLIND_2) for c in json.loads((BLIND_2 / "items.json").read_text())["compactions"]]
     dev_rows, dev_share = _set_rows("dev set, 6 shared transcripts", dev)
     blind_rows, blind_share = _set_rows("blind set, 8 public sessions (bench/blind)", blind)
+    blind_2_rows, blind_2_share = _set_rows("second blind set, 6 public sessions (bench/blind2)", blind_2)
     held_out = [_held_out(c) for c in json.loads(HELD_OUT.read_text())["compactions"]]
     held_rows, held_notes, held_share = _held_out_rows(held_out)
-    results = dev + blind
+    results = dev + blind + blind_2
     return {
         "title": "Compaction fidelity (real transcripts, hooks as Claude Code runs them)",
-        "rows": dev_rows + blind_rows + held_rows,
-        "notes": _notes("dev", dev) + _notes("blind", blind) + held_notes,
+        "rows": dev_rows + blind_rows + blind_2_rows + held_rows,
+        "notes": _notes("dev", dev) + _notes("blind", blind) + _notes("blind2", blind_2) + held_notes,
         "raw": {
             "dev": dev_share,
             "blind": blind_share,
             "compactions": dev,
             "blind_compactions": blind,
+            "blind_2": blind_2_share,
+            "blind_2_compactions": blind_2,
             "held_out": held_out,
             "held_out_share": held_share,
         },
