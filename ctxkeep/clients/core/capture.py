@@ -6,7 +6,8 @@ compaction keeps what the first knew. A record is (kind, key) → text, status, 
 key wins. Kinds:
 
 - `prompt`: what a person typed (key: its text), `said`: the agent's latest messages;
-- `rule`: a rule quoted from a spec the agent read (issue, PR, ticket, plan file), with its source and evidence ref;
+- `rule`: a rule quoted from a spec the agent read (issue, PR, ticket, plan file), with its source and evidence ref, or
+  from the context another hook added for the session (`from_hook_context`);
 - `todo` (TodoWrite list, key `list`), `task` (TaskCreate/TaskUpdate, key: task id), `plan` (ExitPlanMode);
 - `edit` (key: the file), `vcs` (commit and push as git reported them, `status`: the files git listed as changed),
   `check` (test, build, lint: passed/failed);
@@ -27,6 +28,7 @@ import re
 
 from ctxkeep.clients.core import commands, environment, git_state, statements, trackers
 from ctxkeep.text import LazyPattern, match_key, one_line, without_bad_characters
+from ctxkeep.tool_names import SERVER_NAME
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms (ctxkeep/named_tuple.py)
 if TYPE_CHECKING:
@@ -190,6 +192,27 @@ def from_prompt(text: str, at: str, known: Known | None = None) -> list[Record]:
     if known is not None:
         known.heard(body)
     return [Record("prompt", digest(body), body, at)]
+
+
+_STANDING_HOOKS = ("SessionStart", "UserPromptSubmit")  # their context is about the session, not one tool call
+
+
+def from_hook_context(attachment: dict[str, Any], at: str) -> list[Record]:
+    """The rules in context another hook added for the whole session (a SessionStart or UserPromptSubmit hook: a mode
+    to keep, a project's AGENTS.md): a short context whole, a longer one read as a spec; quoted data with the hook as
+    their source. Context about one tool call, and ctxkeep's own, are not rules."""
+    event = str(attachment.get("hookEvent") or attachment.get("hookName") or "").partition(":")[0]
+    if attachment.get("type") != "hook_additional_context" or event not in _STANDING_HOOKS:
+        return []
+    given = attachment.get("content")
+    text = "\n".join(c for c in given if isinstance(c, str)) if isinstance(given, list) else str(given or "")
+    if not text.strip() or text.lstrip().startswith(SERVER_NAME):
+        return []
+    flat = one_line(text, 10_000)
+    short = len(flat) <= commands.MAX_RULE_CHARS and not commands.speaks_to_the_reader(flat)
+    rules = [flat] if short else commands.spec_rules(text)
+    source = f"the {event} hook's context"
+    return _stored([Record("rule", digest(rule), clean(rule, 300), at, source=source) for rule in rules])
 
 
 def from_assistant(text: str, at: str) -> list[Record]:
