@@ -76,9 +76,10 @@ def load_app(server: CtxkeepServer, settings: Settings) -> AppLifespan:
                     group.cancel_scope.cancel()
         finally:
             runtime.scope = runtime.offloads = None
-            await store.close()
-            if spool is not None:
-                await spool.close()
+            with anyio.CancelScope(shield=True):  # Ctrl-C cancels the run: the database is closed all the same
+                await store.close()
+                if spool is not None:
+                    await spool.close()
 
     server.server_paths = (shown_location(settings.location), str(settings.db_path.parent), str(Path.home()))
     register_checkpoint_tools(server, runtime)

@@ -102,9 +102,10 @@ INITIALIZE_LINE = (
     [
         (["serve"], b"Ctrl-C stops", b""),
         (["serve"], b"Ctrl-C stops", INITIALIZE_LINE),  # a session open: its reader waits on the terminal
+        (["serve"], b"created a new database", b""),  # the warm-up opened the database: its thread is running
         (["serve", "--http", "--port", "{port}"], b"serving http://", b""),
     ],
-    ids=["stdio, idle", "stdio, after a request", "http"],
+    ids=["stdio, idle", "stdio, after a request", "stdio, database open", "http"],
 )
 def test_ctrl_c_stops_serve_in_a_terminal(tmp_path: Path, args: list[str], banner: bytes, before_ctrl_c: bytes) -> None:
     env = {**os.environ, "CTXKEEP_DB": str(tmp_path / "ctxkeep.db"), "CTXKEEP_PROJECT": str(tmp_path)}
