@@ -389,9 +389,8 @@ def _json_values(output: str) -> list[Any]:
 
 
 def _spec_records(event: ToolEvent, known: Known) -> list[Record]:
-    named: set[str] | frozenset[str] = (
-        known.prompt_files if event.name == "Read" else frozenset()
-    )  # only a Read is matched against them
+    # the file names the prompts mention are matched against a Read only: no other call pays for finding them
+    named: set[str] | frozenset[str] = known.prompt_files if event.name == "Read" else frozenset()
     label = commands.reads_spec(event.name, event.input, named)
     if not label or event.is_error:
         return []

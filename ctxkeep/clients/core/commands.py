@@ -171,6 +171,7 @@ _NEGATED_RULE = LazyPattern(
 # A line that speaks to whoever reads it instead of stating what the work must be. Four kinds, each a pattern over the
 # shape of the line (not over a list of known attacks), cut into parts by the words a part cannot match without, so a
 # hook compiles only the parts a line can match (most spec lines name no agent, grant nothing and run nothing).
+# A needed word is looked up in `ascii_words(line)`: a space before it is a word's start, a space after it its end.
 _AGENT = r"(?:ai|a\.i\.|llms?|(?:large )?language models?|assistants?|agents?|bots?|copilot|claude|codex|gemini|chatgpt|gpt|cursor|devin)"
 _AGENT_WORDS = (" ai ", " a i ", " llm", "language model", " assistant", " agent", " bot ", " bots ", " copilot",
                 " claude", " codex", " gemini", " chatgpt", " gpt ", " cursor ", " devin ")  # fmt: skip
