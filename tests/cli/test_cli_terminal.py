@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -90,6 +91,17 @@ def _until(leader: int, wanted: bytes, seconds: float = 60) -> bytes:
     return out
 
 
+@pytest.fixture
+def sigint_not_ignored() -> Iterator[None]:
+    """SIGINT as a terminal's foreground job has it: a test run started in the background (`pytest &`) ignores
+    SIGINT, and the server it starts would inherit that (an ignored signal stays ignored across exec)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 INITIALIZE_LINE = (
     b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", '
     b'"capabilities": {}, "clientInfo": {"name": "terminal", "version": "0"}}}\n'
@@ -107,6 +119,7 @@ INITIALIZE_LINE = (
     ],
     ids=["stdio, idle", "stdio, after a request", "stdio, database open", "http"],
 )
+@pytest.mark.usefixtures("sigint_not_ignored")
 def test_ctrl_c_stops_serve_in_a_terminal(tmp_path: Path, args: list[str], banner: bytes, before_ctrl_c: bytes) -> None:
     env = {**os.environ, "CTXKEEP_DB": str(tmp_path / "ctxkeep.db"), "CTXKEEP_PROJECT": str(tmp_path)}
     leader, follower = pty.openpty()
