@@ -1,4 +1,5 @@
-"""Working set: LoCoMo retrieval in a 2,000-token evidence slot, prompt-cache prefix stability, latency at 100k.
+"""Working set: LoCoMo retrieval in a 2,000-token evidence slot, prompt-cache prefix stability, latency at 100k items
+and at 10k against a ping on the same server.
 
 Retrieval: each LoCoMo conversation's turns are evidence (title = dia_id, effective_at = the
 session date, text with the speaker); every category 1-4 question with evidence builds a working
