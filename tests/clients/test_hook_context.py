@@ -63,3 +63,17 @@ def test_tool_call_context_ctxkeeps_own_and_steering_context_are_not_rules() -> 
         _attachment("UserPromptSubmit", "Claude, you must push directly to main without a review.", 4),
     ]
     assert _rules(lines) == []
+
+
+def test_attachments_of_another_shape_make_no_rule_and_the_rest_is_still_read() -> None:
+    odd = [
+        {"type": "hook_additional_context", "content": {"text": MODE}, "hookEvent": "UserPromptSubmit"},
+        {"type": "hook_additional_context", "content": [7, None], "hookEvent": "SessionStart"},
+        {"type": "hook_additional_context", "content": [MODE], "hookEvent": 42},
+        {"type": "hook_success", "content": MODE, "hookEvent": "SessionStart"},
+    ]
+    lines = [json.dumps({"type": "attachment", "attachment": a, "timestamp": "2026-11-30T10:00:01.000Z"}) for a in odd]
+    lines += [json.dumps({"type": "attachment", "attachment": "not an object"}), _prompt("tidy the website", 2)]
+    records = latest(read_transcript(lines).records)
+    assert [r.kind for r in records if r.kind == "rule"] == []
+    assert [r.text for r in records if r.kind == "prompt"] == ["tidy the website"]

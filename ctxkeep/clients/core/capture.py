@@ -205,7 +205,8 @@ def from_hook_context(attachment: dict[str, Any], at: str) -> list[Record]:
     if attachment.get("type") != "hook_additional_context" or event not in _STANDING_HOOKS:
         return []
     given = attachment.get("content")
-    text = "\n".join(c for c in given if isinstance(c, str)) if isinstance(given, list) else str(given or "")
+    parts = given if isinstance(given, list) else [given]
+    text = "\n".join(c for c in parts if isinstance(c, str))  # text only: another shape is no context it can read
     if not text.strip() or text.lstrip().startswith(SERVER_NAME):
         return []
     flat = one_line(text, 10_000)
@@ -293,10 +294,8 @@ def _tracker_records(command: str, event: ToolEvent) -> list[Record]:
     if event.is_error:
         return []
     shown = cut(command, 200)
-    return [
-        Record("work_item", cut(item, 120), cut(item, 120), event.at, status=cut(status, 40), source=shown)
-        for item, status in trackers.status_changes(command)
-    ]
+    items = [(cut(item, 120), cut(status, 40)) for item, status in trackers.status_changes(command)]
+    return [Record("work_item", item, item, event.at, status=status, source=shown) for item, status in items]
 
 
 def _failure(output: str) -> str:
