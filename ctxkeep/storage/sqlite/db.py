@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 import anyio
@@ -35,20 +36,21 @@ from ctxkeep.storage.sqlite.maintenance import WAL, Maintenance, clear_truncatio
 from ctxkeep.storage.sqlite.memories import Memories
 from ctxkeep.storage.sqlite.migrations import LATEST
 from ctxkeep.storage.sqlite.opener import open_database
+from ctxkeep.storage.sqlite.reader import Connection, ReadConnection
 from ctxkeep.storage.sqlite.statements import SqliteDb
 from ctxkeep.storage.sqlite.tables import Checkpoints, Stats, WorkingSets
 
 logger = logging.getLogger("ctxkeep")
 
 
-def _casefold(text: object) -> object:
+def _casefold(text: Any) -> Any:
     return text.casefold() if isinstance(text, str) else text
 
 
 class SqliteTx:
     """The queries available inside one transaction (or one read), over one connection."""
 
-    def __init__(self, conn: aiosqlite.Connection, key: TermKey) -> None:
+    def __init__(self, conn: Connection, key: TermKey) -> None:
         db = SqliteDb(conn)
         self.maintenance = Maintenance(conn)
         self.checkpoints = Checkpoints(db)
@@ -86,6 +88,8 @@ class SqliteStore(Store):
         self._key = TermKey(b"")
         self._owed = False  # work a delete left owed is recorded in the file (finished after the next write)
         self._finishing = False
+        self._reader: ReadConnection | None = None
+        self._read_lock = anyio.Lock()
 
     @classmethod
     async def open(
@@ -147,6 +151,9 @@ class SqliteStore(Store):
 
     async def close(self) -> None:
         await self._conn.close()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         if self._opened is not None and self._opened in _OPEN:
             count, access = _OPEN[self._opened]
             if count > 1:
@@ -285,9 +292,26 @@ class SqliteStore(Store):
 
     @asynccontextmanager
     async def snapshot(self) -> AsyncIterator[SqliteTx]:
-        """A read transaction: every query inside sees the same committed state."""
-        async with self._transaction("BEGIN") as conn:
-            yield SqliteTx(conn, self._key)
+        """A read transaction: every query inside sees the same committed state (on the reader connection, on this
+        thread: see `reader.py`)."""
+        async with self._read_lock:
+            try:
+                reader = self._open_reader()
+                reader.begin()
+                try:
+                    yield SqliteTx(reader, self._key)
+                finally:
+                    reader.end()
+            except sqlite3.Error as exc:
+                raise unavailable(self.path, exc) from exc
+
+    def _open_reader(self) -> ReadConnection:
+        """The reader connection, opened by the one opener on first use (the file is already checked and migrated)."""
+        if self._reader is None:
+            conn = open_database(self.path, self._busy_timeout_ms, self.access.writable, any_thread=True)
+            conn.create_function("ctxkeep_casefold", 1, _casefold, deterministic=True)
+            self._reader = ReadConnection(conn)
+        return self._reader
 
 
 async def _connect(path: Path, busy_timeout_ms: int, writable: bool) -> aiosqlite.Connection:

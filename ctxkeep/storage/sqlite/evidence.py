@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import aiosqlite
 import anyio
 
+from ctxkeep.storage.sqlite.reader import Connection
 from ctxkeep.storage.rows import EvidenceRow, NewEvidence, SearchFilter
 from ctxkeep.storage.sqlite.index import TermKey, match_expression, project_tables
 from ctxkeep.storage.sqlite.maintenance import Maintenance
@@ -55,7 +55,7 @@ def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
 class Evidence:
     """Evidence queries on one connection (inside a Store transaction or snapshot)."""
 
-    def __init__(self, conn: aiosqlite.Connection, key: TermKey, maintenance: Maintenance) -> None:
+    def __init__(self, conn: Connection, key: TermKey, maintenance: Maintenance) -> None:
         self._conn = conn
         self._key = key
         self._maintenance = maintenance

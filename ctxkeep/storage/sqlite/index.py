@@ -16,8 +16,8 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import aiosqlite
 
+from ctxkeep.storage.sqlite.reader import Connection
 from ctxkeep.storage.index_terms import INDEX_VERSION, evidence_terms, memory_terms
 
 _HASHED_TERM = re.compile(r"^[0-9a-f]{12}$")
@@ -71,7 +71,7 @@ def _tables(project_id: int) -> Tables:
     return Tables(f'"evidence_fts_{project_id}"', f'"evidence_vocab_{project_id}"', f'"memory_fts_{project_id}"')
 
 
-async def project_tables(conn: aiosqlite.Connection, project: str, create: bool = False) -> Tables | None:
+async def project_tables(conn: Connection, project: str, create: bool = False) -> Tables | None:
     """The project's index tables; None when it never stored anything indexed (unless `create`, inside a write)."""
     cursor = await conn.execute("SELECT id FROM projects WHERE project = ?", (project,))
     row = await cursor.fetchone()
@@ -90,12 +90,12 @@ async def project_tables(conn: aiosqlite.Connection, project: str, create: bool 
     return tables
 
 
-async def table_exists(conn: aiosqlite.Connection, quoted: str) -> bool:
+async def table_exists(conn: Connection, quoted: str) -> bool:
     cursor = await conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (quoted.strip('"'),))
     return await cursor.fetchone() is not None
 
 
-async def rebuild(conn: aiosqlite.Connection, key: TermKey) -> None:
+async def rebuild(conn: Connection, key: TermKey) -> None:
     """Index every stored evidence record and memory again from its stored text, each in its project's tables."""
     cursor = await conn.execute("SELECT project FROM evidence UNION SELECT project FROM memories ORDER BY 1")
     for (project,) in await cursor.fetchall():
@@ -106,7 +106,7 @@ async def rebuild(conn: aiosqlite.Connection, key: TermKey) -> None:
     await conn.execute("UPDATE evidence SET index_version = ?", (INDEX_VERSION,))
 
 
-async def _rebuild_evidence(conn: aiosqlite.Connection, key: TermKey, project: str, table: str) -> None:
+async def _rebuild_evidence(conn: Connection, key: TermKey, project: str, table: str) -> None:
     last = 0
     while True:
         cursor = await conn.execute(
@@ -127,7 +127,7 @@ async def _rebuild_evidence(conn: aiosqlite.Connection, key: TermKey, project: s
         last = int(rows[-1][0])
 
 
-async def _rebuild_memories(conn: aiosqlite.Connection, key: TermKey, project: str, table: str) -> None:
+async def _rebuild_memories(conn: Connection, key: TermKey, project: str, table: str) -> None:
     cursor = await conn.execute("SELECT id, key, content FROM memories WHERE project = ? ORDER BY id", (project,))
     await conn.executemany(
         f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)",

@@ -9,8 +9,8 @@ write, the next forget or delete, the next open of the file.
 
 from __future__ import annotations
 
-import aiosqlite
 
+from ctxkeep.storage.sqlite.reader import Connection
 from ctxkeep.storage.sqlite.index import table_exists
 
 WAL = "owed:truncate-wal"
@@ -20,7 +20,7 @@ MERGE = "owed:merge:"
 class Maintenance:
     """The owed work of one transaction's connection; `owes` says this transaction added some."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
         self.owes = False
 
@@ -37,12 +37,12 @@ class Maintenance:
         self.owes = True
 
 
-async def owed(conn: aiosqlite.Connection) -> list[str]:
+async def owed(conn: Connection) -> list[str]:
     cursor = await conn.execute("SELECT name FROM store_meta WHERE name LIKE 'owed:%' ORDER BY name")
     return [row[0] for row in await cursor.fetchall()]
 
 
-async def merge_owed(conn: aiosqlite.Connection, names: list[str]) -> None:
+async def merge_owed(conn: Connection, names: list[str]) -> None:
     """Merge every table a delete left owed (inside a write transaction) and clear those debts."""
     for name in names:
         if name.startswith(MERGE):
@@ -52,5 +52,5 @@ async def merge_owed(conn: aiosqlite.Connection, names: list[str]) -> None:
             await conn.execute("DELETE FROM store_meta WHERE name = ?", (name,))
 
 
-async def clear_truncation(conn: aiosqlite.Connection) -> None:
+async def clear_truncation(conn: Connection) -> None:
     await conn.execute("DELETE FROM store_meta WHERE name = ?", (WAL,))

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import aiosqlite
 
+from ctxkeep.storage.sqlite.reader import Connection
 from ctxkeep.storage.rows import MemoryRow, TombstoneRow
 from ctxkeep.storage.sqlite.index import TermKey, match_expression, project_tables
 from ctxkeep.storage.sqlite.maintenance import Maintenance
@@ -25,7 +25,7 @@ _COLUMNS = (
 class Memories:
     """Memory queries on one connection (inside a Store transaction or snapshot)."""
 
-    def __init__(self, conn: aiosqlite.Connection, key: TermKey, maintenance: Maintenance) -> None:
+    def __init__(self, conn: Connection, key: TermKey, maintenance: Maintenance) -> None:
         self._conn = conn
         self._key = key
         self._maintenance = maintenance

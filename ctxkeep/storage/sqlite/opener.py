@@ -31,11 +31,12 @@ PRAGMAS = ("foreign_keys = ON", "secure_delete = ON", "synchronous = NORMAL")
 
 
 def open_database(
-    path: str | os.PathLike[str], busy_timeout_ms: int = 5_000, writable: bool = True
+    path: str | os.PathLike[str], busy_timeout_ms: int = 5_000, writable: bool = True, any_thread: bool = False
 ) -> sqlite3.Connection:
     """The file at `path` (which must exist), checked, set up and migrated, in autocommit mode; read-only when
-    `writable` is false (then it must not be newer than this ctxkeep; migrations are left to a writable open)."""
-    conn = _connect(path, writable, busy_timeout_ms)
+    `writable` is false (then it must not be newer than this ctxkeep; migrations are left to a writable open).
+    `any_thread`: the connection may be used from any thread (the caller serializes its use)."""
+    conn = _connect(path, writable, busy_timeout_ms, any_thread)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         check_ours(conn, path)
@@ -54,22 +55,26 @@ def open_database(
     return conn
 
 
-def _connect(path: str | os.PathLike[str], writable: bool, busy_timeout_ms: int) -> sqlite3.Connection:
+def _connect(
+    path: str | os.PathLike[str], writable: bool, busy_timeout_ms: int, any_thread: bool = False
+) -> sqlite3.Connection:
     """Read-write, or read-only (`mode=ro`; `immutable=1` when the folder cannot even hold the -shm a reader needs,
     as on a read-only mount)."""
     timeout = busy_timeout_ms / 1000
     if writable:
-        return sqlite3.connect(path, isolation_level=None, timeout=timeout)
+        return sqlite3.connect(path, isolation_level=None, timeout=timeout, check_same_thread=not any_thread)
     from urllib.parse import quote  # only here: the hooks always open for writing
 
     uri = f"file:{quote(str(path))}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout)
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout, check_same_thread=not any_thread)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master")
         return conn
     except sqlite3.OperationalError:
         conn.close()
-    return sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, timeout=timeout)
+    return sqlite3.connect(
+        uri + "&immutable=1", uri=True, isolation_level=None, timeout=timeout, check_same_thread=not any_thread
+    )
 
 
 def tighten(path: str | os.PathLike[str]) -> None:

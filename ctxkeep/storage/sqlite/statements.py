@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import aiosqlite
 
+from ctxkeep.storage.sqlite.reader import Connection
 from ctxkeep.storage.sql.db import Row
 
 
 class SqliteDb:
     """`sql.db.Db` over one aiosqlite connection (inside a Store transaction or snapshot)."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
     async def execute(self, sql: str, *args: Any) -> int:
