@@ -15,3 +15,11 @@ def test_the_second_blind_set_passes_its_own_checks() -> None:
     )
     assert done.returncode == 0, done.stdout[-2_000:] + done.stderr[-2_000:]
     assert "ALL CHECKS PASSED" in done.stdout
+
+
+def test_the_third_blind_set_passes_its_own_checks() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "blind3" / "check.py")], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout[-2_000:] + done.stderr[-2_000:]
+    assert "ALL CHECKS PASSED" in done.stdout
