@@ -177,9 +177,12 @@ def test_built_in_commands_and_notifications_are_not_requests() -> None:
         .user("<command-name>/compact</command-name>\n<command-args></command-args>")
     )
     s.user("<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>")
+    s.user('{"task_id": "a248ea9", "description": "Explore the code", "task_type": "local_agent"}')  # a queued notice
     view = s.view()
     assert view.request == "Also add a logout button"
-    assert not any("compact" in p or "task-notification" in p for p in view.prompts)
+    assert not any("compact" in p or "task-notification" in p or "task_id" in p for p in view.prompts)
+    s.user('{"name": "x"} is what the endpoint returns; make it a list')  # a person's words that start with JSON
+    assert s.view().request.startswith('{"name": "x"} is what')
 
 
 def test_the_agents_next_steps_come_after_its_todo_list() -> None:

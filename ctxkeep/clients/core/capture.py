@@ -175,13 +175,23 @@ def _stored(records: list[Record]) -> list[Record]:
 
 def is_request(text: str) -> bool:
     """Whether a prompt is something a person asked for: not a built-in command (/compact, /clear …), not a
-    background task's notification or other text the client adds."""
-    body = text.lstrip()
-    if body.startswith(_NOT_TYPED):
+    background task's notification or other text the client adds, not a JSON object a program wrote."""
+    body = text.strip()
+    if body.startswith(_NOT_TYPED) or _is_json_object(body):
         return False
     if body.startswith("/"):
         return body[1:].split(maxsplit=1)[0].casefold() not in BUILT_IN_COMMANDS if len(body) > 1 else False
     return True
+
+
+def _is_json_object(body: str) -> bool:
+    """A program's message (Claude Code queues a background task's notice as `{"task_id": …}`), not typed words."""
+    if not (body.startswith("{") and body.endswith("}")):
+        return False
+    try:
+        return isinstance(json.loads(body), dict)
+    except ValueError:
+        return False
 
 
 def from_prompt(text: str, at: str, known: Known | None = None) -> list[Record]:
