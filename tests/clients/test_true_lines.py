@@ -119,6 +119,38 @@ def test_a_later_success_of_the_same_kind_supersedes_a_failed_build() -> None:
     assert "Failed, and not run again" not in text  # the environment fact says it: no second line for the error
 
 
+def test_a_failure_a_later_call_got_past_is_a_fact_with_its_error_and_what_worked() -> None:
+    s = _session().bash(
+        "git diff 79fadb8^..79fadb8 --stat",
+        "Exit code 128\nfatal: ambiguous argument '79fadb8^..79fadb8': unknown revision or path not in the working tree.",
+        error=True,
+    )
+    assert "Failed, and not run again successfully (Bash:git diff): fatal: ambiguous argument" in s.text()
+    s.bash("git fetch origin main", "From github.com:o/r\n   ef3b980..79fadb8  main -> origin/main")
+    s.bash("git diff ef3b980..79fadb8 --stat", " src/app.ts | 4 ++--")
+    s.tool("Edit", {"file_path": "/p/a.ts", "old_string": "x", "new_string": "y"}, "File has not been read yet.", True)
+    s.tool("Edit", {"file_path": "/p/a.ts", "old_string": "x", "new_string": "y"}, "The file /p/a.ts has been updated.")
+    text = s.text()
+    assert "Failed, and not run again" not in text
+    assert "- Bash `git diff` failed: fatal: ambiguous argument '79fadb8^..79fadb8': unknown revision" in text, text
+    assert "then `git diff ef3b980..79fadb8 --stat` worked" in text
+    assert "- Edit `/p/a.ts` failed: File has not been read yet.; then a later Edit call worked" in text
+    repaired = repair(check_summary(must_keep(s.view()), "We fixed the diff."), "header", 4_000)
+    assert "unknown revision" in repaired and "Failures a later call got past" in repaired
+
+
+def test_a_failure_that_says_nothing_or_a_script_that_got_past_it_is_no_fact() -> None:
+    s = _session().bash("grep -rn TODO src", "Exit code 1", error=True).bash("grep -rn TODO src", "src/a.py:1: TODO")
+    s.bash("make deploy", "Exit code 2\nmake: *** [deploy] Error 2", error=True)
+    s.bash("make deploy\nmake smoke", "ok")  # a script: which of its lines got past the failure is not known
+    s.tool(
+        "Edit", {"file_path": "/p/b.py"}, "Found 2 matches of the string to replace, but replace_all is false.", True
+    )
+    s.tool("Edit", {"file_path": "/p/b.py"}, "The file /p/b.py has been updated.")
+    assert s.view().got_past == []
+    assert "failed:" not in s.text() and "Failed, and not run again" not in s.text()
+
+
 def test_the_latest_failure_is_stated_with_its_command() -> None:
     s = _session().edit("/p/app.py").bash("pytest -q", "1 passed").edit("/p/app.py")
     s.bash("pytest -q", "FAILED tests/test_app.py::test_login - AssertionError\n1 failed, 3 passed", error=True)

@@ -105,7 +105,7 @@ class _Reader:
         return {
             "calls": self.calls,
             "tasks": known.tasks,
-            "open_errors": sorted(known.open_errors),
+            "open_errors": dict(sorted(known.open_errors.items())),
             "env": known.env,
             "prompt_files": sorted(known.prompt_files),
             "held": list(held) if held is not None else None,
@@ -119,7 +119,10 @@ class _Reader:
         known = self.known
         self.calls = {str(k): (str(v[0]), dict(v[1])) for k, v in state["calls"].items()}
         known.tasks = {str(k): str(v) for k, v in state["tasks"].items()}
-        known.open_errors = set(state["open_errors"])
+        errors = state["open_errors"]  # a list of keys in states saved before errors kept their line
+        known.open_errors = (
+            {str(k): str(v) for k, v in errors.items()} if isinstance(errors, dict) else dict.fromkeys(errors, "")
+        )
         known.env = {str(k): (str(v[0]), str(v[1])) for k, v in state["env"].items()}
         known.prompt_files = set(state["prompt_files"])
         if state["held"] is not None:

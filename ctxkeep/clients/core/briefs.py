@@ -26,7 +26,7 @@ STARTUP_BRIEF_CHARS = 2_000
 _BRIEF_GROUPS = [  # (title, item kinds, at most this many lines)
     ("Rules that must hold (the user's words: keep each negation verbatim)", ("constraint",), 10),
     ("Rules from specs the agent read and hooks added (quote them with their source)", ("rule",), 6),
-    ("Environment facts (how commands run on this machine)", ("env",), 4),
+    ("Environment facts (how commands run on this machine)", ("env", "lesson"), 4),
     ("Open work, not done yet (list each as pending)", ("pending",), 10),
     ("Approvals still waiting (not decided)", ("approval",), 4),
     ("State of the work (say it as it is: committed or not, verified or not)", ("state",), 6),

@@ -118,7 +118,7 @@ class Known:
 
     def __init__(self) -> None:
         self.tasks: dict[str, str] = {}
-        self.open_errors: set[str] = set()
+        self.open_errors: dict[str, str] = {}  # error key -> how it failed (its error line)
         self.env: dict[str, tuple[str, str]] = {}  # what was missing -> (status, how it failed)
         self._files: set[str] = set()
         self._unread: list[str] = []  # prompts heard whose file names nobody asked for yet
@@ -452,10 +452,39 @@ def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     if event.is_error and (event.name in READ_ONLY_TOOLS or any(r.kind == "check" or r.key == "conflict" for r in out)):
         pass  # a file or page not found is no state of the work; a failed check's record says how it failed
     elif event.is_error:
-        first_line = next((line.strip() for line in event.output.splitlines() if line.strip()), "error")
-        out.append(Record("error", key, clean(first_line, 300), event.at, status="open", ref=event.ref))
-        known.open_errors.add(key)
+        line = clean(error_line(event.output, shell=event.name == "Bash"), 300)
+        out.append(Record("error", key, line, event.at, status="open", ref=event.ref))
+        known.open_errors[key] = line
     elif key in known.open_errors:
-        out.append(Record("error", key, "", event.at, status="resolved"))
-        known.open_errors.discard(key)
+        out.append(_got_past(event, key, known.open_errors.pop(key)))
     return _stored(out)
+
+
+_EXIT_CODE = LazyPattern(r"^(?:Exit code|exit status) \d+$")
+_SAYS_WHAT_FAILED = LazyPattern(
+    r"\b(?:error|fatal|fail(?:s|ed|ure)?|not found|unknown|invalid|expected|cannot|can't|could not|couldn't|unable|"
+    r"missing|denied|refused|no such|not allowed|unrecognized|undefined|exception|has not been)\b",
+    re.IGNORECASE,
+)
+_TOOL_ERROR_TAG = LazyPattern(r"</?tool_use_error>")
+
+
+def error_line(output: str, shell: bool) -> str:
+    """The line of a failed call's output that says what went wrong: a tool's message is its first line; a shell's
+    is the first that names an error among its first lines (not the client's `Exit code 1`), else its first line."""
+    lines = [_TOOL_ERROR_TAG.sub("", line).strip() for line in output[:20_000].splitlines()]
+    lines = [line for line in lines if line and not _EXIT_CODE.match(line)]
+    named = next((line for line in lines[:60] if _SAYS_WHAT_FAILED.search(line)), None) if shell else None
+    return named or (lines[0] if lines else output.strip()[:300] or "error")
+
+
+def _got_past(event: ToolEvent, key: str, failure: str) -> Record:
+    """A call that works where the same call failed before: what failed and the call that worked are a fact about
+    this machine or tool (`git diff A..B`: unknown revision, then it ran after a fetch), kept when the failure said
+    what went wrong and the call that worked is one line; a bare `Exit code 1` (a grep that found nothing) or a
+    script is only resolved."""
+    command = str(event.input.get("command") or "")
+    if not _SAYS_WHAT_FAILED.search(failure) or "\n" in command.strip() or len(command) > 160:
+        return Record("error", key, "", event.at, status="resolved")  # a script's lines: no one call that worked
+    how = f"`{cut(command, 160)}`" if command else f"a later {event.name} call"
+    return Record("error", key, failure, event.at, status="fixed", source=f"{how} worked")

@@ -55,7 +55,7 @@ def known_of(conn: HotSession, w: Where) -> Known:
         elif record.kind == "prompt":
             known.heard(record.text)
         elif record.status == "open":
-            known.open_errors.add(record.key)
+            known.open_errors[record.key] = record.text
     return known
 
 

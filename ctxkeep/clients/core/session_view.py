@@ -78,6 +78,7 @@ class View:
         self.unverified: list[str] = []
         self.unchecked: bool = False  # no check at all ran after the unverified edits
         self.errors: list[Record] = []
+        self.got_past: list[Record] = []  # failures a later call of the same kind got past (what worked)
         self.closed_items: list[str] = []  # work items the agent closed in a tracker
         self.request: str | None = None
         self.prompts: list[str] = []
@@ -193,6 +194,18 @@ def _work_state(view: View, records: list[Record]) -> None:
     _checks(view, records, edits)
     view.errors = _open_errors(records)
     view.env = sorted((r for r in records if r.kind == "env" and r.status != "resolved"), key=lambda r: r.at)
+    view.got_past = _got_past(records)
+
+
+def _got_past(records: list[Record], keep: int = 3) -> list[Record]:
+    """The latest failures a later call of the same kind got past, as facts: what failed, how, and what worked."""
+    fixed = sorted((r for r in records if r.kind == "error" and r.status == "fixed"), key=lambda r: r.at)[-keep:]
+    out = []
+    for r in fixed:
+        tool, _, head = r.key.partition(":")
+        what = f"{tool} `{head}`" if head else tool
+        out.append(r._replace(text=f"{what} failed: {r.text}; then {r.source}"))
+    return out
 
 
 def _work_items(view: View, records: list[Record]) -> None:
@@ -347,6 +360,7 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
     items += [Item("decision", r.text, source=r.source) for r in view.decisions]
     items += [Item("decision", r.text, source="the agent's finding") for r in view.findings]
     items += state_items(view)
+    items += [Item("lesson", r.text, source="the shell") for r in view.got_past]
     if view.commit is not None:
         sha = view.commit.text.split(" ", 1)[0]
         if re.fullmatch(r"[0-9a-f]{7,40}", sha):

@@ -182,8 +182,8 @@ _PASSAGE_BREAK = LazyPattern(r"\n+|(?<=[.!?;。；])\s+")
 
 
 class Item(NamedTuple):
-    """One thing a summary must carry. `kind`: goal | constraint | rule | request | env | decision | pending |
-    approval | fact | state.
+    """One thing a summary must carry. `kind`: goal | constraint | rule | request | env | lesson (a failure got past)
+    | decision | pending | approval | fact | state.
     `value`: a fact's exact value in comparison form (`ctxkeep.text.value_key`), an approval's id, or for a state the
     pattern (a regex) a summary that says it matches; `source`: where the item comes from, shown in repairs."""
 
@@ -430,7 +430,7 @@ def check_summary(items: list[Item], summary: str, exact: bool = False) -> list[
         finding: Finding | None = None
         if item.kind == "goal":
             finding = _check_goal(item, summary, found, exact)
-        elif item.kind in ("constraint", "rule", "request", "env", "decision"):
+        elif item.kind in ("constraint", "rule", "request", "env", "lesson", "decision"):
             finding = _check_rule(item, summary, found, exact)
         elif item.kind == "pending":
             finding = _check_pending(item, summary, found, exact)
