@@ -77,3 +77,29 @@ def test_attachments_of_another_shape_make_no_rule_and_the_rest_is_still_read() 
     records = latest(read_transcript(lines).records)
     assert [r.kind for r in records if r.kind == "rule"] == []
     assert [r.text for r in records if r.kind == "prompt"] == ["tidy the website"]
+
+
+def test_what_a_session_start_hook_printed_gives_its_rule_shaped_lines_and_json_its_added_context() -> None:
+    banner = "Memory loaded: 3 sessions. Last time you investigated the Docker image size."
+    printed = banner + "\n- Never push to main without a review.\n"
+    as_json = json.dumps({"hookSpecificOutput": {"additionalContext": "- Do not edit generated files in dist/."}})
+    lines = [
+        json.dumps({"type": "attachment", "attachment": {"type": "hook_success", "content": c, "hookEvent": e}})
+        for c, e in ((printed, "SessionStart"), (as_json, "SessionStart"), ("- Never deploy on Fridays.", "Stop"))
+    ]
+    assert sorted(r.text for r in _rules(lines)) == [
+        "Do not edit generated files in dist/.",
+        "Never push to main without a review.",
+    ]
+
+
+def test_a_memory_file_the_client_loaded_gives_its_negated_rules_with_its_path() -> None:
+    rules_md = "# Code and Testing\n\n- Do NOT add comments unless necessary.\n- Keep functions short.\n" + "".join(
+        f"- Never use global state number {n}.\n" for n in range(6)
+    )
+    memory = {"path": "/home/u/.claude/rules/code.md", "type": "User", "content": rules_md}
+    attachment = {"type": "nested_memory", "path": memory["path"], "content": memory}
+    rules = _rules([json.dumps({"type": "attachment", "attachment": attachment})])
+    assert [r.text for r in rules][:2] == ["Do NOT add comments unless necessary.", "Never use global state number 0."]
+    assert len(rules) == 4 and "Keep functions short." not in [r.text for r in rules]  # negations only, four at most
+    assert {r.source for r in rules} == {"the memory file /home/u/.claude/rules/code.md"}

@@ -147,7 +147,7 @@ class _Reader:
         ):
             self.out.records += capture.from_prompt(record["content"], self.at, self.known)
         elif kind == "attachment" and isinstance(record.get("attachment"), dict):
-            self.out.records += capture.from_hook_context(record["attachment"], self.at)
+            self.out.records += capture.from_attachment(record["attachment"], self.at)
         message = record.get("message")
         if kind in ("user", "assistant") and isinstance(message, dict):
             self._message(record, message.get("content"))

@@ -207,21 +207,56 @@ def from_prompt(text: str, at: str, known: Known | None = None) -> list[Record]:
 _STANDING_HOOKS = ("SessionStart", "UserPromptSubmit")  # their context is about the session, not one tool call
 
 
+def from_attachment(attachment: dict[str, Any], at: str) -> list[Record]:
+    """The rules of what the client attached for the whole session: another hook's context (`from_hook_context`) or a
+    memory file it loaded (a nested CLAUDE.md, a `~/.claude/rules/*.md`), read as a spec with its path as source."""
+    if attachment.get("type") == "nested_memory" and isinstance(attachment.get("content"), dict):
+        memory = attachment["content"]
+        text, path = memory.get("content"), memory.get("path") or attachment.get("path")
+        return from_loaded_text(text, f"the memory file {path}", at) if isinstance(text, str) else []
+    return from_hook_context(attachment, at)
+
+
+def from_loaded_text(text: str, source: str, at: str) -> list[Record]:
+    """The negated rules of a text the client loaded into the session (a skill's instructions, a memory file), at
+    most four, verbatim, quoted data with `source`: the agent was told them, the next context may not hold them, and
+    a "do not" lost costs most (the rest of a long text would crowd out the rules the person gave)."""
+    rules = [rule for rule in commands.spec_rules(text[:100_000]) if commands.is_negated_rule(rule)][:4]
+    return _stored([Record("rule", digest(rule), clean(rule, 300), at, source=cut(source, 200)) for rule in rules])
+
+
+def _hook_text(attachment: dict[str, Any]) -> str:
+    """The context text of a hook's attachment: added context (a list or a string), or what a SessionStart hook
+    printed (`hook_success`: plain text, or the JSON whose additionalContext the client added)."""
+    given = attachment.get("content")
+    if attachment.get("type") == "hook_success" and isinstance(given, str) and given.lstrip().startswith("{"):
+        try:
+            output = json.loads(given).get("hookSpecificOutput")
+        except (ValueError, AttributeError):
+            return ""
+        given = output.get("additionalContext") if isinstance(output, dict) else None
+    parts = given if isinstance(given, list) else [given]
+    return "\n".join(c for c in parts if isinstance(c, str))  # text only: another shape is no context it can read
+
+
 def from_hook_context(attachment: dict[str, Any], at: str) -> list[Record]:
     """The rules in context another hook added for the whole session (a SessionStart or UserPromptSubmit hook: a mode
-    to keep, a project's AGENTS.md): a short context whole, a longer one read as a spec; quoted data with the hook as
-    their source. Context about one tool call, and ctxkeep's own, are not rules."""
+    to keep, a project's AGENTS.md): a short added context whole, a longer one or what a SessionStart hook printed
+    read as a spec; quoted data with the hook as their source. Context about one tool call, and ctxkeep's own, are
+    not rules."""
     event = str(attachment.get("hookEvent") or attachment.get("hookName") or "").partition(":")[0]
-    if attachment.get("type") != "hook_additional_context" or event not in _STANDING_HOOKS:
+    kind = attachment.get("type")
+    if event not in _STANDING_HOOKS or not (
+        kind == "hook_additional_context" or (kind == "hook_success" and event == "SessionStart")
+    ):
         return []
-    given = attachment.get("content")
-    parts = given if isinstance(given, list) else [given]
-    text = "\n".join(c for c in parts if isinstance(c, str))  # text only: another shape is no context it can read
+    text = _hook_text(attachment)
     if not text.strip() or text.lstrip().startswith(SERVER_NAME):
         return []
     flat = one_line(text, 10_000)
-    short = len(flat) <= commands.MAX_RULE_CHARS and not commands.speaks_to_the_reader(flat)
-    rules = [flat] if short else commands.spec_rules(text)
+    # what a SessionStart hook printed may be any banner or digest: only its rule-shaped lines are rules
+    whole = kind == "hook_additional_context" and len(flat) <= commands.MAX_RULE_CHARS
+    rules = [flat] if whole and not commands.speaks_to_the_reader(flat) else commands.spec_rules(text)
     source = f"the {event} hook's context"
     return _stored([Record("rule", digest(rule), clean(rule, 300), at, source=source) for rule in rules])
 
