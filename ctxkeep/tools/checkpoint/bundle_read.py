@@ -160,7 +160,11 @@ def _unstorable(text: str) -> str | None:
 
 
 def _step(path: str, key: str | int) -> str:
-    return f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key)
+    """The path one step further, as one line of plain text (a key may hold a newline or a lone surrogate)."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    shown = json.dumps(key)[1:-1][:200]
+    return f"{path}.{shown}" if path else shown
 
 
 def _validated(data: dict[str, Any]) -> Bundle:

@@ -472,3 +472,12 @@ async def test_a_summary_pushed_from_the_spool_replaces_a_bundles_digest(
         await spool.close()
     async with bob.store.snapshot() as tx:
         assert await tx.digests.get(OTHER, "proc") == mine
+
+
+async def test_a_key_holding_a_newline_is_named_on_one_line(store: Store, bob: Scope) -> None:
+    """Hypothesis found it: the path to a bad string went into the error as it was, key and all."""
+    data = await _exported(store)
+    data["digest"] = {"\n": "\ud800"}  # a lone surrogate has no UTF-8: the bundle goes unsealed, read as it is
+    with pytest.raises(InvalidInput) as refused:
+        await import_bundle(bob, json.dumps(data))
+    assert "\n" not in str(refused.value) and "the bundle's digest.\\n holds a lone surrogate" in str(refused.value)
