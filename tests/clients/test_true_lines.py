@@ -151,6 +151,26 @@ def test_a_failure_that_says_nothing_or_a_script_that_got_past_it_is_no_fact() -
     assert "failed:" not in s.text() and "Failed, and not run again" not in s.text()
 
 
+def test_the_names_edits_brought_in_are_stated_by_file_latest_first() -> None:
+    s = _session().tool(
+        "Edit",
+        {"file_path": "/p/src/db.ts", "old_string": "const result_id = 1;", "new_string": "const result_id = 1;\n"
+         "db.exec('ALTER TABLE remediations ADD plan_data_json TEXT'); parsePlanData(result_id);"},
+        "The file /p/src/db.ts has been updated.",
+    )  # fmt: skip
+    s.tool(
+        "Write",
+        {"file_path": "/p/src/steps.py", "content": "class RemediationStep:\n    def planning_error_fix(self): ..."},
+        "ok",
+    )
+    s.tool("Edit", {"file_path": "/p/src/x.py", "old_string": "a", "new_string": "b"}, "denied", error=True)
+    text = s.text()
+    line = (
+        "- Names the latest edits brought in (exact, by file): steps.py: RemediationStep, planning_error_fix; db.ts: "
+    )
+    assert line + "plan_data_json, parsePlanData\n" in text, text  # result_id was there before; a failed edit adds none
+
+
 def test_the_latest_failure_is_stated_with_its_command() -> None:
     s = _session().edit("/p/app.py").bash("pytest -q", "1 passed").edit("/p/app.py")
     s.bash("pytest -q", "FAILED tests/test_app.py::test_login - AssertionError\n1 failed, 3 passed", error=True)

@@ -309,7 +309,39 @@ def _edit_records(event: ToolEvent) -> list[Record]:
     if PLAN_FILES in target:  # plan mode's own file: the plan, not project work
         content = event.input.get("content")
         return [Record("plan", "plan", clean(content), event.at, source=target)] if isinstance(content, str) else []
-    return [Record("edit", target, event.name, event.at)]
+    out = [Record("edit", target, event.name, event.at)]
+    names = added_names(event.input) if event.output.strip() else []  # no result seen yet: it may not have landed
+    if names:
+        key = f"{target}:{event.use_id or digest(' '.join(names))}"  # one per edit: two edits may add the same names
+        out.append(Record("added", key, " ".join(names), event.at, source=target))
+    return out
+
+
+# a name a reader may need verbatim: snake_case, camelCase or SCREAMING_CASE, six characters or more
+_NAME = LazyPattern(r"\b[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+|[a-z0-9][A-Z][A-Za-z0-9]*)+\b")
+_DEFINED = LazyPattern(
+    r"\b(?:def|class|function|const|let|var|type|interface|struct|enum|fn|func|trait|impl|module|table|column)\s+"
+    r"(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]{5,})"
+)
+MAX_NAMES = 6
+
+
+def added_names(data: dict[str, Any]) -> list[str]:
+    """The names an edit brought into a file (in its new text, not in the text it replaced); for a whole file
+    written, the names it defines. At most MAX_NAMES, in the order they appear."""
+    pairs = [(str(e.get("old_string") or ""), str(e.get("new_string") or "")) for e in data.get("edits") or []
+             if isinstance(e, dict)]  # fmt: skip
+    if isinstance(data.get("new_string"), str):
+        pairs.append((str(data.get("old_string") or ""), data["new_string"]))
+    if pairs:
+        before = {m.group(0) for old, _ in pairs for m in _NAME.finditer(old[:20_000])}
+        found = [m.group(0) for _, new in pairs for m in _NAME.finditer(new[:20_000])]
+        names = [n for n in found if n not in before and len(n) >= 6]
+    elif isinstance(data.get("content"), str):
+        names = [m.group(1) for m in _DEFINED.finditer(data["content"][:20_000])]
+    else:
+        return []
+    return list(dict.fromkeys(names))[:MAX_NAMES]
 
 
 def _bash_records(event: ToolEvent, known: Known) -> list[Record]:

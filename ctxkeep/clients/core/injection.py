@@ -106,6 +106,9 @@ def _decision_line(record: Record) -> str:
 def _state_lines(view: View) -> list[str]:
     """The state of the work, each line true of the latest records: git, checks, the agent's own todo status."""
     lines = [_item_line(i) for i in state_items(view)]
+    if view.added:
+        named = "; ".join(f"{path.rsplit('/', 1)[-1]}: {', '.join(names)}" for path, names in view.added.items())
+        lines.append(f"- Names the latest edits brought in (exact, by file): {one_line(named, 600)}")
     if view.commit is not None:
         lines.append(f"- Latest commit: {one_line(view.commit.text, 160)}")
     if view.closed_items:

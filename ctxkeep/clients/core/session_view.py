@@ -66,6 +66,7 @@ class View:
         self.findings: list[Record] = []  # the agent's latest findings, its words
         self.env: list[Record] = []
         self.edits: list[str] = []
+        self.added: dict[str, list[str]] = {}  # file -> names its edits brought in, latest file first
         self.uncommitted: list[str] = []
         self.committed: bool = False
         self.status_seen: bool = False  # the uncommitted files come from a `git status` after the latest commit
@@ -195,6 +196,16 @@ def _work_state(view: View, records: list[Record]) -> None:
     view.errors = _open_errors(records)
     view.env = sorted((r for r in records if r.kind == "env" and r.status != "resolved"), key=lambda r: r.at)
     view.got_past = _got_past(records)
+    view.added = _added(records)
+
+
+def _added(records: list[Record], files: int = 6, names: int = 6) -> dict[str, list[str]]:
+    """The names the latest edits brought into each file, the file edited last first."""
+    out: dict[str, list[str]] = {}
+    for r in sorted((r for r in records if r.kind == "added"), key=lambda r: r.at, reverse=True):
+        if r.source in out or len(out) < files:
+            out[r.source] = list(dict.fromkeys(out.get(r.source, []) + r.text.split()))[:names]
+    return out
 
 
 def _got_past(records: list[Record], keep: int = 3) -> list[Record]:
