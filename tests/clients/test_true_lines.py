@@ -77,6 +77,15 @@ def test_a_commit_git_reports_clears_the_edits_before_it() -> None:
     assert any(i.kind == "fact" and i.value == "1a2b3c4" for i in must_keep(view))
 
 
+def test_the_latest_commits_message_body_is_quoted_and_only_with_its_own_commit() -> None:
+    heredoc = "git commit -m \"$(cat <<'EOF'\nfeat: promote gate\n\nChecks FK refs and schema_version.\n"
+    heredoc += 'Assisted-By: Claude Code\nEOF\n)"'
+    s = _session().edit("/p/gate.py").bash(heredoc, "[main 1a2b3c4] feat: promote gate\n 1 file changed")
+    assert "  > its message goes on: Checks FK refs and schema_version.; Assisted-By: Claude Code\n" in s.text()
+    s.bash('git commit -am "fix: typo"', "[main 5d6e7f8] fix: typo\n 1 file changed")
+    assert "Latest commit: 5d6e7f8 fix: typo" in s.text() and "its message goes on" not in s.text()
+
+
 def test_an_edit_after_the_commit_is_the_only_uncommitted_file() -> None:
     s = _session().edit("/p/app.py").bash("git commit -am wip", "[main 1a2b3c4] wip\n 1 file changed").edit("/p/cli.py")
     assert s.view().uncommitted == ["/p/cli.py"]

@@ -391,6 +391,8 @@ def _git_records(command: str, event: ToolEvent) -> list[Record]:
         made = f"{hash_} {one_line(cut(subject, 200), 200)}"
         out.append(Record("vcs", "commit", made, event.at, "done", branch))
         out.append(Record("vcs", f"commit:{hash_}", made, event.at, "done", branch))  # every commit, for the list
+        body = git_state.commit_body(command) if "commit" in command else ""
+        out.append(Record("vcs", "commit_body", cut(body, 600), event.at, "done"))  # the latest commit's, or none
     action = commands.vcs_action(command) if not event.is_error else None
     if action == "commit" and not commit and not git_state.committed_nothing(event.output):
         out.append(Record("vcs", "commit", cut(command, 300), event.at, status="done"))  # its output was not shown

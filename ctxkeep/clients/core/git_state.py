@@ -39,6 +39,24 @@ def commit_of(output: str) -> tuple[str, str, str] | None:
     return last.group("hash"), last.group("subject").strip(), last.group("branch")
 
 
+_HEREDOC = LazyPattern(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\b", re.S)
+_MESSAGE_ARG = LazyPattern(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')")
+
+
+def commit_body(command: str) -> str:
+    """What a `git commit` command's message says after its subject (a heredoc's lines, or each `-m` after the
+    first): the why and the what a commit states, as lines; "" when it has none."""
+    found = _HEREDOC.search(command)
+    if found:
+        lines = found.group(2).splitlines()[1:]
+    else:
+        messages = [a or b for a, b in _MESSAGE_ARG.findall(command)]
+        lines = [line for m in messages[1:] for line in m.splitlines()] + (
+            messages[0].splitlines()[1:] if messages else []
+        )
+    return "\n".join(line.strip() for line in lines if line.strip())
+
+
 _CONFLICT = LazyPattern(r"^CONFLICT \([^)]*\): (?:Merge conflict in )?(?P<path>\S+)", re.M)
 _STOPPED = LazyPattern(
     r"Automatic merge failed; fix conflicts and then commit the result|Resolve all conflicts manually|"

@@ -111,6 +111,8 @@ def _state_lines(view: View) -> list[str]:
         lines.append(f"- Names the latest edits brought in (exact, by file): {one_line(named, 600)}")
     if view.commit is not None:
         lines.append(f"- Latest commit: {one_line(view.commit.text, 160)}")
+        if view.commit_body:
+            lines.append(f"  > its message goes on: {one_line(view.commit_body.replace(chr(10), '; '), 400)}")
     if view.closed_items:
         lines.append(f"- Work items the agent closed in the tracker: {', '.join(view.closed_items[-10:])}")
     earlier = [c for c in view.commits if view.commit is None or c.text != view.commit.text]

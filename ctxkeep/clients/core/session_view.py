@@ -66,6 +66,7 @@ class View:
         self.findings: list[Record] = []  # the agent's latest findings, its words
         self.env: list[Record] = []
         self.edits: list[str] = []
+        self.commit_body = ""  # what the latest commit's message says after its subject
         self.added: dict[str, list[str]] = {}  # file -> names its edits brought in, latest file first
         self.uncommitted: list[str] = []
         self.committed: bool = False
@@ -145,6 +146,8 @@ def _git(view: View, records: list[Record], edits: list[Record]) -> None:
     when the latest `git status` (after that commit) listed it and no commit came since."""
     vcs = {r.key: r for r in sorted((r for r in records if r.kind == "vcs"), key=lambda r: r.at)}
     view.commit, view.pushed = vcs.get("commit"), vcs.get("push")
+    body = vcs.get("commit_body")
+    view.commit_body = body.text if body and view.commit and body.at == view.commit.at else ""
     conflict = vcs.get("conflict")
     view.conflict = (
         conflict
