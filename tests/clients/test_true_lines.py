@@ -86,6 +86,18 @@ def test_the_latest_commits_message_body_is_quoted_and_only_with_its_own_commit(
     assert "Latest commit: 5d6e7f8 fix: typo" in s.text() and "its message goes on" not in s.text()
 
 
+def test_a_repair_lists_the_earlier_commits_a_summary_does_not_name() -> None:
+    s = _session().edit("/p/a.py").bash("git commit -qam one", "[main 20b75a6] one")
+    s.edit("/p/b.py").bash("git commit -qam two", "[main ffc7ea6] two").bash(
+        "git commit -qam three", "[main 74d3f25] three"
+    )
+    repaired = repair(check_summary(must_keep(s.view()), "Committed 74d3f25."), "header", 4_000)
+    assert "Earlier commits this session: 20b75a6 one; ffc7ea6 two" in repaired
+    assert "Latest commit" not in repaired  # the summary names it
+    said = repair(check_summary(must_keep(s.view()), "Commits 20b75a6, ffc7ea6 and 74d3f25."), "header", 4_000)
+    assert "Earlier commits" not in said
+
+
 def test_an_edit_after_the_commit_is_the_only_uncommitted_file() -> None:
     s = _session().edit("/p/app.py").bash("git commit -am wip", "[main 1a2b3c4] wip\n 1 file changed").edit("/p/cli.py")
     assert s.view().uncommitted == ["/p/cli.py"]

@@ -379,6 +379,12 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
         sha = view.commit.text.split(" ", 1)[0]
         if re.fullmatch(r"[0-9a-f]{7,40}", sha):
             items.append(Item("fact", f"Latest commit {one_line(view.commit.text, 160)}", value=sha, source="git"))
+    earlier = [c.text for c in view.commits if view.commit is None or c.text != view.commit.text][-5:]
+    if earlier:
+        listed = "; ".join(one_line(text, 90) for text in earlier)
+        items.append(
+            Item("fact", f"Earlier commits this session: {listed}", value=earlier[-1].split(" ", 1)[0], source="git")
+        )
     items += [Item("state", f"The agent asked the user: {q}", source="the agent's last message") for q in view.asked]
     if view.request:
         items.append(Item("request", one_line(view.request, 300), source="latest prompt"))
