@@ -306,7 +306,7 @@ def test_the_users_answers_and_refusals_are_decisions() -> None:
         error=True,
     )
     decisions = [d.text for d in s.view().decisions]
-    assert "Asked: Which rig do these beads belong to? — the user answered: No rig" in decisions
+    assert "The user answered: No rig — to the question: Which rig do these beads belong to?" in decisions
     assert "The user refused the plan the agent proposed (ExitPlanMode)" in decisions
     assert "Failed, and not run again" not in s.text()
 

@@ -499,7 +499,7 @@ def _answers(event: ToolEvent) -> list[Record]:
     """The person's answers to the agent's questions (AskUserQuestion): decisions, in their words."""
     out = []
     for question, answer in _ANSWER.findall(event.output[:20_000]):
-        text = clean(f"Asked: {one_line(question, 200)} — the user answered: {one_line(answer, 200)}", 500)
+        text = clean(f"The user answered: {one_line(answer, 200)} — to the question: {one_line(question, 200)}", 500)
         out.append(Record("decision", digest(question), text, event.at, source="the user"))
     return _stored(out[:6])
 
