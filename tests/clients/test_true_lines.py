@@ -98,6 +98,18 @@ def test_a_repair_lists_the_earlier_commits_a_summary_does_not_name() -> None:
     assert "Earlier commits" not in said
 
 
+def test_a_pull_request_the_agent_opened_is_stated_with_its_title_and_description() -> None:
+    command = 'gh pr create --title "fix: stop reusing checkpoint ids" --body "$(cat <<\'EOF\'\n## Summary\n'
+    command += '- Filter sessions by HEAD\n- Fall back to the live transcript\nEOF\n)"'
+    s = _session().bash(command, "https://github.com/o/r/pull/85\n")
+    text = s.text()
+    assert "- Pull request opened: https://github.com/o/r/pull/85 fix: stop reusing checkpoint ids\n" in text, text
+    assert "  > its description: ## Summary; - Filter sessions by HEAD; - Fall back to the live transcript" in text
+    repaired = repair(check_summary(must_keep(s.view()), "Opened a PR."), "header", 4_000)
+    assert "pull/85" in repaired
+    assert "Pull request" not in _session().bash("gh pr view 85", "https://github.com/o/r/pull/85").text()
+
+
 def test_an_edit_after_the_commit_is_the_only_uncommitted_file() -> None:
     s = _session().edit("/p/app.py").bash("git commit -am wip", "[main 1a2b3c4] wip\n 1 file changed").edit("/p/cli.py")
     assert s.view().uncommitted == ["/p/cli.py"]

@@ -396,6 +396,11 @@ def _git_records(command: str, event: ToolEvent) -> list[Record]:
     action = commands.vcs_action(command) if not event.is_error else None
     if action == "commit" and not commit and not git_state.committed_nothing(event.output):
         out.append(Record("vcs", "commit", cut(command, 300), event.at, status="done"))  # its output was not shown
+    opened = git_state.pull_request_of(command, event.output) if "/pull/" in event.output else None
+    if opened and not event.is_error:
+        url, title, body = opened
+        made = f"{url} {one_line(cut(title, 200), 200)}".strip()
+        out.append(Record("vcs", "pull_request", made, event.at, "done", cut(body, 800)))
     pushed = git_state.push_of(event.output) if "->" in event.output else None
     if (pushed or action == "push") and not event.is_error:
         out.append(Record("vcs", "push", pushed or cut(command, 300), event.at, status="done"))

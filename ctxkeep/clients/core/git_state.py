@@ -57,6 +57,26 @@ def commit_body(command: str) -> str:
     return "\n".join(line.strip() for line in lines if line.strip())
 
 
+_PR_CREATE = LazyPattern(r"(?:^|[\s;&|(])gh\s+pr\s+create\b")
+_PR_URL = LazyPattern(r"https://\S+/pull/\d+")
+_OPTION_TEXT = r"(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')"
+_PR_TITLE = LazyPattern(r"(?:--title|-t)" + _OPTION_TEXT)
+_PR_BODY = LazyPattern(r"(?:--body|-b)" + _OPTION_TEXT, re.S)
+
+
+def pull_request_of(command: str, output: str) -> tuple[str, str, str] | None:
+    """(url, title, description) of the pull request a `gh pr create` opened (its URL in `output`), else None."""
+    url = _PR_URL.search(output) if _PR_CREATE.search(command) else None
+    if url is None:
+        return None
+    title = _PR_TITLE.search(command)
+    heredoc = _HEREDOC.search(command)
+    body = (
+        heredoc.group(2) if heredoc else next((a or b for a, b in [m.groups() for m in _PR_BODY.finditer(command)]), "")
+    )
+    return url.group(0), (title.group(1) or title.group(2)) if title else "", body.strip()
+
+
 _CONFLICT = LazyPattern(r"^CONFLICT \([^)]*\): (?:Merge conflict in )?(?P<path>\S+)", re.M)
 _STOPPED = LazyPattern(
     r"Automatic merge failed; fix conflicts and then commit the result|Resolve all conflicts manually|"

@@ -103,6 +103,11 @@ def _decision_line(record: Record) -> str:
     return f"{quoted(record.text)} — {record.source}"
 
 
+def _as_one_line(text: str, limit: int) -> str:
+    """A message of several lines (a commit's, a pull request's) quoted on one line, its lines joined by "; "."""
+    return one_line("; ".join(line.strip() for line in text.splitlines() if line.strip()), limit)
+
+
 def _state_lines(view: View) -> list[str]:
     """The state of the work, each line true of the latest records: git, checks, the agent's own todo status."""
     lines = [_item_line(i) for i in state_items(view)]
@@ -112,7 +117,7 @@ def _state_lines(view: View) -> list[str]:
     if view.commit is not None:
         lines.append(f"- Latest commit: {one_line(view.commit.text, 160)}")
         if view.commit_body:
-            lines.append(f"  > its message goes on: {one_line(view.commit_body.replace(chr(10), '; '), 400)}")
+            lines.append(f"  > its message goes on: {_as_one_line(view.commit_body, 400)}")
     if view.closed_items:
         lines.append(f"- Work items the agent closed in the tracker: {', '.join(view.closed_items[-10:])}")
     earlier = [c for c in view.commits if view.commit is None or c.text != view.commit.text]
@@ -125,6 +130,10 @@ def _state_lines(view: View) -> list[str]:
     ]
     if view.pushed is not None:
         lines.append(f"- Latest push: {one_line(view.pushed.text, 160)}")
+    if view.pull_request is not None:
+        lines.append(f"- Pull request opened: {one_line(view.pull_request.text, 200)}")
+        if view.pull_request.source:
+            lines.append(f"  > its description: {_as_one_line(view.pull_request.source, 500)}")
     if view.checked_since:
         lines.append(f"- Checks run after the last edit: {', '.join(view.checked_since)}")
     lines += [

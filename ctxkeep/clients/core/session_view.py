@@ -16,7 +16,7 @@ from ctxkeep.clients.core.capture import Record, is_request
 from ctxkeep.clients.core.commands import is_negated_rule
 from ctxkeep.clients.core.git_state import same_file
 from ctxkeep.clients.core.trackers import is_done
-from ctxkeep.text import LazyPattern, one_line, value_key
+from ctxkeep.text import LazyPattern, match_key, one_line, value_key
 from ctxkeep.tools.compaction_check import Item, Passages
 
 MAX_INSTRUCTION_CHARS = 300
@@ -67,6 +67,7 @@ class View:
         self.env: list[Record] = []
         self.edits: list[str] = []
         self.commit_body = ""  # what the latest commit's message says after its subject
+        self.pull_request: Record | None = None  # the latest one the agent opened: url and title; source: its body
         self.added: dict[str, list[str]] = {}  # file -> names its edits brought in, latest file first
         self.uncommitted: list[str] = []
         self.committed: bool = False
@@ -146,6 +147,7 @@ def _git(view: View, records: list[Record], edits: list[Record]) -> None:
     when the latest `git status` (after that commit) listed it and no commit came since."""
     vcs = {r.key: r for r in sorted((r for r in records if r.kind == "vcs"), key=lambda r: r.at)}
     view.commit, view.pushed = vcs.get("commit"), vcs.get("push")
+    view.pull_request = vcs.get("pull_request")
     body = vcs.get("commit_body")
     view.commit_body = body.text if body and view.commit and body.at == view.commit.at else ""
     conflict = vcs.get("conflict")
@@ -393,6 +395,9 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
     items += [Item("request", one_line(p, 400), source="an earlier prompt") for p in earlier]
     if view.branch:
         items.append(Item("fact", f"Branch {view.branch}", value=view.branch.casefold(), source="git"))
+    if view.pull_request is not None:
+        url = view.pull_request.text.split(" ", 1)[0]
+        items.append(Item("fact", f"Pull request opened: {view.pull_request.text}", value=match_key(url), source="gh"))
     return items
 
 
