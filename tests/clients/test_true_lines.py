@@ -263,9 +263,13 @@ def test_built_in_commands_and_notifications_are_not_requests() -> None:
     )
     s.user("<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>")
     s.user('{"task_id": "a248ea9", "description": "Explore the code", "task_type": "local_agent"}')  # a queued notice
+    s.user('<teammate-message teammate_id="renamer">Task #3 complete: do not push yet.</teammate-message>')
     view = s.view()
     assert view.request == "Also add a logout button"
-    assert not any("compact" in p or "task-notification" in p or "task_id" in p for p in view.prompts)
+    assert not any(
+        "compact" in p or "task-notification" in p or "task_id" in p or "teammate" in p for p in view.prompts
+    )
+    assert not any("push" in i for i in view.instructions)  # a team member's report is not the person's rule
     s.user('{"name": "x"} is what the endpoint returns; make it a list')  # a person's words that start with JSON
     assert s.view().request.startswith('{"name": "x"} is what')
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 _NOT_A_PROMPT = (
     "[Request interrupted",
     "<task-notification>",
+    "<teammate-message",  # an agent team's member reporting: not the person's words
     "This session is being continued",
     "<local-command-",
     "Caveat:",

@@ -87,7 +87,14 @@ BUILT_IN_COMMANDS = frozenset(
         "vim",
     ]
 )
-_NOT_TYPED = ("<task-notification>", "<bash-notification>", "<system-reminder>", "[Request interrupted", "Caveat:")
+_NOT_TYPED = (
+    "<task-notification>",
+    "<bash-notification>",
+    "<teammate-message",
+    "<system-reminder>",
+    "[Request interrupted",
+    "Caveat:",
+)
 _PROMPT_FILE = LazyPattern(r"[\w./~-]*[\w-]\.(?:md|mdx|txt|rst|adoc|org|ya?ml|json|toml)\b")
 
 
