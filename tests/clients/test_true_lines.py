@@ -204,6 +204,17 @@ def test_the_names_edits_brought_in_are_stated_by_file_latest_first() -> None:
     assert line + "plan_data_json, parsePlanData\n" in text, text  # result_id was there before; a failed edit adds none
 
 
+def test_an_error_a_passing_test_logged_is_no_failure_but_a_counted_failure_is() -> None:
+    logged = " Error: Connection refused\n    at checkVelocity (velocity.ts:24:8)\n\n Test Files  32 passed (32)\n"
+    logged += "      Tests  324 passed (324)\n   Start at  00:37:43\n   Duration  8.01s\n"
+    s = _session().edit("/p/app.ts").bash("pnpm test 2>&1 | tail -30", logged)  # the pipe hides the exit code
+    assert "Checks run after the last edit: test passed" in s.text()
+    s.bash("pnpm test 2>&1 | tail -30", " Tests  2 failed | 322 passed (324)\n   Duration  8.01s\n")
+    assert "Checks run after the last edit: test failed" in s.text()
+    s.bash("pnpm test 2>&1 | tail -30", "Traceback (most recent call last):\n  File x\nValueError: boom\n")
+    assert "Checks run after the last edit: test failed" in s.text()  # no count of passes: the error stands
+
+
 def test_the_latest_failure_is_stated_with_its_command() -> None:
     s = _session().edit("/p/app.py").bash("pytest -q", "1 passed").edit("/p/app.py")
     s.bash("pytest -q", "FAILED tests/test_app.py::test_login - AssertionError\n1 failed, 3 passed", error=True)

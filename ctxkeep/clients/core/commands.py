@@ -323,11 +323,24 @@ def check_kind(command: str) -> str | None:
     return next((kind for kind, pattern in _CHECKS.items() if may_run(flat, kind) and pattern.search(flat)), None)
 
 
+_COUNTED_FAILURE = LazyPattern(r"\b[1-9]\d* (?:failed|failures?|errors?)\b|\bFAILED\b|^FAIL\b|--- FAIL|FAIL:", re.M)
+_COUNTED_PASS = LazyPattern(
+    r"\b\d+ pass(?:ed|ing)?\b|\btest result: ok\b|\b0 failures\b|\bAll checks passed\b|\bno issues found\b|^ok\s+\S+",
+    re.M,
+)
+
+
 def check_outcome(output: str, is_error: bool) -> str:
-    """passed or failed, read from a check's output (a failed run is an error result or reports failures)."""
-    if is_error or _FAILED.search(output[-20_000:]):
+    """passed or failed, read from a check's output: a failed run is an error result or reports failures; an error
+    it only logged (`Error: …`, a traceback a passing test provoked) does not count when the run ends by counting
+    passes and names no failing test or package."""
+    tail = output[-20_000:]
+    if is_error or _COUNTED_FAILURE.search(tail):
         return "failed"
-    return "passed"
+    if not _FAILED.search(tail):
+        return "passed"
+    ending = [line for line in tail.splitlines() if line.strip()][-8:]  # a runner's summary, then its timings
+    return "passed" if any(_COUNTED_PASS.search(line) for line in ending) else "failed"
 
 
 _FAILING_TEST = LazyPattern(
