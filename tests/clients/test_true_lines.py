@@ -356,3 +356,13 @@ def test_a_repair_never_prints_past_its_budget_with_its_counts_of_what_did_not_f
     for budget in range(150, 1_000):  # every way the last line and the count of the rest can meet the budget
         shown = repair(findings, "header", budget, printed)
         assert printed(shown.rstrip("\n")) <= budget, budget
+
+
+def test_room_the_records_leave_goes_to_more_of_a_long_first_request() -> None:
+    plan = "Implement the following plan: " + " ".join(f"step {n} touches file_{n}.go." for n in range(400))
+    s = Session()
+    s.user(plan)
+    shown = records_view(derive(latest(read_transcript(s.lines).records)), "header", 9_000)
+    assert "file_100.go" in shown and len(shown) <= 9_000  # past the first 1,200 characters, within the budget
+    small = records_view(derive(latest(read_transcript(s.lines).records)), "header", 2_000)
+    assert "file_30.go" in small and "file_100.go" not in small and len(small) <= 2_000
