@@ -10,7 +10,7 @@ from typing import Any
 from ctxkeep.clients.claude_code.transcript import latest, read_transcript
 from ctxkeep.clients.core.events import printed
 from ctxkeep.clients.core.injection import records_view, repair
-from ctxkeep.clients.core.session_view import View, derive, must_keep
+from ctxkeep.clients.core.session_view import View, derive, instructions_of, must_keep
 from ctxkeep.tools.compaction_check import Finding, Item, check_summary
 
 
@@ -366,3 +366,11 @@ def test_room_the_records_leave_goes_to_more_of_a_long_first_request() -> None:
     assert "file_100.go" in shown and len(shown) <= 9_000  # past the first 1,200 characters, within the budget
     small = records_view(derive(latest(read_transcript(s.lines).records)), "header", 2_000)
     assert "file_30.go" in small and "file_100.go" not in small and len(small) <= 2_000
+
+
+def test_code_a_long_prompt_quotes_is_no_instruction_and_a_listed_rule_is_stated_once() -> None:
+    prompt = (
+        "# Plan\n\n## Steps\n- Move the loop into a class.\n- Never change the public API.\n- Keep tests green.\n\n"
+    )
+    prompt += "```ts\ntry { parse(line) } catch { // Malformed JSON - log but don't crash\n}\n```\n" + "Context. " * 60
+    assert instructions_of(prompt) == ["Never change the public API.", "Keep tests green."]

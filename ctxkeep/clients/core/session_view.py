@@ -95,6 +95,8 @@ def substantive(prompt: str) -> bool:
     return not _TRIVIAL.match(prompt.strip())
 
 
+_LIST_MARK = LazyPattern(r"^(?:[-*+•]\s+)+")  # "- * **Philosophy**" and "**Philosophy**" are one sentence
+_CODE_BLOCK = LazyPattern(r"^\s*(```|~~~)[^\n]*\n.*?^\s*\1\s*$", re.M | re.S)
 _DOCUMENT = LazyPattern(r"^\s*(?:#{1,4}\s+\S|[-*+]\s+\S|\d+[.)]\s+\S)", re.M)
 
 
@@ -104,7 +106,8 @@ def instructions_of(prompt: str) -> list[str]:
     flat = one_line(prompt)
     if len(flat) <= MAX_INSTRUCTION_CHARS:
         return [flat] if _INSTRUCTION.search(flat) else []
-    sentences = [one_line(s) for s in _SENTENCE.split(prompt)]
+    prompt = _CODE_BLOCK.sub("\n", prompt)  # code the prompt quotes (`// don't crash`) is the code's, not a rule
+    sentences = [_LIST_MARK.sub("", one_line(s)) for s in _SENTENCE.split(prompt)]
     negated = [s for s in sentences if 12 <= len(s) <= MAX_INSTRUCTION_CHARS and _NEGATED_SENTENCE.search(s)][:5]
     if len(_DOCUMENT.findall(prompt)) < 3:
         return negated
