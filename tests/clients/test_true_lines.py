@@ -374,3 +374,13 @@ def test_code_a_long_prompt_quotes_is_no_instruction_and_a_listed_rule_is_stated
     )
     prompt += "```ts\ntry { parse(line) } catch { // Malformed JSON - log but don't crash\n}\n```\n" + "Context. " * 60
     assert instructions_of(prompt) == ["Never change the public API.", "Keep tests green."]
+
+
+def test_a_check_that_failed_run_one_way_and_passed_run_another_is_a_fact() -> None:
+    s = _session().edit("/p/src/app.ts")
+    s.bash("pnpm test", " ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND  No package.json was found in /p.")
+    s.bash("pnpm --dir apps/web test", " Tests  324 passed (324)")
+    text = s.text()
+    assert "The latest test run failed" not in text and "Checks run after the last edit: test passed" in text
+    assert "- `pnpm test` failed: ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND" in text, text
+    assert "then `pnpm --dir apps/web test` passed" in text

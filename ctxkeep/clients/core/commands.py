@@ -18,15 +18,21 @@ from ctxkeep.tool_names import SERVER_NAME
 MAX_RULES_PER_SPEC = 12
 MAX_RULE_CHARS = 300
 
+# which package a package manager runs in (`pnpm --dir apps/web test`, `npm --prefix web run build`)
+_PACKAGE_OPTIONS = r"(?:\s+(?:-C|--dir|--cwd|--filter|-F|--prefix|-w|--workspace)(?:=|\s+)\S+)*"
 _CHECKS = {
     "test": LazyPattern(
         r"(?:^|[\s;&|(])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|(?:python3?|uv run|poetry run) -m "
         r"(?:pytest|unittest)|(?:go|cargo|mix|deno|bun|dotnet|swift|zig|stack|cabal|lein|sbt|gradlew?|mvn) test\b|"
-        r"(?:npm|pnpm|yarn)(?: run)? test\b|make [\w:-]*test[\w:-]*|mise run [\w:-]*test[\w:-]*|just [\w:-]*test|"
+        r"(?:npm|pnpm|yarn)"
+        + _PACKAGE_OPTIONS
+        + r"(?: run)? test\b|make [\w:-]*test[\w:-]*|mise run [\w:-]*test[\w:-]*|just [\w:-]*test|"
         r"make check\b|mise run check\b|bundle exec (?:rspec|rake test))"
     ),
     "build": LazyPattern(
-        r"(?:^|[\s;&|(])(?:(?:go|cargo|dotnet|swift|zig) build|mix compile|tsc\b|(?:npm|pnpm|yarn)(?: run)? build\b|"
+        r"(?:^|[\s;&|(])(?:(?:go|cargo|dotnet|swift|zig) build|mix compile|tsc\b|(?:npm|pnpm|yarn)"
+        + _PACKAGE_OPTIONS
+        + r"(?: run)? build\b|"
         r"make(?:\s+(?:all|build))?\s*$|make build|mise run build|mvn (?:package|compile|install)|gradlew? build|"
         r"python3? -m (?:build|compileall|py_compile))"
     ),
@@ -130,7 +136,8 @@ def may_run(command: str, what: str) -> bool:
 
 _FAILED = LazyPattern(
     r"\b(?:\d+ (?:failed|failures?|errors?)\b(?<!\b0 failed)(?<!\b0 failures)(?<!\b0 errors)|FAILED|FAIL:|--- FAIL|"
-    r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|Error: |exit (?:code|status) [1-9]|"
+    r"Traceback \(most recent call last\)|error(?:\[E\d+\])?:|panic:|npm ERR!|ERR_[A-Z][A-Z_]{3,}|Error: |"
+    r"exit (?:code|status) [1-9]|"
     r"[1-9]\d* (?:issues?|problems?)\b)",
     re.MULTILINE,
 )

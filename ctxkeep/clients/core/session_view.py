@@ -217,14 +217,24 @@ def _added(records: list[Record], files: int = 6, names: int = 6) -> dict[str, l
 
 
 def _got_past(records: list[Record], keep: int = 3) -> list[Record]:
-    """The latest failures a later call of the same kind got past, as facts: what failed, how, and what worked."""
-    fixed = sorted((r for r in records if r.kind == "error" and r.status == "fixed"), key=lambda r: r.at)[-keep:]
+    """The latest failures a later call of the same kind got past, as facts: what failed, how, and what worked; a
+    check that failed run one way and then passed run another is one too (`pnpm test` at the root, then in a
+    package's folder)."""
     out = []
-    for r in fixed:
+    for r in (r for r in records if r.kind == "error" and r.status == "fixed"):
         tool, _, head = r.key.partition(":")
         what = f"{tool} `{head}`" if head else tool
         out.append(r._replace(text=f"{what} failed: {r.text}; then {r.source}"))
-    return out
+    checks = sorted((r for r in records if r.kind == "check"), key=lambda r: r.at)
+    for failed in (r for r in checks if r.status == "failed" and r.source):
+        kind = failed.key.split(":", 1)[0]
+        passed = next((r for r in checks if r.at > failed.at and r.status == "passed" and r.key.startswith(kind)), None)
+        if passed is not None and passed.key != failed.key and "\n" not in passed.text:
+            shown = (
+                f"`{one_line(failed.text, 120)}` failed: {one_line(failed.source, 160)}; then `{passed.text}` passed"
+            )
+            out.append(failed._replace(text=shown, at=passed.at))
+    return sorted(out, key=lambda r: r.at)[-keep:]
 
 
 def _work_items(view: View, records: list[Record]) -> None:
