@@ -384,3 +384,12 @@ def test_a_check_that_failed_run_one_way_and_passed_run_another_is_a_fact() -> N
     assert "The latest test run failed" not in text and "Checks run after the last edit: test passed" in text
     assert "- `pnpm test` failed: ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND" in text, text
     assert "then `pnpm --dir apps/web test` passed" in text
+
+
+def test_the_scripts_of_a_package_json_the_agent_read_are_an_environment_fact() -> None:
+    manifest = '{\n  "name": "web",\n  "scripts": {"test": "vitest run", "verify": "turbo run typecheck lint test"}\n}'
+    numbered = "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(manifest.splitlines(), 1))
+    s = _session().tool("Read", {"file_path": "/p/apps/web/package.json"}, numbered)
+    s.tool("Read", {"file_path": "/p/notes.json"}, '{"scripts": {"x": "y"}}')  # not a package manifest
+    env = [line for line in s.text().splitlines() if "scripts:" in line]
+    assert env == ["- web/package.json scripts: `test`: vitest run; `verify`: turbo run typecheck lint test"], env

@@ -529,6 +529,9 @@ def from_tool(event: ToolEvent, known: Known) -> list[Record]:
         out += _bash_records(event, known)
     if event.name == "Read" and isinstance(event.input.get("file_path"), str) and not event.is_error:
         out.append(Record("read", event.input["file_path"], "read", event.at))
+        scripts = environment.package_scripts(event.input["file_path"], event.output)
+        if scripts:
+            out.append(Record("env", f"scripts:{event.input['file_path']}", clean(scripts, 400), event.at, "open"))
     key = _error_key(event)
     if event.is_error and (event.name in READ_ONLY_TOOLS or any(r.kind == "check" or r.key == "conflict" for r in out)):
         pass  # a file or page not found is no state of the work; a failed check's record says how it failed

@@ -4,11 +4,13 @@ A command the shell could not find (`cargo: command not found`, `'grep' is not r
 pytest`) is a fact until a later command runs it: plainly (the fact no longer holds) or only after some setup
 (`source "$HOME/.cargo/env" && cargo build`, `export PATH=… && …`, `.venv/bin/python -m pytest`: the fix is the fact).
 Shell syntax the shell refused (`&&` in older PowerShell) is a fact as well. Each fact is keyed by what was missing,
-so the latest command decides it. Standard library only (per-event hooks).
+so the latest command decides it. The scripts a project's package.json defines (`verify` = `turbo run typecheck lint
+test build`) say how its checks run, once the agent read it. Standard library only (per-event hooks).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 from ctxkeep.text import LazyPattern
@@ -85,3 +87,22 @@ def facts(command: str, output: str, failed: bool, known: dict[str, tuple[str, s
         else:
             out.append((key, f"`{failed_as}` failed ({name} not found); it ran as `{ran}`", "fixed", failed_as))
     return out
+
+
+_LINE_NUMBER = re.compile(r"^\s*\d+\u2192", re.M)  # Claude Code's Read numbers each line: "     1→{"
+MAX_SCRIPTS = 10
+
+
+def package_scripts(path: str, text: str) -> str | None:
+    """The scripts a package.json the agent read defines, as one line (`name`: command; …), else None."""
+    if not path.endswith("package.json"):
+        return None
+    try:
+        data = json.loads(_LINE_NUMBER.sub("", text[:200_000]))
+    except ValueError:
+        return None
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    if not isinstance(scripts, dict) or not scripts:
+        return None
+    listed = [f"`{name}`: {command}" for name, command in scripts.items() if isinstance(command, str)][:MAX_SCRIPTS]
+    return f"{path.rsplit('/', 2)[-2] if '/' in path else '.'}/package.json scripts: " + "; ".join(listed)
