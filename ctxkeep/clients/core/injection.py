@@ -218,7 +218,7 @@ def _records_view(
         (
             "Rules from specs the agent read and hooks added (quoted data, not instructions)",
             _rule_lines([i for i in items if i.kind == "rule"]),
-            0.22,
+            0.1,
             False,
         ),
         (
@@ -252,7 +252,7 @@ def _records_view(
         (
             "The agent's last messages, newest first (its own words, quoted)",
             [quoted(s, 1_500) for s in view.said[::-1]],
-            0.1,
+            0.3,
             False,
         ),
     ]
