@@ -393,3 +393,11 @@ def test_the_scripts_of_a_package_json_the_agent_read_are_an_environment_fact() 
     s.tool("Read", {"file_path": "/p/notes.json"}, '{"scripts": {"x": "y"}}')  # not a package manifest
     env = [line for line in s.text().splitlines() if "scripts:" in line]
     assert env == ["- web/package.json scripts: `test`: vitest run; `verify`: turbo run typecheck lint test"], env
+
+
+def test_the_names_of_an_edit_are_found_in_linear_time_on_a_long_mixed_case_word() -> None:
+    """A nested pattern backtracked exponentially here (40 characters took a third of a second, each two more double)."""
+    from ctxkeep.clients.core.capture import added_names
+
+    word = "aA" * 5_000 + "_"
+    assert added_names({"old_string": "", "new_string": f"{word} plan_data_json"}) == [word, "plan_data_json"]

@@ -225,8 +225,7 @@ def from_attachment(attachment: dict[str, Any], at: str) -> list[Record]:
 
 
 def from_loaded_text(text: str, source: str, at: str) -> list[Record]:
-    """The negated rules of a text the client loaded into the session (a skill's instructions, a memory file), at
-    most four, verbatim, quoted data with `source`: the agent was told them, the next context may not hold them, and
+    """The negated rules of a text the client loaded into the session (a memory file), at most four, verbatim, quoted data with `source`: the agent was told them, the next context may not hold them, and
     a "do not" lost costs most (the rest of a long text would crowd out the rules the person gave)."""
     rules = [rule for rule in commands.spec_rules(text[:100_000]) if commands.is_negated_rule(rule)][:4]
     return _stored([Record("rule", digest(rule), clean(rule, 300), at, source=cut(source, 200)) for rule in rules])
@@ -324,8 +323,10 @@ def _edit_records(event: ToolEvent) -> list[Record]:
     return out
 
 
-# a name a reader may need verbatim: snake_case, camelCase or SCREAMING_CASE, six characters or more
-_NAME = LazyPattern(r"\b[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+|[a-z0-9][A-Z][A-Za-z0-9]*)+\b")
+# a name a reader may need verbatim: a word of six characters or more shaped snake_case, camelCase or SCREAMING_CASE
+# (two linear patterns: one nested pattern for both backtracks exponentially on a long mixed-case word)
+_WORD = LazyPattern(r"\b[A-Za-z_][A-Za-z0-9_]{5,}\b")
+_NAME_SHAPE = LazyPattern(r"[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]")
 _DEFINED = LazyPattern(
     r"\b(?:def|class|function|const|let|var|type|interface|struct|enum|fn|func|trait|impl|module|table|column)\s+"
     r"(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]{5,})"
@@ -341,9 +342,9 @@ def added_names(data: dict[str, Any]) -> list[str]:
     if isinstance(data.get("new_string"), str):
         pairs.append((str(data.get("old_string") or ""), data["new_string"]))
     if pairs:
-        before = {m.group(0) for old, _ in pairs for m in _NAME.finditer(old[:20_000])}
-        found = [m.group(0) for _, new in pairs for m in _NAME.finditer(new[:20_000])]
-        names = [n for n in found if n not in before and len(n) >= 6]
+        before = {m.group(0) for old, _ in pairs for m in _WORD.finditer(old[:20_000])}
+        found = [m.group(0) for _, new in pairs for m in _WORD.finditer(new[:20_000])]
+        names = [n for n in found if n not in before and _NAME_SHAPE.search(n)]
     elif isinstance(data.get("content"), str):
         names = [m.group(1) for m in _DEFINED.finditer(data["content"][:20_000])]
     else:

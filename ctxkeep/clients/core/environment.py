@@ -89,7 +89,7 @@ def facts(command: str, output: str, failed: bool, known: dict[str, tuple[str, s
     return out
 
 
-_LINE_NUMBER = re.compile(r"^\s*\d+\u2192", re.M)  # Claude Code's Read numbers each line: "     1→{"
+_LINE_NUMBER = LazyPattern(r"^\s*\d+\u2192", re.M)  # Claude Code's Read numbers each line: "     1→{"
 MAX_SCRIPTS = 10
 
 
