@@ -228,7 +228,8 @@ def _got_past(records: list[Record], keep: int = 3) -> list[Record]:
     checks = sorted((r for r in records if r.kind == "check"), key=lambda r: r.at)
     for failed in (r for r in checks if r.status == "failed" and r.source):
         kind = failed.key.split(":", 1)[0]
-        passed = next((r for r in checks if r.at > failed.at and r.status == "passed" and r.key.startswith(kind)), None)
+        later = (r for r in checks if r.at > failed.at and r.status == "passed" and r.key.startswith(f"{kind}:"))
+        passed = next(later, None)
         if passed is not None and passed.key != failed.key and "\n" not in passed.text:
             shown = (
                 f"`{one_line(failed.text, 120)}` failed: {one_line(failed.source, 160)}; then `{passed.text}` passed"
@@ -394,11 +395,11 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
         sha = view.commit.text.split(" ", 1)[0]
         if re.fullmatch(r"[0-9a-f]{7,40}", sha):
             items.append(Item("fact", f"Latest commit {one_line(view.commit.text, 160)}", value=sha, source="git"))
-    earlier = [c.text for c in view.commits if view.commit is None or c.text != view.commit.text][-5:]
-    if earlier:
-        listed = "; ".join(one_line(text, 90) for text in earlier)
+    commits = [c.text for c in view.commits if view.commit is None or c.text != view.commit.text][-5:]
+    if commits:
+        listed = "; ".join(one_line(text, 90) for text in commits)
         items.append(
-            Item("fact", f"Earlier commits this session: {listed}", value=earlier[-1].split(" ", 1)[0], source="git")
+            Item("fact", f"Earlier commits this session: {listed}", value=commits[-1].split(" ", 1)[0], source="git")
         )
     items += [Item("state", f"The agent asked the user: {q}", source="the agent's last message") for q in view.asked]
     if view.request:
