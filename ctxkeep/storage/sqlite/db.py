@@ -237,24 +237,23 @@ class SqliteStore(Store):
             pass  # the refusal says what matters
 
     @asynccontextmanager
-    async def _transaction(self, begin: str) -> AsyncIterator[aiosqlite.Connection]:
-        """BEGIN … COMMIT, or ROLLBACK and re-raise; shielded from cancellation at both ends.
+    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """BEGIN IMMEDIATE … COMMIT, or ROLLBACK and re-raise; shielded from cancellation at both ends (reads take a
+        snapshot on their own connection instead).
 
         The statements run on aiosqlite's thread: a cancelled await would not stop them, so
         BEGIN, COMMIT and ROLLBACK are awaited to the end, and the connection is never left
         inside a transaction. A write commits only while the path still names the file opened.
         """
-        writing = begin != "BEGIN"
-        if writing and not self.access.writable:
+        if not self.access.writable:
             raise read_only(self.path, self.access)
         async with self._lock:
             try:
                 with anyio.CancelScope(shield=True):
-                    await self._conn.execute(begin)
+                    await self._conn.execute("BEGIN IMMEDIATE")
                 yield self._conn
                 with anyio.CancelScope(shield=True):
-                    if writing:
-                        self._check_same_file()
+                    self._check_same_file()
                     await self._finish("COMMIT")
             except BaseException as exc:
                 with anyio.CancelScope(shield=True):
@@ -275,14 +274,14 @@ class SqliteStore(Store):
     @asynccontextmanager
     async def write(self) -> AsyncIterator[aiosqlite.Connection]:
         """A BEGIN IMMEDIATE transaction: commits on exit, rolls back and re-raises on error."""
-        async with self._transaction("BEGIN IMMEDIATE") as conn:
+        async with self._transaction() as conn:
             yield conn
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[SqliteTx]:
         """A write transaction exposing the query objects; afterwards, work an earlier delete left owed is finished
         when no reader stands in the way (never waiting for one)."""
-        async with self._transaction("BEGIN IMMEDIATE") as conn:
+        async with self._transaction() as conn:
             tx = SqliteTx(conn, self._key)
             yield tx
         if tx.maintenance.owes:
