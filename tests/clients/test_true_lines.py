@@ -401,3 +401,14 @@ def test_the_names_of_an_edit_are_found_in_linear_time_on_a_long_mixed_case_word
 
     word = "aA" * 5_000 + "_"
     assert added_names({"old_string": "", "new_string": f"{word} plan_data_json"}) == [word, "plan_data_json"]
+
+
+def test_a_secret_an_edit_brings_in_is_not_stated_as_a_name() -> None:
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    s = _session().tool(
+        "Edit", {"file_path": "/p/cfg.py", "old_string": "", "new_string": f"GH_TOKEN = '{token}'"}, "ok"
+    )
+    text = s.text()
+    assert "Names the latest edits brought in" in text and "GH_TOKEN" in text
+    assert token not in text and token[4:] not in text
+    assert not any(token in r.text for r in latest(read_transcript(s.lines).records))

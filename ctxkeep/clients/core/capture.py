@@ -319,7 +319,7 @@ def _edit_records(event: ToolEvent) -> list[Record]:
     names = added_names(event.input) if event.output.strip() else []  # no result seen yet: it may not have landed
     if names:
         key = f"{target}:{event.use_id or digest(' '.join(names))}"  # one per edit: two edits may add the same names
-        out.append(Record("added", key, " ".join(names), event.at, source=target))
+        out.append(Record("added", key, clean(" ".join(names), 600), event.at, source=target))  # a name may be a token
     return out
 
 
