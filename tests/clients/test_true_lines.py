@@ -148,7 +148,7 @@ def test_a_later_success_of_the_same_kind_supersedes_a_failed_build() -> None:
     assert "build run failed" not in text
     assert "Checks run after the last edit: build passed" in text
     env = [line for line in text.splitlines() if "cargo" in line and "ran as" in line]
-    assert env == ['- `cargo` failed (cargo not found); it ran as `source "$HOME/.cargo/env" && cargo`'], text
+    assert env == ['> `cargo` failed (cargo not found); it ran as `source "$HOME/.cargo/env" && cargo`'], text
     assert "Failed, and not run again" not in text  # the environment fact says it: no second line for the error
 
 
@@ -165,9 +165,9 @@ def test_a_failure_a_later_call_got_past_is_a_fact_with_its_error_and_what_worke
     s.tool("Edit", {"file_path": "/p/a.ts", "old_string": "x", "new_string": "y"}, "The file /p/a.ts has been updated.")
     text = s.text()
     assert "Failed, and not run again" not in text
-    assert "- Bash `git diff` failed: fatal: ambiguous argument '79fadb8^..79fadb8': unknown revision" in text, text
+    assert "> Bash `git diff` failed: fatal: ambiguous argument '79fadb8^..79fadb8': unknown revision" in text, text
     assert "then `git diff ef3b980..79fadb8 --stat` worked" in text
-    assert "- Edit `/p/a.ts` failed: File has not been read yet.; then a later Edit call worked" in text
+    assert "> Edit `/p/a.ts` failed: File has not been read yet.; then a later Edit call worked" in text
     repaired = repair(check_summary(must_keep(s.view()), "We fixed the diff."), "header", 4_000)
     assert "unknown revision" in repaired and "Failures a later call got past" in repaired
 
@@ -382,7 +382,7 @@ def test_a_check_that_failed_run_one_way_and_passed_run_another_is_a_fact() -> N
     s.bash("pnpm --dir apps/web test", " Tests  324 passed (324)")
     text = s.text()
     assert "The latest test run failed" not in text and "Checks run after the last edit: test passed" in text
-    assert "- `pnpm test` failed: ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND" in text, text
+    assert "> `pnpm test` failed: ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND" in text, text
     assert "then `pnpm --dir apps/web test` passed" in text
 
 
@@ -392,7 +392,7 @@ def test_the_scripts_of_a_package_json_the_agent_read_are_an_environment_fact() 
     s = _session().tool("Read", {"file_path": "/p/apps/web/package.json"}, numbered)
     s.tool("Read", {"file_path": "/p/notes.json"}, '{"scripts": {"x": "y"}}')  # not a package manifest
     env = [line for line in s.text().splitlines() if "scripts:" in line]
-    assert env == ["- web/package.json scripts: `test`: vitest run; `verify`: turbo run typecheck lint test"], env
+    assert env == ["> web/package.json scripts: `test`: vitest run; `verify`: turbo run typecheck lint test"], env
 
 
 def test_the_names_of_an_edit_are_found_in_linear_time_on_a_long_mixed_case_word() -> None:

@@ -39,7 +39,7 @@ _BRIEF_GROUPS = [  # (title, item kinds, at most this many lines)
 
 def _line(item: Item) -> str:
     source = f" ({one_line(item.source, 60)})" if item.kind in ("rule", "decision") and item.source else ""
-    if item.kind in ("rule", "decision", "request"):
+    if item.kind in ("rule", "decision", "request", "env", "lesson"):
         return f"{quoted(item.text, 240)}{source}"
     return f"- {one_line(item.text, 240)}"
 

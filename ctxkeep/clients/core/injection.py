@@ -48,7 +48,7 @@ def _source(item: Item) -> str:
 
 
 def _item_line(item: Item) -> str:
-    if item.kind in ("rule", "decision") or (item.kind == "state" and item.source == "tool"):
+    if item.kind in ("rule", "decision", "env", "lesson") or (item.kind == "state" and item.source == "tool"):
         return f"{quoted(item.text)}{_source(item)}"
     named = f"{item.value}: " if item.kind == "approval" and item.value else ""  # the id the agent decides it by
     return f"- {named}{one_line(item.text, 400)}{_source(item) if item.kind not in ('constraint', 'pending') else ''}"
@@ -223,7 +223,7 @@ def _records_view(
         ),
         (
             "Environment facts learned from errors (this machine's shell)",
-            [f"- {one_line(r.text, 300)}" for r in view.env + view.got_past],
+            [quoted(r.text) for r in view.env + view.got_past],  # error lines, commands, a file's scripts: data
             0.08,
             False,
         ),
