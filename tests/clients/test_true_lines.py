@@ -108,6 +108,8 @@ def test_a_pull_request_the_agent_opened_is_stated_with_its_title_and_descriptio
     repaired = repair(check_summary(must_keep(s.view()), "Opened a PR."), "header", 4_000)
     assert "pull/85" in repaired
     assert "Pull request" not in _session().bash("gh pr view 85", "https://github.com/o/r/pull/85").text()
+    short = _session().bash('gh pr create -t "fix: x" -b "Why: y"', "https://github.com/o/r/pull/3\n").text()
+    assert "- Pull request opened: https://github.com/o/r/pull/3 fix: x\n  > its description: Why: y\n" in short
 
 
 def test_an_edit_after_the_commit_is_the_only_uncommitted_file() -> None:

@@ -40,7 +40,8 @@ def commit_of(output: str) -> tuple[str, str, str] | None:
 
 
 _HEREDOC = LazyPattern(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\b", re.S)
-_MESSAGE_ARG = LazyPattern(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')")
+_OPTION_TEXT = r"(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')"  # an option's quoted value: "…" or '…'
+_MESSAGE_ARG = LazyPattern(r"(?:-m|--message)" + _OPTION_TEXT)
 
 
 def commit_body(command: str) -> str:
@@ -59,7 +60,6 @@ def commit_body(command: str) -> str:
 
 _PR_CREATE = LazyPattern(r"(?:^|[\s;&|(])gh\s+pr\s+create\b")
 _PR_URL = LazyPattern(r"https://\S+/pull/\d+")
-_OPTION_TEXT = r"(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')"
 _PR_TITLE = LazyPattern(r"(?:--title|-t)" + _OPTION_TEXT)
 _PR_BODY = LazyPattern(r"(?:--body|-b)" + _OPTION_TEXT, re.S)
 
@@ -69,11 +69,8 @@ def pull_request_of(command: str, output: str) -> tuple[str, str, str] | None:
     url = _PR_URL.search(output) if _PR_CREATE.search(command) else None
     if url is None:
         return None
-    title = _PR_TITLE.search(command)
-    heredoc = _HEREDOC.search(command)
-    body = (
-        heredoc.group(2) if heredoc else next((a or b for a, b in [m.groups() for m in _PR_BODY.finditer(command)]), "")
-    )
+    title, given, heredoc = _PR_TITLE.search(command), _PR_BODY.search(command), _HEREDOC.search(command)
+    body = heredoc.group(2) if heredoc else (given.group(1) or given.group(2)) if given else ""
     return url.group(0), (title.group(1) or title.group(2)) if title else "", body.strip()
 
 
