@@ -71,6 +71,11 @@ def test_attachments_of_another_shape_make_no_rule_and_the_rest_is_still_read() 
         {"type": "hook_additional_context", "content": [7, None], "hookEvent": "SessionStart"},
         {"type": "hook_additional_context", "content": [MODE], "hookEvent": 42},
         {"type": "hook_success", "content": MODE, "hookEvent": "SessionStart"},
+        {"type": "hook_success", "content": '["- Never push."]', "hookEvent": "SessionStart"},  # JSON, not an object
+        {"type": "hook_success", "content": '{"hookSpecificOutput": 7}', "hookEvent": "SessionStart"},
+        {"type": "hook_success", "content": "{not json", "hookEvent": "SessionStart"},
+        {"type": "nested_memory", "content": "- Never push.", "path": "/p/CLAUDE.md"},  # not the object it sends
+        {"type": "nested_memory", "content": {"path": "/p/CLAUDE.md", "content": ["- Never push."]}},
     ]
     lines = [json.dumps({"type": "attachment", "attachment": a, "timestamp": "2026-11-30T10:00:01.000Z"}) for a in odd]
     lines += [json.dumps({"type": "attachment", "attachment": "not an object"}), _prompt("tidy the website", 2)]
