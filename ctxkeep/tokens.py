@@ -25,6 +25,8 @@ _name: str | None = None
 
 def _load() -> tuple[Any, str]:
     global _encoder, _name
+    if _name is not None:  # loaded (or the estimate chosen): no lock on the path every count takes
+        return _encoder, _name
     with _lock:
         if _name is None:
             try:
@@ -64,7 +66,7 @@ def count_tokens(text: str) -> int:
     if encoder is None:
         return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
     try:
-        return len(encoder.encode(text, disallowed_special=()))
+        return len(encoder.encode_ordinary(text))
     except ValueError:  # tiktoken's regex overflows on huge whitespace runs: count in pieces
         if len(text) <= PIECE_CHARS:
             return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
@@ -117,8 +119,4 @@ def count_tokens_many(texts: list[str]) -> list[int]:
 def token_ids(text: str) -> list[int]:
     """The token ids of `text` (its UTF-8 bytes when the tokenizer could not load), e.g. to compare prefixes."""
     encoder, _ = _load()
-    return (
-        list(text.encode("utf-8", "surrogatepass"))
-        if encoder is None
-        else list(encoder.encode(text, disallowed_special=()))
-    )
+    return list(text.encode("utf-8", "surrogatepass")) if encoder is None else list(encoder.encode_ordinary(text))

@@ -23,6 +23,9 @@ _ROW_COLUMNS = (
     "b.sha256, e.id, e.blob_id"
 )
 _BATCH = 400  # stay well under SQLite's bound-parameter limit
+# the index's best (this many times the limit) are filtered first, and every match only when too few of them pass: the
+# same rows either way; two keeps the join small (a working set's query at 10,000 records: 3.4 ms with 8, 2.3 with 2)
+_RANKED_FIRST = 2
 _KEY_ON_A_THREAD = 100_000  # characters of terms above which keying runs off the event loop
 
 
@@ -249,7 +252,8 @@ class Evidence:
         )
         table = tables.evidence
         # FTS5's own `rank` (bm25 here) sorts faster than ORDER BY on a bm25() expression
-        best = f"(SELECT rowid, rank AS score FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT {limit * 8}) f"
+        first = limit * _RANKED_FIRST
+        best = f"(SELECT rowid, rank AS score FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT {first}) f"
         every = f"(SELECT rowid, bm25({table}) AS score FROM {table} WHERE {table} MATCH ?) f"
         expression = match_expression(list(self._key.mapping(terms)))
         cursor = await self._conn.execute(outer.format(source=best), (expression, *params, limit))

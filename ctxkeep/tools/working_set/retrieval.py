@@ -48,6 +48,14 @@ class Candidate:
     score: float
 
 
+@dataclass(frozen=True)
+class Ranked:
+    """Candidates best first; `complete` when fewer hits than asked for matched (a larger limit would add none)."""
+
+    candidates: list[Candidate]
+    complete: bool
+
+
 def _spread(hit: EvidenceRow, near: list[EvidenceRow]) -> list[tuple[EvidenceRow, float]]:
     """Each neighbour of `hit` with the weight its distance (in records of that source) gives it."""
     before = sorted((row for row in near if row.id < hit.id), key=lambda row: -row.id)
@@ -79,7 +87,7 @@ async def _priors(tx: Tx, focus: str, hits: list[tuple[EvidenceRow, float]]) -> 
     return factors
 
 
-async def rank_evidence(tx: Tx, project: str, focus: str, where: SearchFilter, limit: int) -> list[Candidate]:
+async def rank_evidence(tx: Tx, project: str, focus: str, where: SearchFilter, limit: int) -> Ranked:
     """The records in scope that best answer `focus`, best first (at most `limit` hits plus their neighbours)."""
     found = await ranked_hits(tx, project, focus, where, limit, POSTINGS_BUDGET, widen_below=limit // 4)
     factors = await _priors(tx, focus, found)
@@ -101,4 +109,4 @@ async def rank_evidence(tx: Tx, project: str, focus: str, where: SearchFilter, l
         kept = best_per_blob.get(row.sha256)
         if kept is None or (score, row.id) > (kept.score, kept.row.id):
             best_per_blob[row.sha256] = Candidate(row, score)
-    return sorted(best_per_blob.values(), key=lambda c: (-c.score, -c.row.id))
+    return Ranked(sorted(best_per_blob.values(), key=lambda c: (-c.score, -c.row.id)), len(found) < limit)

@@ -38,7 +38,7 @@ async def _ranked(store: Store, items: list[EvidenceItem], focus: str) -> list[s
     if items:
         await evidence_put(Scope(store=store, project=PROJECT), items)
     async with store.snapshot() as tx:
-        return [c.row.title or "" for c in await rank_evidence(tx, PROJECT, focus, ANY, 20)]
+        return [c.row.title or "" for c in (await rank_evidence(tx, PROJECT, focus, ANY, 20)).candidates]
 
 
 def test_months_named_in_a_question_are_found_with_their_year() -> None:

@@ -119,8 +119,8 @@ class _CountingEncoder:
     def __init__(self, encoder: Any) -> None:
         self.encoder, self.tokens = encoder, 0
 
-    def encode(self, text: str, **options: Any) -> list[int]:
-        ids: list[int] = self.encoder.encode(text, **options)
+    def encode_ordinary(self, text: str) -> list[int]:
+        ids: list[int] = self.encoder.encode_ordinary(text)
         self.tokens += len(ids)
         return ids
 
