@@ -226,11 +226,13 @@ class Evidence:
         tables = await project_tables(self._conn, project)
         if tables is None or not terms:
             return {}
-        back = self._key.mapping(terms)
-        cursor = await self._conn.execute(
-            f"SELECT term, doc FROM {tables.vocab} WHERE term IN ({','.join('?' * len(back))})", tuple(back)
-        )
-        return {back[term]: int(doc) for term, doc in await cursor.fetchall()}
+        found: dict[str, int] = {}
+        for keyed, term in self._key.mapping(terms).items():  # fts5vocab looks up `term = ?`, but scans for IN (…)
+            cursor = await self._conn.execute(f"SELECT doc FROM {tables.vocab} WHERE term = ?", (keyed,))
+            row = await cursor.fetchone()
+            if row is not None:
+                found[term] = int(row[0])
+        return found
 
     async def search(
         self, project: str, terms: Sequence[str], where: SearchFilter, limit: int

@@ -250,8 +250,9 @@ async def evidence_slot(
     )
     picks, dropped, full = await _first_pass(tx, kept, ranked.candidates, texts, filler, passage_chars)
     picks = _widen(picks, len(kept), texts, filler)
-    while not (full or ranked.complete or size >= MAX_HITS) and filler.room() >= MIN_LINE_TOKENS:
-        # a large slot with room left while more records match: the next ones, ranked below every earlier candidate
+    while not (full or ranked.complete or size >= MAX_HITS) and filler.room() >= max(MIN_LINE_TOKENS, limit // 8):
+        # much room left while more records match (a large slot, short records): the next ones, ranked below every
+        # earlier candidate (another ranking costs about what the first did: worth it for an eighth of the slot)
         size, earlier = min(MAX_HITS, size * 2), ranked
         ranked = await rank_evidence(tx, project, focus, where, size)
         more = _new_candidates(ranked, earlier, picks)
