@@ -153,8 +153,8 @@ class _Filler:
         first, _, rest = line.partition("\n")
         if not rest or self.count is not count_tokens:
             return self.count(line)
-        parts = [first + "\n", *rest.splitlines(keepends=True)]
-        return count_joined(parts, [count_tokens(parts[0]), *(_quoted_line_tokens(part) for part in parts[1:])])
+        # every part ends with a line break and the next starts with "> ": the sum is the count (see count_joined)
+        return count_tokens(first + "\n") + sum(map(_quoted_line_tokens, rest.splitlines(keepends=True)))
 
     def header_cost(self, row: EvidenceRow) -> int:
         group = self.group(row)

@@ -115,11 +115,10 @@ def _literal_hits(scanned: str, literals: tuple[tuple[str, bool], ...]) -> Hits:
     matches there, left to right, a match never overlapping the one before; found literal by literal, each with a
     pattern that starts with the literal, so the regex engine's literal search finds its occurrences (a leading word
     boundary would make it try every position)."""
-    found = sorted(
-        (match.start(), branch, literal)
-        for branch, (literal, bounded) in enumerate(literals)
-        for match in _literal_pattern(literal, bounded).finditer(scanned)
-    )
+    found: list[tuple[int, int, str]] = []
+    for branch, (literal, bounded) in enumerate(literals):
+        found += [(match.start(), branch, literal) for match in _literal_pattern(literal, bounded).finditer(scanned)]
+    found.sort()
     out: Hits = []
     end = 0
     for start, _, literal in found:
@@ -148,6 +147,8 @@ def _best_start(found: Hits, max_chars: int) -> int:
     earliest on a tie). Stops once a window holds every distinct word: no later one can hold more."""
     ids: dict[str, int] = {}
     words = [ids.setdefault(word, len(ids)) for _, word in found]
+    if len(ids) == 1:  # every window holds the one word: the first one starts the earliest
+        return found[0][0]
     starts = [start for start, _ in found]
     counts = [0] * len(ids)
     best, best_count, distinct, right, total = 0, 0, 0, 0, len(found)
