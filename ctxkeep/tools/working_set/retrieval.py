@@ -20,7 +20,7 @@ from ctxkeep.tools.evidence import CONTENTS, ranked_hits
 
 NEIGHBOUR_WEIGHTS = (0.5, 0.3)
 NEIGHBOUR_KINDS = frozenset({"message"})
-POSTINGS_BUDGET = 8_000  # postings ranked per working set: the rarest terms first (see evidence_search.selective_terms)
+POSTINGS_BUDGET = 3_000  # postings ranked per working set: the rarest terms first (see evidence_search.selective_terms)
 NAMED_PRIOR = 0.3
 MONTH_PRIOR = 1.0
 MONTHS = (
