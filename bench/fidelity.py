@@ -9,7 +9,7 @@ at session start), ctxkeep alone, and the summary plus the records' view (Claude
 only after SessionStart(compact): the view is injected then, and PostCompact adds only unverified claims); sizes
 measured on the characters printed.
 
-The four blind sets (`bench/blind`, `bench/blind2`, `bench/blind3`, `bench/blind4`: public sessions from other repositories, items written by
+The five blind sets (`bench/blind`, `bench/blind2` … `bench/blind5`: public sessions from other repositories, items written by
 reviewers who never read the code, each committed before it was first scored) run the same way on their own
 transcripts.
 
@@ -36,10 +36,15 @@ from ctxkeep.project import transcript_slug
 
 ITEMS = Path(__file__).resolve().parent / "fidelity_items.json"
 HELD_OUT = Path(__file__).resolve().parent / "fidelity_heldout.json"
-BLIND = Path(__file__).resolve().parent / "blind"  # written blind to the code, committed before it was scored
-BLIND_2 = Path(__file__).resolve().parent / "blind2"  # a second one, from other repositories (2026-12-02)
-BLIND_3 = Path(__file__).resolve().parent / "blind3"  # a third one, from five more repositories (2026-12-02)
-BLIND_4 = Path(__file__).resolve().parent / "blind4"  # a fourth, 3 sessions of two more (first scored 2026-12-02)
+# written blind to the code, each committed before it was first scored: (folder, raw key, what it is)
+BLIND_SETS = (
+    ("blind", "blind", "blind set, 8 public sessions (bench/blind)"),
+    ("blind2", "blind_2", "second blind set, 6 public sessions (bench/blind2)"),  # other repositories (2026-12-02)
+    ("blind3", "blind_3", "third blind set, 6 public sessions (bench/blind3)"),  # five more repositories (2026-12-02)
+    ("blind4", "blind_4", "fourth blind set, 3 public sessions (bench/blind4)"),  # two more (2026-12-02)
+    ("blind5", "blind_5", "fifth blind set, 4 public sessions (bench/blind5)"),  # two more (2026-12-02, evening)
+)
+BENCH = Path(__file__).resolve().parent
 BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -224,40 +229,24 @@ def run(quick: bool) -> dict[str, Any]:
     if not (SHARED_DATA / compactions[0]["file"]).exists():
         return {"title": "Compaction fidelity", "rows": [], "notes": ["../shared/data is absent: not run"]}
     dev = [_one(c) for c in compactions]
-    blind = [_one(c, BLIND) for c in json.loads((BLIND / "items.json").read_text())["compactions"]]
-    blind_2 = [_one(c, BLIND_2) for c in json.loads((BLIND_2 / "items.json").read_text())["compactions"]]
-    blind_3 = [_one(c, BLIND_3) for c in json.loads((BLIND_3 / "items.json").read_text())["compactions"]]
-    blind_4 = [_one(c, BLIND_4) for c in json.loads((BLIND_4 / "items.json").read_text())["compactions"]]
     dev_rows, dev_share = _set_rows("dev set, 6 shared transcripts", dev)
-    blind_rows, blind_share = _set_rows("blind set, 8 public sessions (bench/blind)", blind)
-    blind_2_rows, blind_2_share = _set_rows("second blind set, 6 public sessions (bench/blind2)", blind_2)
-    blind_3_rows, blind_3_share = _set_rows("third blind set, 6 public sessions (bench/blind3)", blind_3)
-    blind_4_rows, blind_4_share = _set_rows("fourth blind set, 3 public sessions (bench/blind4)", blind_4)
+    rows, notes, raw, results = list(dev_rows), _notes("dev", dev), {"dev": dev_share, "compactions": dev}, list(dev)
+    for folder, key, name in BLIND_SETS:
+        scored = [
+            _one(c, BENCH / folder) for c in json.loads((BENCH / folder / "items.json").read_text())["compactions"]
+        ]
+        set_rows, share = _set_rows(name, scored)
+        rows += set_rows
+        notes += _notes(folder, scored)
+        raw |= {key: share, f"{key}_compactions": scored}
+        results += scored
     held_out = [_held_out(c) for c in json.loads(HELD_OUT.read_text())["compactions"]]
     held_rows, held_notes, held_share = _held_out_rows(held_out)
-    results = dev + blind + blind_2 + blind_3 + blind_4
     return {
         "title": "Compaction fidelity (real transcripts, hooks as Claude Code runs them)",
-        "rows": dev_rows + blind_rows + blind_2_rows + blind_3_rows + blind_4_rows + held_rows,
-        "notes": _notes("dev", dev)
-        + _notes("blind", blind)
-        + _notes("blind2", blind_2)
-        + _notes("blind3", blind_3)
-        + held_notes,
-        "raw": {
-            "dev": dev_share,
-            "blind": blind_share,
-            "compactions": dev,
-            "blind_compactions": blind,
-            "blind_2": blind_2_share,
-            "blind_2_compactions": blind_2,
-            "blind_3": blind_3_share,
-            "blind_3_compactions": blind_3,
-            "blind_4": blind_4_share,
-            "blind_4_compactions": blind_4,
-            "held_out": held_out,
-            "held_out_share": held_share,
-        },
+        "rows": rows + held_rows,
+        "notes": notes + held_notes,
+        "raw": {**raw, "held_out": held_out, "held_out_share": held_share},
         "checks": {
             "repair_within_4000": max(r["repair_chars"] for r in results) <= 4_000,
             "injection_within_9000": max(r["alone_chars"] for r in results) <= 9_000,

@@ -12,7 +12,7 @@ import pytest
 from tests.paths import ROOT
 
 
-@pytest.mark.parametrize("name", ["blind2", "blind3", "blind4"])
+@pytest.mark.parametrize("name", ["blind2", "blind3", "blind4", "blind5"])
 def test_a_blind_set_passes_its_own_checks(name: str) -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / name / "check.py")], capture_output=True, text=True, timeout=300
