@@ -9,7 +9,7 @@ from typing import Any
 
 from ctxkeep.clients.claude_code.transcript import latest, read_transcript
 from ctxkeep.clients.core.events import printed
-from ctxkeep.clients.core.injection import records_view, repair
+from ctxkeep.clients.core.injection import GOAL_CHARS, _records_view, quoted, records_view, repair
 from ctxkeep.clients.core.session_view import View, derive, instructions_of, must_keep
 from ctxkeep.tools.compaction_check import Finding, Item, check_summary
 
@@ -368,6 +368,32 @@ def test_room_the_records_leave_goes_to_more_of_a_long_first_request() -> None:
     assert "file_100.go" in shown and len(shown) <= 9_000  # past the first 1,200 characters, within the budget
     small = records_view(derive(latest(read_transcript(s.lines).records)), "header", 2_000)
     assert "file_30.go" in small and "file_100.go" not in small and len(small) <= 2_000
+
+
+def test_more_of_the_first_request_never_costs_another_record_line() -> None:
+    plan = "Implement the following plan: " + " ".join(f"step {n} touches file_{n}.go." for n in range(400))
+    s = Session().user(plan)
+    for n in range(6):
+        s.user(f"Also check module {n} for the locale bug and report back")
+        s.say(f"Finding {n}: " + "the cache key ignores the locale, so two users share a page. " * 12)
+    view = s.view()
+    for budget in (3_000, 4_000, 6_000):
+        base = _records_view(view, "header", budget, None, len, "", GOAL_CHARS)
+        shown = records_view(view, "header", budget).splitlines()
+        goal = quoted(view.goal or "", GOAL_CHARS)
+        lines = [line for line in base.splitlines() if line != goal and line.startswith(("> ", "- "))]
+        assert all(line in shown for line in lines), budget
+
+
+def test_what_an_ide_adds_to_a_prompt_is_not_the_persons_words() -> None:
+    s = Session().user(
+        "<ide_opened_file>The user opened the file /tmp/issue.md in the IDE. This may or may not be related to the "
+        "current task.</ide_opened_file> Pull issue 1 and fix it"
+    )
+    s.user("<ide_selection>def f(): pass</ide_selection>")
+    view = s.view()
+    assert view.goal == "Pull issue 1 and fix it"
+    assert view.prompts == ["Pull issue 1 and fix it"]  # a prompt that held only the IDE's context is none
 
 
 def test_code_a_long_prompt_quotes_is_no_instruction_and_a_listed_rule_is_stated_once() -> None:

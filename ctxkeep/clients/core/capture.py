@@ -201,9 +201,14 @@ def _is_json_object(body: str) -> bool:
         return False
 
 
+# what an IDE extension adds to a prompt (the file open, the selection, its diagnostics): not the person's words
+_IDE_CONTEXT = LazyPattern(r"<ide_([a-z_]{1,40})>.*?</ide_\1>", re.DOTALL)
+
+
 def from_prompt(text: str, at: str, known: Known | None = None) -> list[Record]:
-    """A prompt a person typed (or queued): one record, keyed by its text (`known` notes the files it names)."""
-    body = clean(text)
+    """A prompt a person typed (or queued): one record, keyed by its text (`known` notes the files it names); what
+    an IDE added to it is left out."""
+    body = clean(_IDE_CONTEXT.sub("", text) if "<ide_" in text else text)
     if not body or not is_request(body):
         return []
     if known is not None:

@@ -194,7 +194,12 @@ def records_view(
     shown = _records_view(view, header, budget, task, measure, footer, GOAL_CHARS)
     slack = budget - measure(shown) - 200
     if slack > 0 and view.goal and len(view.goal) > GOAL_CHARS:
-        return _records_view(view, header, budget, task, measure, footer, GOAL_CHARS + slack)
+        grown = _records_view(view, header, budget, task, measure, footer, GOAL_CHARS + slack)
+        goal = quoted(view.goal, GOAL_CHARS)
+        lines = set(grown.splitlines())
+        # only room that is truly left: every other record line stays (the sections share the budget by weight)
+        if all(line in lines for line in shown.splitlines() if line != goal and line.startswith(("> ", "- "))):
+            return grown
     return shown
 
 
