@@ -385,6 +385,19 @@ def test_more_of_the_first_request_never_costs_another_record_line() -> None:
         assert all(line in shown for line in lines), budget
 
 
+def test_the_branch_is_the_one_git_named_last() -> None:
+    s = _session().bash("git status", "On branch main\nnothing to commit, working tree clean")
+    assert s.view().branch == "main"
+    s.bash("git checkout -b spike/sync", "Switched to a new branch 'spike/sync'")
+    assert "- On branch spike/sync (git said so last)" in s.text()
+    assert any(i.kind == "fact" and i.value == "spike/sync" for i in must_keep(s.view()))
+    s.bash("git checkout release", "error: pathspec 'release' did not match", error=True)  # a failed switch: no move
+    s.bash("git commit -m wip", "[detached HEAD 1a2b3c4] wip\n 1 file changed")  # git names no branch here
+    assert s.view().branch == "spike/sync"
+    s.bash("git branch --show-current", "fix/login\n")
+    assert s.view().branch == "fix/login"
+
+
 def test_what_an_ide_adds_to_a_prompt_is_not_the_persons_words() -> None:
     s = Session().user(
         "<ide_opened_file>The user opened the file /tmp/issue.md in the IDE. This may or may not be related to the "

@@ -422,6 +422,11 @@ def _git_records(command: str, event: ToolEvent) -> list[Record]:
         files = ", ".join(p.rsplit("/", 1)[-1] for p in stopped[:8]) or "see git status"
         text = f"`{one_line(cut(command, 120), 120)}` stopped on conflicts ({files}): resolve them, then commit"
         out.append(Record("vcs", "conflict", text, event.at, status="open"))
+    branch = git_state.branch_of(command, event.output) if not event.is_error and "git" in command else None
+    if branch is None and commit and commit[2] != "detached":
+        branch = commit[2]
+    if branch:
+        out.append(Record("fact", "branch", cut(branch, 120), event.at, status="done", source="git"))
     listed = git_state.status_of(command, event.output) if not event.is_error else None
     if listed is not None:
         out.append(Record("vcs", "status", json.dumps(listed[:200], ensure_ascii=False), event.at, status="done"))

@@ -114,6 +114,8 @@ def _state_lines(view: View) -> list[str]:
     if view.added:
         named = "; ".join(f"{path.rsplit('/', 1)[-1]}: {', '.join(names)}" for path, names in view.added.items())
         lines.append(f"- Names the latest edits brought in (exact, by file): {one_line(named, 600)}")
+    if view.branch:
+        lines.append(f"- On branch {view.branch} (git said so last)")
     if view.commit is not None:
         lines.append(f"- Latest commit: {one_line(view.commit.text, 160)}")
         if view.commit_body:
