@@ -53,7 +53,7 @@ def test_a_long_session_start_context_is_read_as_a_spec_without_its_steering_lin
     ]
 
 
-def test_tool_call_context_ctxkeeps_own_and_steering_context_are_not_rules() -> None:
+def test_tool_call_context_that_asks_nothing_ctxkeeps_own_and_steering_context_are_not_rules() -> None:
     lines = [
         _attachment("PreToolUse:Edit", "[NOTICE] Direct Edit on a source file: delegate it to an executor instead.", 1),
         _attachment(
@@ -108,3 +108,35 @@ def test_a_memory_file_the_client_loaded_gives_its_negated_rules_with_its_path()
     assert [r.text for r in rules][:2] == ["Do NOT add comments unless necessary.", "Never use global state number 0."]
     assert len(rules) == 4 and "Keep functions short." not in [r.text for r in rules]  # negations only, four at most
     assert {r.source for r in rules} == {"the memory file /home/u/.claude/rules/code.md"}
+
+
+def test_a_tool_calls_hook_context_that_asks_something_is_a_rule_a_report_is_not() -> None:
+    lines = [
+        _attachment("PreToolUse:Bash", "Never run `npm publish` from this folder: releases go through CI only.", 1),
+        _attachment("PostToolUse:Edit", "ruff: 3 files reformatted, 12 files left unchanged", 2),
+        _attachment("PreToolUse:Bash", "Never run `npm publish` from this folder: releases go through CI only.", 3),
+    ]
+    rules = _rules(lines)
+    assert [(r.text, r.source) for r in rules] == [
+        ("Never run `npm publish` from this folder: releases go through CI only.", "the PreToolUse hook's context")
+    ]
+
+
+def test_a_stop_hooks_feedback_gives_its_rules_and_is_no_prompt() -> None:
+    feedback = (
+        'Stop hook feedback:\nSHORTCUT DETECTED: "instead of"\n\nBefore changing approaches, you must:\n'
+        '1. Explain what specific error you encountered\n2. Ask the user: "Do you approve changing to [new approach]?"\n\n'
+        "Do not proceed until you have done the above and received user approval."
+    )
+    meta = {"role": "user", "content": feedback}
+    lines = [
+        _prompt("Port the parser to the new tokenizer", 1),
+        json.dumps({"type": "user", "isMeta": True, "message": meta, "timestamp": "2026-11-30T10:00:02.000Z"}),
+    ]
+    records = latest(read_transcript(lines).records)
+    rules = [r for r in records if r.kind == "rule"]
+    # short: kept whole, as one rule under its source
+    assert [(r.text[:31], r.source) for r in rules] == [('SHORTCUT DETECTED: "instead of"', "the Stop hook's feedback")]
+    assert "Do not proceed until you have done the above" in rules[0].text
+    assert [r.text for r in records if r.kind == "prompt"] == ["Port the parser to the new tokenizer"]
+    assert "Do not proceed until" in records_view(derive(records), "header", 9_000)

@@ -164,7 +164,9 @@ class _Reader:
             found = _SUMMARY.search(text)
             self.out.summaries.append((found.group(1) if found else text).strip())
             return
-        if record["type"] == "user" and not record.get("isMeta"):
+        if record["type"] == "user" and record.get("isMeta"):
+            self.out.records += capture.from_hook_feedback(text_of(content), self.at)  # a Stop hook's, when it is one
+        elif record["type"] == "user":
             if text_of(content).lstrip().startswith("<local-command-"):
                 self._drop_command()
             else:

@@ -251,25 +251,46 @@ def _hook_text(attachment: dict[str, Any]) -> str:
 
 
 def from_hook_context(attachment: dict[str, Any], at: str) -> list[Record]:
-    """The rules in context another hook added for the whole session (a SessionStart or UserPromptSubmit hook: a mode
-    to keep, a project's AGENTS.md): a short added context whole, a longer one or what a SessionStart hook printed
-    read as a spec; quoted data with the hook as their source. Context about one tool call, and ctxkeep's own, are
-    not rules."""
+    """The rules in context another hook added: for the whole session (a SessionStart or UserPromptSubmit hook: a mode
+    to keep, a project's AGENTS.md), a short added context whole, a longer one or what a SessionStart hook printed
+    read as a spec; at a tool call (PreToolUse, PostToolUse …), only context that asks something of the agent ("You
+    MUST run `graphify query` before grepping"), whole when short. Quoted data with the hook as their source;
+    ctxkeep's own context is no rule."""
     event = str(attachment.get("hookEvent") or attachment.get("hookName") or "").partition(":")[0]
     kind = attachment.get("type")
-    if event not in _STANDING_HOOKS or not (
-        kind == "hook_additional_context" or (kind == "hook_success" and event == "SessionStart")
-    ):
+    standing = event in _STANDING_HOOKS
+    if standing and not (kind == "hook_additional_context" or (kind == "hook_success" and event == "SessionStart")):
         return []
-    text = _hook_text(attachment)
+    if not standing and kind not in ("hook_additional_context", "hook_system_message"):
+        return []
+    source = f"the {event or 'a'} hook's context"
+    return _hook_rules(
+        _hook_text(attachment), source, at, whole_when_short=kind != "hook_success", asks_only=not standing
+    )
+
+
+_STOP_FEEDBACK = "Stop hook feedback:"
+
+
+def from_hook_feedback(text: str, at: str) -> list[Record]:
+    """What a Stop hook told the agent when it blocked the end of a turn (Claude Code shows it as a meta message):
+    its rules, like any hook's at a tool call."""
+    if not text.startswith(_STOP_FEEDBACK):
+        return []
+    body = text[len(_STOP_FEEDBACK) :]
+    return _hook_rules(body, "the Stop hook's feedback", at, whole_when_short=True, asks_only=True)
+
+
+def _hook_rules(text: str, source: str, at: str, whole_when_short: bool, asks_only: bool) -> list[Record]:
+    """A hook's text as rules, whole when short and allowed; with `asks_only`, none unless a line is rule-shaped."""
     if not text.strip() or text.lstrip().startswith(SERVER_NAME):
         return []
+    rules = commands.spec_rules(text)
+    if asks_only and not rules:
+        return []  # a hook's report about one call (a lint result, a rewrite): nothing it asks to keep doing
     flat = one_line(text, 10_000)
-    # what a SessionStart hook printed may be any banner or digest: only its rule-shaped lines are rules
-    whole = kind == "hook_additional_context" and len(flat) <= commands.MAX_RULE_CHARS
-    rules = [flat] if whole and not commands.speaks_to_the_reader(flat) else commands.spec_rules(text)
-    source = f"the {event} hook's context"
-    return _stored([Record("rule", digest(rule), clean(rule, 300), at, source=source) for rule in rules])
+    whole = whole_when_short and len(flat) <= commands.MAX_RULE_CHARS and not commands.speaks_to_the_reader(flat)
+    return _stored([Record("rule", digest(r), clean(r, 300), at, source=source) for r in ([flat] if whole else rules)])
 
 
 def from_assistant(text: str, at: str) -> list[Record]:
