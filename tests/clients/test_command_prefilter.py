@@ -73,3 +73,11 @@ def test_the_shortcut_skips_commands_no_pattern_could_match() -> None:
     assert not any(commands.may_run("ls -la src", what) for what in PATTERNS)
     assert commands.check_kind("ls -la src") is None and commands.vcs_action("cat README.md") is None
     assert [commands.check_kind(c) for c in WRITTEN[:3]] == ["test", "test", "test"]
+
+
+def test_a_step_that_installs_a_checker_does_not_run_it() -> None:
+    assert commands.check_kind("uv pip install ruff pytest pytest-cov && uv run ruff check src/ tests/") == "lint"
+    assert commands.check_kind("pip install pytest") is None
+    assert commands.check_kind("npm install -D vitest; npx vitest run") == "test"
+    assert commands.check_kind("uv add --dev pytest && uv run pytest -q") == "test"
+    assert commands.check_kind("pytest tests/test_install.py") == "test"  # a test about installing still runs tests

@@ -324,9 +324,19 @@ _BULLET = LazyPattern(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _JSON_DATA = LazyPattern(r'^(?:[\[{]\s*["{\[]|"[^"\n]{1,80}"\s*:)')  # a JSON value or member: data, not a sentence
 
 
+# installing a checker is not running it (`uv pip install pytest ruff && uv run ruff check src/` is a lint run)
+_INSTALL = LazyPattern(
+    r"^\s*(?:sudo\s+)?(?:(?:uv\s+)?pip3?\s+install|uv\s+(?:add|tool\s+install)|pipx\s+install|poetry\s+add|"
+    r"(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)|cargo\s+install|gem\s+install|brew\s+install|apt(?:-get)?\s+install)\b"
+)
+
+
 def check_kind(command: str) -> str | None:
-    """test, build or lint when `command` runs one, else None (the first kind that matches, in that order)."""
+    """test, build or lint when `command` runs one, else None (the first kind that matches, in that order); a step
+    that installs packages runs none of them."""
     flat = " ".join(command.split())
+    if "install" in flat or " add " in flat:
+        flat = " && ".join(step for step in re.split(r"\s*(?:&&|\|\||;)\s*", flat) if not _INSTALL.match(step))
     return next((kind for kind, pattern in _CHECKS.items() if may_run(flat, kind) and pattern.search(flat)), None)
 
 
