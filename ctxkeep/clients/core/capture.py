@@ -444,7 +444,7 @@ def _git_records(command: str, event: ToolEvent) -> list[Record]:
         text = f"`{one_line(cut(command, 120), 120)}` stopped on conflicts ({files}): resolve them, then commit"
         out.append(Record("vcs", "conflict", text, event.at, status="open"))
     branch = git_state.branch_of(command, event.output) if not event.is_error and "git" in command else None
-    if branch is None and commit and commit[2] != "detached":
+    if branch is None and commit:
         branch = commit[2]
     if branch:
         out.append(Record("fact", "branch", cut(branch, 120), event.at, status="done", source="git"))
