@@ -443,11 +443,10 @@ def _git_records(command: str, event: ToolEvent) -> list[Record]:
         files = ", ".join(p.rsplit("/", 1)[-1] for p in stopped[:8]) or "see git status"
         text = f"`{one_line(cut(command, 120), 120)}` stopped on conflicts ({files}): resolve them, then commit"
         out.append(Record("vcs", "conflict", text, event.at, status="open"))
-    branch = git_state.branch_of(command, event.output) if not event.is_error and "git" in command else None
-    if branch is None and commit:
-        branch = commit[2]
-    if branch:
-        out.append(Record("fact", "branch", cut(branch, 120), event.at, status="done", source="git"))
+    on_branch = git_state.branch_of(command, event.output) if not event.is_error and "git" in command else None
+    on_branch = on_branch or (commit[2] if commit else None)
+    if on_branch:
+        out.append(Record("fact", "branch", cut(on_branch, 120), event.at, status="done", source="git"))
     listed = git_state.status_of(command, event.output) if not event.is_error else None
     if listed is not None:
         out.append(Record("vcs", "status", json.dumps(listed[:200], ensure_ascii=False), event.at, status="done"))
