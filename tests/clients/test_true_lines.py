@@ -396,6 +396,25 @@ def test_the_branch_is_the_one_git_named_last() -> None:
     assert s.view().branch == "spike/sync"
     s.bash("git branch --show-current", "fix/login\n")
     assert s.view().branch == "fix/login"
+    s.bash("git status", "HEAD detached at 1a2b3c4\nnothing to commit")  # no branch now, and none is said
+    assert s.view().branch == "HEAD" and "On branch" not in s.text()
+    s.bash("git switch fix/login", "Switched to branch 'fix/login'")
+    s.bash("git branch --show-current", "")  # detached again: --show-current prints nothing
+    assert s.view().branch == "HEAD"
+    detached = _session().bash("git log -1", "").user("go on")
+    detached.lines.append(
+        json.dumps(
+            {
+                "type": "user",
+                "gitBranch": "HEAD",
+                "timestamp": "2026-11-30T11:00:00.000Z",
+                "message": {"role": "user", "content": "and then?"},
+            }
+        )
+    )
+    assert detached.view().branch == "HEAD"  # Claude Code's word for a detached HEAD (a jj repository)
+    assert "On branch" not in detached.text()
+    assert not any(i.kind == "fact" and "Branch" in i.text for i in must_keep(detached.view()))
 
 
 def test_what_an_ide_adds_to_a_prompt_is_not_the_persons_words() -> None:

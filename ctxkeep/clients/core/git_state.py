@@ -30,22 +30,26 @@ _CLEAN = LazyPattern(r"nothing to commit, working tree clean|nothing added to co
 _NOTHING = LazyPattern(r"nothing to commit|nothing added to commit|no changes added to commit")
 
 
-_ON_BRANCH = LazyPattern(r"^(?:On branch |Switched to (?:a new |and reset )?branch ')(?P<name>[^\s']+)", re.M)
-_SHOW_CURRENT = LazyPattern(
-    r"(?:^|[\s;&|(])git\s+(?:-C\s+\S+\s+)?(?:branch\s+--show-current|rev-parse\s+--abbrev-ref\s+HEAD)\b"
+_ON_BRANCH = LazyPattern(
+    r"^(?:(?:On branch |Switched to (?:a new |and reset )?branch ')(?P<name>[^\s']+)|HEAD detached (?:at|from) \S+)",
+    re.M,
+)
+_SHOW_CURRENT = LazyPattern(  # the whole command: a compound one's output is not only the branch
+    r"^\s*git\s+(?:-C\s+\S+\s+)?(?:branch\s+--show-current|rev-parse\s+--abbrev-ref\s+HEAD)\s*(?:2>\S+\s*)?$"
 )
 _BRANCH_NAME = LazyPattern(r"^[\w./-]{1,120}$")
 
 
 def branch_of(command: str, output: str) -> str | None:
     """The branch git says the work is on: `git status`'s "On branch", a checkout's or switch's "Switched to
-    branch", `git branch --show-current`; the last one an output names, else None."""
-    found = [m.group("name") for m in _ON_BRANCH.finditer(output)]
+    branch", `git branch --show-current`; "HEAD" when git says it is detached; the last one an output names, else
+    None."""
+    found = [m.group("name") or "HEAD" for m in _ON_BRANCH.finditer(output)]
     if found:
         return found[-1]
     lines = output.strip().splitlines()
-    if _SHOW_CURRENT.search(command) and len(lines) == 1 and _BRANCH_NAME.match(lines[0].strip()):
-        return lines[0].strip() if lines[0].strip() != "HEAD" else None
+    if _SHOW_CURRENT.search(command) and len(lines) <= 1 and _BRANCH_NAME.match(lines[0].strip() if lines else "HEAD"):
+        return lines[0].strip() if lines else "HEAD"  # --show-current prints nothing on a detached HEAD
     return None
 
 

@@ -114,7 +114,7 @@ def _state_lines(view: View) -> list[str]:
     if view.added:
         named = "; ".join(f"{path.rsplit('/', 1)[-1]}: {', '.join(names)}" for path, names in view.added.items())
         lines.append(f"- Names the latest edits brought in (exact, by file): {one_line(named, 600)}")
-    if view.branch:
+    if view.branch and view.branch != "HEAD":  # HEAD: detached (a jj repository, a rebase), no branch to name
         lines.append(f"- On branch {view.branch} (git said so last)")
     if view.commit is not None:
         lines.append(f"- Latest commit: {one_line(view.commit.text, 160)}")

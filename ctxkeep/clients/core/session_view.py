@@ -407,7 +407,7 @@ def must_keep(view: View, limit_goal: int = 200) -> list[Item]:
     shown = {one_line(view.request or "", 300)} | {i.split('": ', 1)[-1] for i in view.instructions}
     earlier = [p for p in view.prompts[1:-1][::-1] if len(p) <= 400 and one_line(p) not in shown][:MAX_EARLIER_PROMPTS]
     items += [Item("request", one_line(p, 400), source="an earlier prompt") for p in earlier]
-    if view.branch:
+    if view.branch and view.branch != "HEAD":
         items.append(Item("fact", f"Branch {view.branch}", value=view.branch.casefold(), source="git"))
     if view.pull_request is not None:
         url = view.pull_request.text.split(" ", 1)[0]
