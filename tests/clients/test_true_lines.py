@@ -5,13 +5,16 @@ failed command and its fix revealed, and prompts that are not requests (built-in
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from bench import fidelity
 from ctxkeep.clients.claude_code.transcript import latest, read_transcript
 from ctxkeep.clients.core.events import printed
 from ctxkeep.clients.core.injection import GOAL_CHARS, _records_view, quoted, records_view, repair
 from ctxkeep.clients.core.session_view import View, derive, instructions_of, must_keep
 from ctxkeep.tools.compaction_check import Finding, Item, check_summary
+from tests.paths import ROOT
 
 
 class Session:
@@ -415,6 +418,21 @@ def test_the_branch_is_the_one_git_named_last() -> None:
     assert detached.view().branch == "HEAD"  # Claude Code's word for a detached HEAD (a jj repository)
     assert "On branch" not in detached.text()
     assert not any(i.kind == "fact" and "Branch" in i.text for i in must_keep(detached.view()))
+
+
+def test_a_real_sessions_view_keeps_its_records_when_its_pasted_plan_could_grow(tmp_path: Path) -> None:
+    # bench/blind4's second tij session, resumed through the real hooks: growing the pasted plan into the room left
+    # had pushed out the user's review points, the pending API question and the updated tests
+    compaction = json.loads((ROOT / "bench" / "blind4" / "items.json").read_text())["compactions"][2]
+    lines = fidelity.transcript_lines(ROOT / "bench" / "blind4" / compaction["file"])[: compaction["boundary_line"] - 1]
+    session = fidelity._Session(tmp_path)
+    session.transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    session.hook("pre-compact", hook_event_name="PreCompact", trigger="auto")
+    view = fidelity._context(session.hook("session-start", hook_event_name="SessionStart", source="resume"))
+    wanted = ("pending-api-compat", "request-review-points", "state-integration-tests-updated")
+    items = [item for item in compaction["items"] if item["id"] in wanted]
+    assert len(items) == 3 and view
+    assert [item["id"] for item in items if not fidelity.carried(item, view)] == []
 
 
 def test_what_an_ide_adds_to_a_prompt_is_not_the_persons_words() -> None:
