@@ -1,6 +1,8 @@
 """The SQLite store's snapshots run on their own reader connection, on the caller's thread: no hand-off to aiosqlite's
 thread per query, the same committed state throughout one snapshot, a write transaction of the same process free to
-commit beside it, a file another process holds for writing still readable, and no write through a snapshot."""
+commit beside it, a file another process holds for writing still readable, and no write through a snapshot. A write
+runs on the caller's thread too while the file's write lock is free, and waits on aiosqlite's thread, without
+blocking the event loop, while another process holds it."""
 
 from __future__ import annotations
 
@@ -28,28 +30,73 @@ def _working_set(focus: str) -> WorkingSetRow:
     return WorkingSetRow("t", focus, "{}", "[]", "null", "2026-01-01T00:00:00Z", "[]")
 
 
-async def test_a_snapshot_makes_no_hand_off_to_aiosqlites_thread(
+def _count_hand_offs(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The functions handed to aiosqlite's thread from now on."""
+    handed: list[object] = []
+    execute = aiosqlite.Connection._execute
+
+    async def counted(self: aiosqlite.Connection, fn: object, *args: object, **kwargs: object) -> object:
+        handed.append(fn)
+        return await execute(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+    return handed
+
+
+async def test_a_snapshot_and_a_write_with_the_lock_free_make_no_hand_off_to_aiosqlites_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = await open_store(tmp_path / "s.db")
     scope = Scope(store, "/p")
     try:
         await _save(scope, "g")
-        handed: list[object] = []
-        execute = aiosqlite.Connection._execute
-
-        async def counted(self: aiosqlite.Connection, fn: object, *args: object, **kwargs: object) -> object:
-            handed.append(fn)
-            return await execute(self, fn, *args, **kwargs)
-
-        monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+        handed = _count_hand_offs(monkeypatch)
         async with store.snapshot() as tx:
             assert await tx.checkpoints.latest_version("/p", "t") == 1
             assert await tx.evidence.search("/p", ["missing"], SearchFilter(None, None, [], None, None), 10) == []
+        await _save(scope, "g2")
         assert handed == []
-        await _save(scope, "g2")  # writes still go through aiosqlite
-        assert handed
+        async with store.snapshot() as tx:
+            assert await tx.checkpoints.latest_version("/p", "t") == 2
     finally:
+        await store.close()
+
+
+async def test_a_write_waits_on_aiosqlites_thread_while_another_process_holds_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "s.db"
+    store = await open_store(db, busy_timeout_ms=10_000)
+    scope = Scope(store, "/p")
+    other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    try:
+        await _save(scope, "g")
+        handed = _count_hand_offs(monkeypatch)
+        other.execute("BEGIN IMMEDIATE")  # another writer holds the write lock (as a hook does while it stores)
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await anyio.sleep(0.01)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(tick)
+            with anyio.fail_after(5):
+                async with anyio.create_task_group() as writing:
+                    writing.start_soon(_save, scope, "g2")
+                    await anyio.sleep(0.3)
+                    assert handed  # the write is waiting on aiosqlite's thread
+                    other.execute("ROLLBACK")
+            tasks.cancel_scope.cancel()
+        assert ticks >= 10  # the loop kept running while the write waited
+        async with store.snapshot() as tx:
+            assert await tx.checkpoints.latest_version("/p", "t") == 2
+    finally:
+        if other.in_transaction:
+            other.execute("ROLLBACK")
+        other.close()
         await store.close()
 
 

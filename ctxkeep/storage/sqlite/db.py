@@ -36,7 +36,7 @@ from ctxkeep.storage.sqlite.maintenance import WAL, Maintenance, clear_truncatio
 from ctxkeep.storage.sqlite.memories import Memories
 from ctxkeep.storage.sqlite.migrations import LATEST
 from ctxkeep.storage.sqlite.opener import open_database
-from ctxkeep.storage.sqlite.reader import Connection, ReadConnection
+from ctxkeep.storage.sqlite.reader import Connection, LoopConnection, ReadConnection
 from ctxkeep.storage.sqlite.statements import SqliteDb
 from ctxkeep.storage.sqlite.tables import Checkpoints, Stats, WorkingSets
 
@@ -89,6 +89,7 @@ class SqliteStore(Store):
         self._owed = False  # work a delete left owed is recorded in the file (finished after the next write)
         self._finishing = False
         self._reader: ReadConnection | None = None
+        self._writer: LoopConnection | None = None
         self._read_lock = anyio.Lock()
 
     @classmethod
@@ -151,9 +152,10 @@ class SqliteStore(Store):
 
     async def close(self) -> None:
         await self._conn.close()
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        for local in (self._reader, self._writer):
+            if local is not None:
+                local.close()
+        self._reader = self._writer = None
         if self._opened is not None and self._opened in _OPEN:
             count, access = _OPEN[self._opened]
             if count > 1:
@@ -217,11 +219,6 @@ class SqliteStore(Store):
         rows = await cursor.fetchall()
         return "\n".join(str(row[0]) for row in rows)
 
-    async def _finish(self, statement: str) -> None:
-        """COMMIT or ROLLBACK, only when a transaction is open (SQLite may already have rolled back)."""
-        if self._conn.in_transaction:
-            await self._conn.execute(statement)
-
     def _check_same_file(self) -> None:
         if self._opened is not None:
             refused = moved(self.path, self._opened)
@@ -237,28 +234,34 @@ class SqliteStore(Store):
             pass  # the refusal says what matters
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+    async def _transaction(self, here: bool) -> AsyncIterator[Connection]:
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK and re-raise; shielded from cancellation at both ends (reads take a
         snapshot on their own connection instead).
 
-        The statements run on aiosqlite's thread: a cancelled await would not stop them, so
+        With `here`, the statements run on the loop's thread when the write lock is free at once; else (and for
+        maintenance, which can take long) on aiosqlite's thread, which waits for the lock (see `reader.py`). A cancelled await would not stop a statement on aiosqlite's thread, so
         BEGIN, COMMIT and ROLLBACK are awaited to the end, and the connection is never left
         inside a transaction. A write commits only while the path still names the file opened.
         """
         if not self.access.writable:
             raise read_only(self.path, self.access)
         async with self._lock:
+            conn: Connection = self._conn
             try:
                 with anyio.CancelScope(shield=True):
-                    await self._conn.execute("BEGIN IMMEDIATE")
-                yield self._conn
+                    local = self._loop_writer() if here else None
+                    if local is not None and local.begin_write():
+                        conn = local
+                    else:
+                        await self._conn.execute("BEGIN IMMEDIATE")
+                yield conn
                 with anyio.CancelScope(shield=True):
                     self._check_same_file()
-                    await self._finish("COMMIT")
+                    await _finish(conn, "COMMIT")
             except BaseException as exc:
                 with anyio.CancelScope(shield=True):
                     try:
-                        await self._finish("ROLLBACK")
+                        await _finish(conn, "ROLLBACK")
                     except sqlite3.Error:
                         pass  # the original error says more than a failed rollback
                     if (
@@ -271,17 +274,30 @@ class SqliteStore(Store):
                     raise unavailable(self.path, exc) from exc
                 raise
 
+    def _loop_writer(self) -> LoopConnection | None:
+        """The write connection on the loop's thread (busy_timeout 0), opened on first use; None when it cannot be."""
+        if self._writer is None:
+            try:
+                conn = open_database(self.path, 0, True, any_thread=True)
+            except (OSError, sqlite3.Error, DatabaseUnavailable):
+                return None
+            conn.create_function("ctxkeep_casefold", 1, _casefold, deterministic=True)
+            self._writer = LoopConnection(conn)
+        return self._writer
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """A BEGIN IMMEDIATE transaction: commits on exit, rolls back and re-raises on error."""
-        async with self._transaction() as conn:
+        """A BEGIN IMMEDIATE transaction on aiosqlite's thread (maintenance): commits on exit, rolls back and re-raises
+        on error."""
+        async with self._transaction(here=False) as conn:
+            assert isinstance(conn, aiosqlite.Connection)
             yield conn
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[SqliteTx]:
         """A write transaction exposing the query objects; afterwards, work an earlier delete left owed is finished
         when no reader stands in the way (never waiting for one)."""
-        async with self._transaction() as conn:
+        async with self._transaction(here=True) as conn:
             tx = SqliteTx(conn, self._key)
             yield tx
         if tx.maintenance.owes:
@@ -311,6 +327,12 @@ class SqliteStore(Store):
             conn.create_function("ctxkeep_casefold", 1, _casefold, deterministic=True)
             self._reader = ReadConnection(conn)
         return self._reader
+
+
+async def _finish(conn: Connection, statement: str) -> None:
+    """COMMIT or ROLLBACK, only when a transaction is open (SQLite may already have rolled back)."""
+    if conn.in_transaction:
+        await conn.execute(statement)
 
 
 async def _connect(path: Path, busy_timeout_ms: int, writable: bool) -> aiosqlite.Connection:
