@@ -34,11 +34,18 @@ __all__ = [
     "memory_terms",
     "query_terms",
     "surface_pattern",
+    "surface_source",
 ]
 
 
 def surface_pattern(query: str) -> re.Pattern[str] | None:
     """A regex that finds the query's words in raw text (stem prefixes), for snippets."""
+    source = surface_source(query)
+    return re.compile(source, re.IGNORECASE) if source else None
+
+
+def surface_source(query: str) -> str | None:
+    """The source of `surface_pattern` (to be matched ignoring case), for a caller that may never need it compiled."""
     parts = []
     for word in words(query):
         runs, others = split_cjk(word)
@@ -48,4 +55,4 @@ def surface_pattern(query: str) -> re.Pattern[str] | None:
                 shared = os.path.commonprefix([part, stem(part)])  # "studies"/"studi" -> "studi"
                 shared = shared[:-1] if len(shared) > 4 else shared  # -> "stud", which "studying" holds too
                 parts.append(r"\b" + re.escape(shared if len(shared) >= 3 else part))
-    return re.compile("|".join(sorted(set(parts), key=len, reverse=True)), re.IGNORECASE) if parts else None
+    return "|".join(sorted(set(parts), key=len, reverse=True)) if parts else None

@@ -15,7 +15,6 @@ are found once however often it is cut, and a candidate whose line cannot fit th
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -25,7 +24,7 @@ from ctxkeep.storage import EvidenceRow, SearchFilter, Tx
 from ctxkeep.text import one_line
 from ctxkeep.tokens import count_joined, count_tokens
 from ctxkeep.tools.evidence import CONTENTS
-from ctxkeep.tools.shared.search_terms import surface_pattern
+from ctxkeep.tools.shared.search_terms import surface_source
 from ctxkeep.tools.working_set.passage import Hits, best_passage, hits
 from ctxkeep.tools.working_set.retrieval import Candidate, Ranked, rank_evidence
 
@@ -126,7 +125,7 @@ class _Filler:
     limit: int
     count: Callable[[str], int]
     shorts: dict[str, str]
-    pattern: re.Pattern[str] | None = None
+    pattern: str | None = None  # the focus's surface pattern (`surface_source`)
     used: int = 0
     groups: set[str] = field(default_factory=set)
     header_tokens: dict[str, int] = field(default_factory=dict)
@@ -233,7 +232,7 @@ async def evidence_slot(
     """The evidence for `focus` within `limit` tokens; `sticky` is the previous (ref, chars) selection to keep in place."""
     if limit <= count(HEADER):
         return EvidenceSlot("", 0, [], [])
-    pattern = surface_pattern(focus)
+    pattern = surface_source(focus)
     passage_chars = max(PASSAGE_CHARS, min(MAX_PASSAGE_CHARS, limit // 16 - 64))
     kept_rows = await tx.evidence.rows(
         project, [ref for ref, _ in sticky], where

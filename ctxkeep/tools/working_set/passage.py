@@ -30,25 +30,35 @@ class Passage:
 Hits = list[tuple[int, str]]
 
 
-def hits(text: str, pattern: re.Pattern[str] | None) -> Hits:
-    """(position, word) of the focus words in the text's first 200,000 characters (at most 2,000), as
-    `pattern.finditer` finds them."""
-    if pattern is None:
+def hits(text: str, source: str | None) -> Hits:
+    """(position, word) of the focus words in the text's first 200,000 characters (at most 2,000), as `finditer` of
+    the surface pattern `source` (`search_terms.surface_source`, matched ignoring case) finds them. The pattern is
+    compiled only for text its literals cannot be scanned for (a new focus compiles nothing on ASCII text)."""
+    if source is None:
         return []
     scanned = text[:_SCAN_CHARS]
     if scanned.isascii():  # lower-casing keeps positions, and a case-sensitive scan is about twice as fast
         scanned = scanned.lower()
-        literals = _ascii_literals(pattern.pattern)
+        literals = _ascii_literals(source)
         if literals is not None:
             return _literal_hits(scanned, literals)
-        pattern = _case_sensitive(pattern.pattern)
-    elif _ascii_only(pattern.pattern) and not any(char in scanned for char in _FOLDS_TO_ASCII):
+        return _found(_case_sensitive(source), scanned)
+    if _ascii_only(source) and not any(char in scanned for char in _FOLDS_TO_ASCII):
         # only ASCII letters can match an ASCII branch, ignoring case, and lower-casing keeps every position
-        return _literal_hits(scanned.lower(), _ascii_literals(pattern.pattern) or ())
+        return _literal_hits(scanned.lower(), _ascii_literals(source) or ())
+    return _found(_ignoring_case(source), scanned)
+
+
+def _found(pattern: re.Pattern[str], scanned: str) -> Hits:
     return [
         (found.start(), found.group().casefold())
         for _, found in zip(range(_MAX_HITS), pattern.finditer(scanned), strict=False)
     ]
+
+
+@functools.lru_cache(maxsize=64)
+def _ignoring_case(source: str) -> re.Pattern[str]:
+    return re.compile(source, re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=64)
@@ -112,12 +122,12 @@ def _ascii_literals(source: str) -> tuple[tuple[str, bool], ...] | None:
 
 def _literal_hits(scanned: str, literals: tuple[tuple[str, bool], ...]) -> Hits:
     """What `finditer` over the branches finds in `scanned` (lower-cased): at each position the first branch that
-    matches there, left to right, a match never overlapping the one before; found literal by literal, each with a
-    pattern that starts with the literal, so the regex engine's literal search finds its occurrences (a leading word
-    boundary would make it try every position)."""
+    matches there, left to right, a match never overlapping the one before. Each literal's occurrences are found with
+    `str.find` (a regex per literal would be compiled for every new focus), a bounded one kept only where no word
+    character precedes it (lower-casing a character never changes whether it is a word character)."""
     found: list[tuple[int, int, str]] = []
     for branch, (literal, bounded) in enumerate(literals):
-        found += [(match.start(), branch, literal) for match in _literal_pattern(literal, bounded).finditer(scanned)]
+        found += [(start, branch, literal) for start in _occurrences(scanned, literal, bounded)]
     found.sort()
     out: Hits = []
     end = 0
@@ -131,15 +141,19 @@ def _literal_hits(scanned: str, literals: tuple[tuple[str, bool], ...]) -> Hits:
     return out
 
 
-@functools.lru_cache(maxsize=512)
-def _literal_pattern(literal: str, bounded: bool) -> re.Pattern[str]:
-    """`literal`, preceded by a word boundary when `bounded`: checked after the literal, by a look-behind over the
-    literal and the character before it (lower-casing a character never changes whether it is a word character)."""
-    escaped = re.escape(literal)
-    if not bounded:
-        return re.compile(escaped)
-    before = "(?<!\\w" if _is_word(literal[0]) else "(?<=\\w"
-    return re.compile(f"{escaped}{before}{escaped})")
+def _occurrences(scanned: str, literal: str, bounded: bool) -> list[int]:
+    """Where `literal` starts in `scanned` (overlapping occurrences too, as separate regexes would find them), only
+    after a non-word character or at the start when `bounded` and the literal starts with a word character (after a
+    word character when it does not: `\\b` before a non-word character)."""
+    starts: list[int] = []
+    find = scanned.find
+    word_start = _is_word(literal[0])
+    at = find(literal)
+    while at >= 0:
+        if not bounded or (at > 0 and _is_word(scanned[at - 1])) != word_start:
+            starts.append(at)
+        at = find(literal, at + 1)
+    return starts
 
 
 def _best_start(found: Hits, max_chars: int) -> int:
@@ -196,12 +210,12 @@ def _sentence_end(text: str, start: int, max_chars: int) -> int:
     return space if space > start else end
 
 
-def best_passage(text: str, pattern: re.Pattern[str] | None, max_chars: int, found: Hits | None = None) -> Passage:
+def best_passage(text: str, source: str | None, max_chars: int, found: Hits | None = None) -> Passage:
     """The whole text when it fits `max_chars`, else its best window (marked with … where it was cut); `found`: the
-    text's `hits` for `pattern`, when the caller has them already."""
+    text's `hits` for the surface pattern `source`, when the caller has them already."""
     if len(text) <= max_chars:
         return Passage(text, whole=True)
-    found = hits(text, pattern) if found is None else found
+    found = hits(text, source) if found is None else found
     start = _sentence_start(text, _best_start(found, max_chars), max_chars // 3) if found else 0
     end = _sentence_end(text, start, max_chars)
     shown = text[start:end].strip()

@@ -59,7 +59,7 @@ def test_the_focus_words_found_are_those_the_regex_finds(pieces: list[str], quer
     text = "".join(pieces)
     pattern = surface_pattern(query)
     assert pattern is not None
-    assert passage.hits(text, pattern) == _regex_hits(text, pattern)
+    assert passage.hits(text, pattern.pattern) == _regex_hits(text, pattern)
 
 
 LINE_STARTS = st.sampled_from(["> ", "## ", "### ", "- ", "_", "[", "1. ", "**"])
