@@ -239,9 +239,10 @@ class SqliteStore(Store):
         snapshot on their own connection instead).
 
         With `here`, the statements run on the loop's thread when the write lock is free at once; else (and for
-        maintenance, which can take long) on aiosqlite's thread, which waits for the lock (see `reader.py`). A cancelled await would not stop a statement on aiosqlite's thread, so
-        BEGIN, COMMIT and ROLLBACK are awaited to the end, and the connection is never left
-        inside a transaction. A write commits only while the path still names the file opened.
+        maintenance, which can take long) on aiosqlite's thread, which waits for the lock (see `reader.py`). A
+        cancelled await would not stop a statement on aiosqlite's thread, so BEGIN, COMMIT and ROLLBACK are awaited
+        to the end, and the connection is never left inside a transaction. A write commits only while the path still
+        names the file opened.
         """
         if not self.access.writable:
             raise read_only(self.path, self.access)
