@@ -15,6 +15,7 @@ from ctxkeep.storage import Store, open_store
 from ctxkeep.storage.sqlite.migrations import LATEST
 from ctxkeep.tools.checkpoint.versions import checkpoint_save, verify_chain
 from ctxkeep.tools.scope import Scope
+from tests.storage.full_disk import limit_pages
 
 pytestmark = pytest.mark.anyio
 
@@ -107,14 +108,10 @@ async def test_a_failed_write_rolls_back_whole(scope: Scope, store: Store) -> No
 
 async def test_a_full_disk_is_a_clear_error_and_the_next_write_works(scope: Scope, store: Store) -> None:
     await save(scope)
-    async with store.write() as conn:
-        cursor = await conn.execute("PRAGMA page_count")
-        pages = (await cursor.fetchone())[0]
-        await conn.execute(f"PRAGMA max_page_count = {pages + 1}")
+    await limit_pages(store, 1)
     with pytest.raises(DatabaseUnavailable, match="disk is full"):
         await save(scope, extra={"blob": "x" * 150_000})
-    async with store.write() as conn:
-        await conn.execute("PRAGMA max_page_count = 1000000")
+    await limit_pages(store, None)
     await save(scope, pending=["after the disk had space again"])
     async with store.snapshot() as tx:
         assert await tx.checkpoints.latest_version("/projects/alpha", "t") == 2

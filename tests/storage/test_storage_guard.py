@@ -30,6 +30,7 @@ from ctxkeep.tools.evidence.records import evidence_delete, evidence_put
 from ctxkeep.tools.scope import Scope
 from tests.conftest import PROJECT, stdio_params, tool_text
 from tests.paths import TESTS
+from tests.storage.full_disk import limit_pages
 
 pytestmark = pytest.mark.anyio
 ROOT = TESTS.parent
@@ -210,9 +211,7 @@ async def test_an_empty_file_and_an_old_ctxkeep_file_are_accepted(tmp_path: Path
 async def test_a_full_database_names_what_still_frees_space_and_those_actions_work(store: Store) -> None:
     scope = Scope(store, PROJECT)
     big = (await evidence_put(scope, [EvidenceItem(content=os.urandom(120_000).hex(), redact=False)])).refs[0]
-    async with store.write() as conn:
-        pages = (await (await conn.execute("PRAGMA page_count")).fetchone())[0]
-        await conn.execute(f"PRAGMA max_page_count = {pages + 2}")
+    await limit_pages(store, 2)
     with pytest.raises(DatabaseUnavailable) as full:
         await evidence_put(scope, [EvidenceItem(content=os.urandom(60_000).hex(), redact=False)])
     message = str(full.value)
