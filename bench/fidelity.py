@@ -97,6 +97,12 @@ def false_lines(compaction: dict[str, Any], *texts: str) -> list[str]:
     return [line for text in texts for line in text.splitlines() if any(p.search(line) for p in patterns)]
 
 
+def is_quoted(line: str) -> bool:
+    """A line that quotes someone's words under their source (a prompt, the agent's message, a spec: `> …`), as
+    opposed to a line ctxkeep states itself (`- The latest test run failed …`)."""
+    return line.lstrip().startswith(">")
+
+
 def _one(compaction: dict[str, Any], root: Path = SHARED_DATA) -> dict[str, Any]:
     lines = transcript_lines(root / compaction["file"])
     summary = read_transcript(lines[: compaction["summary_line"]]).summaries[-1]
@@ -191,6 +197,7 @@ def _set_rows(name: str, results: list[dict[str, Any]]) -> tuple[list[dict[str, 
     n = sum(r["items"] for r in results)
     share = {k: sum(r[k] for r in results) / n for k in ("summary", "both", "alone", "view_after")}
     wrong = sum(len(r["false_lines"]) for r in results)
+    quoted = sum(is_quoted(line) for r in results for line in r["false_lines"])
     rows = [
         {
             "metric": f"{name} ({n} items, {len(results)} compactions): summary + ctxkeep's repair / + the records' view "
@@ -200,10 +207,11 @@ def _set_rows(name: str, results: list[dict[str, Any]]) -> tuple[list[dict[str, 
             "target": "≥ 0.92 / report / ≥ 0.70",
         },
         {
-            "metric": f"{name}: lines ctxkeep showed that are false at the cut (view and repair)",
-            "value": str(wrong),
+            "metric": f"{name}: lines ctxkeep showed that are false at the cut (view and repair): stated by ctxkeep / "
+            "quoted words a later turn contradicted",
+            "value": f"{wrong - quoted} / {quoted}",
             "baseline": "",
-            "target": "0",
+            "target": "0 / report",
         },
         {
             "metric": f"{name}: repair block / records' view, printed characters, median (max)",
@@ -212,7 +220,7 @@ def _set_rows(name: str, results: list[dict[str, Any]]) -> tuple[list[dict[str, 
             "target": "≤ 4,000 / ≤ 9,000",
         },
     ]
-    return rows, {**share, "false_lines": wrong}
+    return rows, {**share, "false_lines": wrong, "false_stated": wrong - quoted}
 
 
 def _notes(name: str, results: list[dict[str, Any]]) -> list[str]:
