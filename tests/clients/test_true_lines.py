@@ -189,6 +189,16 @@ def test_a_failure_that_says_nothing_or_a_script_that_got_past_it_is_no_fact() -
     assert "failed:" not in s.text() and "Failed, and not run again" not in s.text()
 
 
+def test_a_call_that_never_ran_is_no_failure() -> None:
+    sibling = "<tool_use_error>Sibling tool call errored</tool_use_error>"
+    s = _session().bash("pytest -q", sibling, error=True)
+    s.tool("AskUserQuestion", {"questions": []}, "Tool permission request failed: AbortError", error=True)
+    text = s.text()
+    assert "Failed, and not run again" not in text and "AbortError" not in text and "Sibling" not in text
+    s.bash("rm -rf build", "rm: cannot remove 'build': Permission denied", error=True)  # one that ran and failed
+    assert "Failed, and not run again successfully (Bash:rm -rf): rm: cannot remove 'build'" in s.text()
+
+
 def test_the_names_edits_brought_in_are_stated_by_file_latest_first() -> None:
     s = _session().tool(
         "Edit",

@@ -551,6 +551,8 @@ def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     """The records one finished tool call makes (none for a call of no consequence)."""
     if event.is_error and event.output.lstrip().startswith(_REJECTED):
         return _rejected(event)
+    if event.is_error and _did_not_run(event.output):
+        return []  # a call that never ran failed nothing: no check, no state of the work, nothing about this machine
     if event.name == "AskUserQuestion" and not event.is_error:
         return _answers(event)
     out = _todo_records(event, known) + _edit_records(event) + _spec_records(event, known)
@@ -573,6 +575,16 @@ def from_tool(event: ToolEvent, known: Known) -> list[Record]:
     elif key in known.open_errors:
         out.append(_got_past(event, key, known.open_errors.pop(key)))
     return _stored(out)
+
+
+# what Claude Code answers for a call that did not run on its own merits: a parallel call failed first, or the
+# permission prompt was cancelled
+_NOT_RUN = ("Sibling tool call errored", "permission request failed: AbortError")
+
+
+def _did_not_run(output: str) -> bool:
+    head = output[:300]
+    return any(reason in head for reason in _NOT_RUN)
 
 
 _EXIT_CODE = LazyPattern(r"^(?:Exit code|exit status) \d+$")
