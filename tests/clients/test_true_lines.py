@@ -199,6 +199,15 @@ def test_a_call_that_never_ran_is_no_failure() -> None:
     assert "Failed, and not run again successfully (Bash:rm -rf): rm: cannot remove 'build'" in s.text()
 
 
+def test_a_non_zero_exit_that_names_no_error_is_no_failure_and_a_traceback_is_its_exception() -> None:
+    s = _session().bash("git check-ignore -v dist/", "Exit code 1", error=True)
+    s.bash("diff a.json b.json", 'Exit code 1\n12a13,14\n>   "mode": "full"', error=True)
+    assert "Failed, and not run again" not in s.text()
+    traceback = "Exit code 1\nTraceback (most recent call last):\n  File \"app.py\", line 3\nKeyError: 'DATABASE_URL'"
+    s.bash("python app.py", traceback, error=True)
+    assert "Failed, and not run again successfully (Bash:python app.py): KeyError: 'DATABASE_URL'" in s.text()
+
+
 def test_the_names_edits_brought_in_are_stated_by_file_latest_first() -> None:
     s = _session().tool(
         "Edit",

@@ -590,18 +590,29 @@ def _did_not_run(output: str) -> bool:
 _EXIT_CODE = LazyPattern(r"^(?:Exit code|exit status) \d+$")
 _SAYS_WHAT_FAILED = LazyPattern(
     r"\b(?:error|fatal|fail(?:s|ed|ure)?|not found|unknown|invalid|expected|cannot|can't|could not|couldn't|unable|"
-    r"missing|denied|refused|no such|not allowed|unrecognized|undefined|exception|has not been)\b",
+    r"missing|denied|refused|no such|not allowed|unrecognized|undefined|exception|has not been|traceback|"
+    r"\w+(?:error|exception))\b",
     re.IGNORECASE,
 )
+_RAISED = LazyPattern(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b")  # a Python traceback's last line
 _TOOL_ERROR_TAG = LazyPattern(r"</?tool_use_error>")
+
+
+def says_what_failed(line: str) -> bool:
+    """Whether a failed call's error line names a failure ("fatal: unknown revision", "No such file"), unlike a bare
+    `Exit code 1` or the first line of what the command printed (a grep that matched nothing, a diff that differs)."""
+    return _SAYS_WHAT_FAILED.search(line) is not None
 
 
 def error_line(output: str, shell: bool) -> str:
     """The line of a failed call's output that says what went wrong: a tool's message is its first line; a shell's
-    is the first that names an error among its first lines (not the client's `Exit code 1`), else its first line."""
+    is the first that names an error among its first lines (not the client's `Exit code 1`; for a Python traceback,
+    the exception it ends with), else its first line."""
     lines = [_TOOL_ERROR_TAG.sub("", line).strip() for line in output[:20_000].splitlines()]
     lines = [line for line in lines if line and not _EXIT_CODE.match(line)]
     named = next((line for line in lines[:60] if _SAYS_WHAT_FAILED.search(line)), None) if shell else None
+    if named is not None and named.startswith("Traceback"):  # what was raised says more than where it started
+        named = next((line for line in reversed(lines) if _RAISED.match(line)), named)
     return named or (lines[0] if lines else output.strip()[:300] or "error")
 
 
@@ -611,7 +622,7 @@ def _got_past(event: ToolEvent, key: str, failure: str) -> Record:
     what went wrong and the call that worked is one line; a bare `Exit code 1` (a grep that found nothing) or a
     script is only resolved."""
     command = str(event.input.get("command") or "")
-    if not _SAYS_WHAT_FAILED.search(failure) or "\n" in command.strip() or len(command) > 160:
+    if not says_what_failed(failure) or "\n" in command.strip() or len(command) > 160:
         return Record("error", key, "", event.at, status="resolved")  # a script's lines: no one call that worked
     how = f"`{cut(command, 160)}`" if command else f"a later {event.name} call"
     return Record("error", key, failure, event.at, status="fixed", source=f"{how} worked")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from ctxkeep.clients.core.capture import Record, is_request
+from ctxkeep.clients.core.capture import Record, is_request, says_what_failed
 from ctxkeep.clients.core.commands import is_negated_rule
 from ctxkeep.clients.core.git_state import same_file
 from ctxkeep.clients.core.trackers import is_done
@@ -190,9 +190,14 @@ def _checks(view: View, records: list[Record], edits: list[Record]) -> None:
 
 
 def _open_errors(records: list[Record]) -> list[Record]:
-    """Errors not seen resolved, leaving out a command the shell could not find (an environment fact says it)."""
+    """Errors not seen resolved that say what failed, leaving out a command the shell could not find (an environment
+    fact says it); a non-zero exit with no error (`git check-ignore`, `diff`, a grep that found nothing) is no
+    failure to state."""
     env = [r for r in records if r.kind == "env"]
-    errors = sorted((r for r in records if r.kind == "error" and r.status == "open"), key=lambda r: r.at)
+    errors = sorted(
+        (r for r in records if r.kind == "error" and r.status == "open" and says_what_failed(r.text)),
+        key=lambda r: r.at,
+    )
     return [e for e in errors if not any(r.source and r.source in e.key for r in env)][-5:]
 
 
