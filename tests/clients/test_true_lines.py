@@ -172,9 +172,24 @@ def test_a_failure_a_later_call_got_past_is_a_fact_with_its_error_and_what_worke
     assert "Failed, and not run again" not in text
     assert "> Bash `git diff` failed: fatal: ambiguous argument '79fadb8^..79fadb8': unknown revision" in text, text
     assert "then `git diff ef3b980..79fadb8 --stat` worked" in text
-    assert "> Edit `/p/a.ts` failed: File has not been read yet.; then a later Edit call worked" in text
+    assert "> Edit failed: File has not been read yet.; then a later Edit call worked" in text
     repaired = repair(check_summary(must_keep(s.view()), "We fixed the diff."), "header", 4_000)
     assert "unknown revision" in repaired and "Failures a later call got past" in repaired
+
+
+def test_a_tools_refusal_got_past_for_many_files_is_one_fact() -> None:
+    s = _session()
+    for path in ("/p/a.ts", "/p/b.ts", "/p/c.ts"):
+        s.tool("Edit", {"file_path": path, "old_string": "x", "new_string": "y"}, "File has not been read yet.", True)
+        s.tool("Edit", {"file_path": path, "old_string": "x", "new_string": "y"}, f"The file {path} has been updated.")
+    s.bash("git push", "fatal: The current branch fix has no upstream branch.", error=True)
+    s.bash("git push --set-upstream origin fix", "branch 'fix' set up to track 'origin/fix'.")
+    facts = [r.text for r in s.view().got_past]
+    assert facts == [
+        "Edit failed: File has not been read yet.; then a later Edit call worked",
+        "Bash `git push` failed: fatal: The current branch fix has no upstream branch.; then "
+        "`git push --set-upstream origin fix` worked",
+    ]
 
 
 def test_a_failure_that_says_nothing_or_a_script_that_got_past_it_is_no_fact() -> None:

@@ -222,12 +222,16 @@ def _added(records: list[Record], files: int = 6, names: int = 6) -> dict[str, l
 
 
 def _got_past(records: list[Record], keep: int = 3) -> list[Record]:
-    """The latest failures a later call of the same kind got past, as facts: what failed, how, and what worked; a
-    check that failed run one way and then passed run another is one too (`pnpm test` at the root, then in a
-    package's folder)."""
-    out = []
-    for r in (r for r in records if r.kind == "error" and r.status == "fixed"):
+    """The latest failures a later call of the same kind got past, as facts: what failed, how, and what worked (a
+    tool's failure once whatever file it was about); a check that failed run one way and then passed run another is
+    one too (`pnpm test` at the root, then in a package's folder)."""
+    latest: dict[tuple[str, str], Record] = {}
+    for r in sorted((r for r in records if r.kind == "error" and r.status == "fixed"), key=lambda r: r.at):
         tool, _, head = r.key.partition(":")
+        latest[(tool, r.text if tool != "Bash" else r.key)] = r  # a tool's own refusal is one lesson for every file
+    out = []
+    for (tool, _), r in latest.items():
+        head = r.key.partition(":")[2] if tool == "Bash" else ""  # a command says how; a file path says nothing more
         what = f"{tool} `{head}`" if head else tool
         out.append(r._replace(text=f"{what} failed: {r.text}; then {r.source}"))
     checks = sorted((r for r in records if r.kind == "check"), key=lambda r: r.at)
