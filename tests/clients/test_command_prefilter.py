@@ -81,3 +81,12 @@ def test_a_step_that_installs_a_checker_does_not_run_it() -> None:
     assert commands.check_kind("npm install -D vitest; npx vitest run") == "test"
     assert commands.check_kind("uv add --dev pytest && uv run pytest -q") == "test"
     assert commands.check_kind("pytest tests/test_install.py") == "test"  # a test about installing still runs tests
+
+
+def test_asking_where_a_checker_is_or_which_version_it_is_does_not_run_it() -> None:
+    assert (
+        commands.check_kind("grep -n -A5 '\\[tool.ruff\\]' pyproject.toml; echo ---; which ruff uv 2>/dev/null") is None
+    )
+    assert commands.check_kind("ruff --version && mypy --version") is None
+    assert commands.check_kind("command -v pytest && pytest -q") == "test"
+    assert commands.check_kind("type mypy; mypy src") == "lint"
