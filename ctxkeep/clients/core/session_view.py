@@ -227,7 +227,7 @@ def _got_past(records: list[Record], keep: int = 3) -> list[Record]:
     one too (`pnpm test` at the root, then in a package's folder)."""
     latest: dict[tuple[str, str], Record] = {}
     for r in sorted((r for r in records if r.kind == "error" and r.status == "fixed"), key=lambda r: r.at):
-        tool, _, head = r.key.partition(":")
+        tool = r.key.partition(":")[0]
         latest[(tool, r.text if tool != "Bash" else r.key)] = r  # a tool's own refusal is one lesson for every file
     out = []
     for (tool, _), r in latest.items():
