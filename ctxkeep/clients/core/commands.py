@@ -326,20 +326,28 @@ _JSON_DATA = LazyPattern(r'^(?:[\[{]\s*["{\[]|"[^"\n]{1,80}"\s*:)')  # a JSON va
 
 # installing a checker, or asking where it is or which version it is, is not running it (`uv pip install pytest ruff
 # && uv run ruff check src/` is a lint run; `which ruff uv` and `ruff --version` are none)
-_INSTALL = LazyPattern(
+_RUNS_NO_CHECKER = LazyPattern(
     r"^\s*(?:sudo\s+)?(?:(?:uv\s+)?pip3?\s+install|uv\s+(?:add|tool\s+install)|pipx\s+install|poetry\s+add|"
     r"(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)|cargo\s+install|gem\s+install|brew\s+install|apt(?:-get)?\s+install|"
     r"which|whereis|type|command\s+-v)\b|\s--version\b"
 )
-_NOT_A_RUN = ("install", " add ", "which ", "whereis ", "type ", "command -v", "--version")
+_RUNS_NO_CHECKER_WORDS = (  # a command holding none of these has no such step to leave out
+    "install",
+    " add ",
+    "which ",
+    "whereis ",
+    "type ",
+    "command -v",
+    "--version",
+)
 
 
 def check_kind(command: str) -> str | None:
     """test, build or lint when `command` runs one, else None (the first kind that matches, in that order); a step
     that installs packages or only asks where a tool is or which version it is runs none of them."""
     flat = " ".join(command.split())
-    if any(word in flat for word in _NOT_A_RUN):
-        flat = " && ".join(step for step in re.split(r"\s*(?:&&|\|\||;)\s*", flat) if not _INSTALL.search(step))
+    if any(word in flat for word in _RUNS_NO_CHECKER_WORDS):
+        flat = " && ".join(step for step in re.split(r"\s*(?:&&|\|\||;)\s*", flat) if not _RUNS_NO_CHECKER.search(step))
     return next((kind for kind, pattern in _CHECKS.items() if may_run(flat, kind) and pattern.search(flat)), None)
 
 
